@@ -1,0 +1,14 @@
+# kp version and build settings
+VERSION = 0.1
+
+PREFIX = /usr/local
+MANPREFIX = $(PREFIX)/share/man
+
+PKG_CONFIG = pkg-config
+JANSSON_CFLAGS = `$(PKG_CONFIG) --cflags jansson`
+JANSSON_LIBS = `$(PKG_CONFIG) --libs jansson`
+
+CC = cc
+CPPFLAGS = -D_GNU_SOURCE -DVERSION=\"$(VERSION)\"
+CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror
+LDFLAGS =

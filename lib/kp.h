@@ -1,0 +1,136 @@
+/* kp: the one header of the shared library.  See kp-records(5). */
+#ifndef KP_H
+#define KP_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+/*
+ * jansson ownership: a function that returns a json_t * gives the caller
+ * one reference, which the caller releases exactly once with json_decref;
+ * a function that takes a json_t * borrows it unless its name ends in
+ * _new, in which case it takes (steals) the reference.
+ */
+
+/* Exit status, shared by every command and listed in every manual page. */
+enum {
+	KP_EXIT_OK = 0,		/* success */
+	KP_EXIT_FAILURE = 1,	/* a system failure: I/O, memory, /proc */
+	KP_EXIT_USAGE = 2,	/* bad command line */
+	KP_EXIT_DATAERR = 3,	/* input lines were rejected (and skipped) */
+	KP_EXIT_NOSOURCE = 4,	/* no usable energy source */
+	KP_EXIT_NOPERM = 5	/* an energy counter exists but is unreadable */
+};
+
+/* Major and minor version of the record protocol written by this build. */
+#define KP_PROTO_MAJOR 1
+#define KP_PROTO_MINOR 0
+
+/* parse.c: command-line numbers, checked and reported with errx(USAGE). */
+long long kp_parse_int(const char *s, long long min, long long max,
+    const char *what);
+double kp_parse_double(const char *s, double min, double max,
+    const char *what);
+int64_t kp_parse_duration_us(const char *s, const char *what);
+
+/* time.c */
+int64_t kp_mono_us(void);		/* CLOCK_MONOTONIC in microseconds */
+int64_t kp_wall_us(void);		/* CLOCK_REALTIME in microseconds */
+void kp_format_ts(char *buf, size_t len, int64_t wall_us);
+void kp_sleep_until_us(int64_t mono_us);
+
+/* out.c: all record output goes through here. */
+void kp_out_init(void);
+void kp_out_raw(const char *line, size_t len);	/* len excludes '\n' */
+void kp_out_json_new(json_t *rec);		/* writes and releases */
+void kp_out_flush(void);
+int kp_out_finish(int status);			/* checks stdout; exit code */
+json_t *kp_rec_new(const char *type, int64_t seq);
+void kp_out_header(const char *producer);
+void kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us);
+json_t *kp_json_text(const char *bytes);	/* any bytes, as valid UTF-8 */
+
+/* stream.c: reading a kp record stream, one JSON object per line. */
+struct kp_reader;
+struct kp_record {
+	json_t *obj;		/* borrowed: valid until the next read */
+	const char *type;	/* borrowed from obj */
+	int64_t seq;
+	const char *line;	/* the raw line, without '\n' */
+	size_t len;
+};
+struct kp_reader *kp_reader_open(FILE *fp, const char *name);
+int kp_reader_next(struct kp_reader *r, struct kp_record *rec);
+int kp_reader_errors(const struct kp_reader *r);
+void kp_reader_close(struct kp_reader *r);
+void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+long kp_reader_lineno(const struct kp_reader *r);
+int kp_json_int(json_t *obj, const char *key, int64_t *val);
+const char *kp_json_str(json_t *obj, const char *key);
+
+/* procfs.c: parsing /proc. */
+struct kp_cpu_times {
+	uint64_t total_ticks;	/* user..steal; guest is inside user */
+	uint64_t active_ticks;	/* total - idle - iowait */
+};
+struct kp_pid_stat {
+	pid_t pid;
+	char comm[64];		/* after the first '(' up to the last ')' */
+	uint64_t cpu_ticks;	/* utime + stime */
+	uint64_t starttime;	/* clock ticks after boot, as in proc(5) */
+};
+int kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct);
+int kp_read_uptime_ticks(const char *procdir, uint64_t *ticks);
+int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
+int64_t kp_ticks_to_us(uint64_t ticks);
+int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
+int kp_read_boot_id(const char *procdir, char *buf, size_t len);
+
+/* cgroup.c: who a process belongs to, from its cgroup path. */
+struct kp_identity {
+	char cgroup[512];
+	char container_id[80];
+	char pod_id[40];
+	char vm_id[128];
+	char unit[128];
+};
+void kp_identity_from_cgroup_file(const char *text, struct kp_identity *id);
+void kp_identity_from_path(const char *path, struct kp_identity *id);
+void kp_identity_to_json(const struct kp_identity *id, json_t *rec);
+
+/* map.c: a string-keyed hash map of owned void * values. */
+struct kp_map;
+struct kp_map *kp_map_new(void);
+void *kp_map_get(struct kp_map *m, const char *key);
+void kp_map_put(struct kp_map *m, const char *key, void *val);
+void *kp_map_remove(struct kp_map *m, const char *key);
+size_t kp_map_count(const struct kp_map *m);
+/* Visit every entry; the callback may not change the map. */
+void kp_map_each(struct kp_map *m,
+    void (*fn)(const char *key, void *val, void *arg), void *arg);
+void kp_map_free(struct kp_map *m, void (*free_val)(void *));
+
+/* sampler.c: node and per-process CPU time between two scans of /proc. */
+struct kp_sampler;
+struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
+int kp_sampler_scan(struct kp_sampler *s);
+int kp_sampler_has_baseline(const struct kp_sampler *s);
+void kp_sampler_emit(struct kp_sampler *s, int64_t seq,
+    void (*emit)(json_t *rec, void *arg), void *arg);
+json_t *kp_sampler_save(const struct kp_sampler *s);
+int kp_sampler_load(struct kp_sampler *s, json_t *saved);
+void kp_sampler_free(struct kp_sampler *s);
+
+/* state.c: --state FILE, locked, replaced atomically. */
+struct kp_state;
+struct kp_state *kp_state_open(const char *path, const char *procdir,
+    const char *kind);
+json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
+void kp_state_commit_new(struct kp_state *st, json_t *data);
+void kp_state_close(struct kp_state *st);
+
+#endif

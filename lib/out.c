@@ -1,0 +1,165 @@
+/*
+ * Record output.  Everything a stage writes to stdout goes through here, so
+ * that a closed downstream pipe is one quiet stop and any other write error
+ * is one failure with a message.
+ */
+#include <err.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kp.h"
+
+static void
+check(void)
+{
+	if (!ferror(stdout))
+		return;
+	if (errno == EPIPE)
+		exit(KP_EXIT_OK);
+	err(KP_EXIT_FAILURE, "write error on stdout");
+}
+
+void
+kp_out_init(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void
+kp_out_raw(const char *line, size_t len)
+{
+	fwrite(line, 1, len, stdout);
+	putchar('\n');
+	check();
+}
+
+void
+kp_out_json_new(json_t *rec)
+{
+	char *s;
+
+	s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(rec);
+	if (s == NULL)
+		errx(KP_EXIT_FAILURE, "cannot serialise a record");
+	kp_out_raw(s, strlen(s));
+	free(s);
+}
+
+void
+kp_out_flush(void)
+{
+	fflush(stdout);
+	check();
+}
+
+/* The last thing main does: returns status, or a failure if stdout was lost. */
+int
+kp_out_finish(int status)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (errno == EPIPE)
+			return status;
+		warn("write error on stdout");
+		return KP_EXIT_FAILURE;
+	}
+	return status;
+}
+
+json_t *
+kp_rec_new(const char *type, int64_t seq)
+{
+	json_t *rec;
+
+	rec = json_object();
+	json_object_set_new(rec, "type", json_string(type));
+	json_object_set_new(rec, "seq", json_integer(seq));
+	return rec;
+}
+
+void
+kp_out_header(const char *producer)
+{
+	json_t *rec;
+	char version[32];
+
+	snprintf(version, sizeof(version), "%d.%d", KP_PROTO_MAJOR,
+	    KP_PROTO_MINOR);
+	rec = kp_rec_new("header", 0);
+	json_object_set_new(rec, "version", json_string(version));
+	json_object_set_new(rec, "producer", json_string(producer));
+	kp_out_json_new(rec);
+}
+
+void
+kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us)
+{
+	json_t *rec;
+	char ts[64];
+
+	kp_format_ts(ts, sizeof(ts), wall_us);
+	rec = kp_rec_new("interval", seq);
+	json_object_set_new(rec, "ts", json_string(ts));
+	json_object_set_new(rec, "dt_us", json_integer(dt_us));
+	kp_out_json_new(rec);
+	kp_out_flush();
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * A JSON string from bytes that came from the kernel (comm, cgroup paths)
+ * and may be any bytes: each invalid UTF-8 byte becomes U+FFFD.
+ */
+json_t *
+kp_json_text(const char *bytes)
+{
+	const unsigned char *s = (const unsigned char *)bytes;
+	char *buf, *p;
+	size_t n;
+	json_t *str;
+
+	if ((buf = malloc(strlen(bytes) * 3 + 1)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
+	for (p = buf; *s; s += n) {
+		if ((n = utf8_len(s)) == 0) {
+			memcpy(p, "\xef\xbf\xbd", 3);
+			p += 3;
+			n = 1;
+		} else {
+			memcpy(p, s, n);
+			p += n;
+		}
+	}
+	str = json_stringn(buf, (size_t)(p - buf));
+	free(buf);
+	return str;
+}

@@ -1,0 +1,171 @@
+/* Parsing /proc: the node's CPU times, uptime, and one process's stat. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kp.h"
+
+/* Reads a small file whole into buf, NUL-terminated; -1 with errno. */
+int
+kp_read_file(int dirfd, const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	size_t got = 0;
+	int fd, saved;
+
+	if ((fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (int)got;
+}
+
+static int
+read_proc_file(const char *procdir, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", procdir, name);
+	return kp_read_file(AT_FDCWD, path, buf, len);
+}
+
+int64_t
+kp_ticks_to_us(uint64_t ticks)
+{
+	static long hz;
+
+	if (hz == 0 && (hz = sysconf(_SC_CLK_TCK)) <= 0)
+		hz = 100;
+	return (int64_t)(ticks / (uint64_t)hz * 1000000 +
+	    ticks % (uint64_t)hz * 1000000 / (uint64_t)hz);
+}
+
+/*
+ * The aggregate "cpu" line: user nice system idle iowait irq softirq steal
+ * guest guest_nice.  Guest time is already counted in user and nice, so only
+ * the first eight fields make the total.
+ */
+int
+kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct)
+{
+	char buf[4096], *p, *end;
+	uint64_t f[8];
+	int i;
+
+	if (read_proc_file(procdir, "stat", buf, sizeof(buf)) < 0)
+		return -1;
+	if (strncmp(buf, "cpu ", 4) != 0)
+		goto bad;
+	p = buf + 4;
+	ct->total_ticks = 0;
+	for (i = 0; i < 8; i++) {
+		errno = 0;
+		f[i] = strtoull(p, &end, 10);
+		if (end == p || errno == ERANGE)
+			goto bad;
+		ct->total_ticks += f[i];
+		p = end;
+	}
+	ct->active_ticks = ct->total_ticks - f[3] - f[4];
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+/* The first field of uptime, "12345.67", as clock ticks. */
+int
+kp_read_uptime_ticks(const char *procdir, uint64_t *ticks)
+{
+	char buf[256], *end;
+	uint64_t sec, cs = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (read_proc_file(procdir, "uptime", buf, sizeof(buf)) < 0)
+		return -1;
+	errno = 0;
+	sec = strtoull(buf, &end, 10);
+	if (end == buf || errno == ERANGE) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (*end == '.' && isdigit((unsigned char)end[1])) {
+		cs = (uint64_t)(end[1] - '0') * 10;
+		if (isdigit((unsigned char)end[2]))
+			cs += (uint64_t)(end[2] - '0');
+	}
+	*ticks = sec * (uint64_t)hz + cs * (uint64_t)hz / 100;
+	return 0;
+}
+
+/*
+ * PID (COMM) STATE PPID ... : comm may hold spaces and parentheses, so it
+ * ends at the last ')'.  Fields counted after it: state is 0, utime 11,
+ * stime 12, starttime 19.
+ */
+int
+kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
+{
+	const char *open, *close, *p;
+	char *end;
+	uint64_t v, utime = 0, stime = 0;
+	size_t n;
+	int field;
+
+	if ((open = strchr(buf, '(')) == NULL ||
+	    (close = strrchr(buf, ')')) == NULL || close < open)
+		return -1;
+	ps->pid = (pid_t)strtol(buf, NULL, 10);
+	n = (size_t)(close - open - 1);
+	if (n >= sizeof(ps->comm))
+		n = sizeof(ps->comm) - 1;
+	memcpy(ps->comm, open + 1, n);
+	ps->comm[n] = '\0';
+	p = close + 1;
+	for (field = 0; field <= 19; field++) {
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			return -1;
+		if (field == 11 || field == 12 || field == 19) {
+			errno = 0;
+			v = strtoull(p, &end, 10);
+			if (end == p || errno == ERANGE)
+				return -1;
+			if (field == 11)
+				utime = v;
+			else if (field == 12)
+				stime = v;
+			else
+				ps->starttime = v;
+		}
+		p += strcspn(p, " ");
+	}
+	ps->cpu_ticks = utime + stime;
+	return 0;
+}
+
+/* The kernel's boot id, so that state from before a reboot is not trusted. */
+int
+kp_read_boot_id(const char *procdir, char *buf, size_t len)
+{
+	if (read_proc_file(procdir, "sys/kernel/random/boot_id", buf, len) < 0)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}

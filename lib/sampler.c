@@ -1,0 +1,320 @@
+/*
+ * CPU time between two scans of /proc: the node's from /proc/stat, each
+ * process's from /proc/PID/stat, keyed by (pid, starttime) so that a reused
+ * pid is a new process.
+ */
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kp.h"
+
+struct proc {
+	struct kp_pid_stat stat;	/* as of the latest scan */
+	uint64_t delta_ticks;		/* CPU time since the previous scan */
+	unsigned gen;			/* the scan that last saw it */
+	int have_identity;
+	struct kp_identity id;
+};
+
+struct kp_sampler {
+	char *procdir;
+	int emit_all;
+	int scans;			/* scans taken, a loaded one included */
+	unsigned gen;
+	struct kp_cpu_times prev_cpu, cpu;
+	uint64_t prev_uptime_ticks, uptime_ticks;
+	struct kp_map *procs;		/* "pid:starttime" -> struct proc */
+	struct proc **list;		/* the same, sorted by pid */
+	size_t nlist;
+};
+
+struct kp_sampler *
+kp_sampler_new(const char *procdir, int emit_all)
+{
+	struct kp_sampler *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->procdir = strdup(procdir)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
+	s->emit_all = emit_all;
+	s->procs = kp_map_new();
+	return s;
+}
+
+static void
+proc_key(char *key, size_t len, pid_t pid, uint64_t starttime)
+{
+	snprintf(key, len, "%ld:%llu", (long)pid, (unsigned long long)starttime);
+}
+
+static struct proc *
+proc_add(struct kp_sampler *s, const struct kp_pid_stat *ps)
+{
+	struct proc *p;
+	char key[64];
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		err(KP_EXIT_FAILURE, "calloc");
+	p->stat = *ps;
+	proc_key(key, sizeof(key), ps->pid, ps->starttime);
+	kp_map_put(s->procs, key, p);
+	return p;
+}
+
+/* Read once per process: a process does not change cgroup often enough. */
+static void
+read_identity(int procfd, struct proc *p)
+{
+	char path[64], buf[8192];
+
+	snprintf(path, sizeof(path), "%ld/cgroup", (long)p->stat.pid);
+	if (kp_read_file(procfd, path, buf, sizeof(buf)) < 0)
+		buf[0] = '\0';
+	kp_identity_from_cgroup_file(buf, &p->id);
+	p->have_identity = 1;
+}
+
+/*
+ * A process first seen now is charged all its CPU time only if it started
+ * after the previous scan; otherwise that time was spent before we looked,
+ * and this sight is only its baseline.
+ */
+static void
+scan_pid(struct kp_sampler *s, int procfd, const char *name)
+{
+	struct kp_pid_stat ps;
+	struct proc *p;
+	char path[64], buf[1024], key[64];
+
+	snprintf(path, sizeof(path), "%s/stat", name);
+	if (kp_read_file(procfd, path, buf, sizeof(buf)) < 0 ||
+	    kp_parse_pid_stat(buf, &ps) < 0)
+		return;		/* gone between listing and reading */
+	proc_key(key, sizeof(key), ps.pid, ps.starttime);
+	if ((p = kp_map_get(s->procs, key)) != NULL) {
+		p->delta_ticks = ps.cpu_ticks >= p->stat.cpu_ticks ?
+		    ps.cpu_ticks - p->stat.cpu_ticks : 0;
+		p->stat = ps;
+	} else {
+		p = proc_add(s, &ps);
+		p->delta_ticks = s->scans > 0 &&
+		    ps.starttime > s->prev_uptime_ticks ? ps.cpu_ticks : 0;
+	}
+	p->gen = s->gen;
+	if (!p->have_identity)
+		read_identity(procfd, p);
+}
+
+static void
+list_add(const char *key, void *val, void *arg)
+{
+	struct kp_sampler *s = arg;
+
+	(void)key;
+	s->list[s->nlist++] = val;
+}
+
+static int
+by_pid(const void *a, const void *b)
+{
+	const struct proc *p = *(struct proc *const *)a;
+	const struct proc *q = *(struct proc *const *)b;
+
+	if (p->stat.pid != q->stat.pid)
+		return p->stat.pid < q->stat.pid ? -1 : 1;
+	return (p->stat.starttime > q->stat.starttime) -
+	    (p->stat.starttime < q->stat.starttime);
+}
+
+/* Every known process in pid order, so that output is deterministic. */
+static void
+build_list(struct kp_sampler *s)
+{
+	free(s->list);
+	if ((s->list = calloc(kp_map_count(s->procs) + 1,
+	    sizeof(*s->list))) == NULL)
+		err(KP_EXIT_FAILURE, "calloc");
+	s->nlist = 0;
+	kp_map_each(s->procs, list_add, s);
+	qsort(s->list, s->nlist, sizeof(*s->list), by_pid);
+}
+
+/* Forget the processes that the latest scan did not see: they were reported. */
+static void
+drop_terminated(struct kp_sampler *s)
+{
+	char key[64];
+	size_t i;
+
+	for (i = 0; i < s->nlist; i++) {
+		if (s->list[i]->gen == s->gen)
+			continue;
+		proc_key(key, sizeof(key), s->list[i]->stat.pid,
+		    s->list[i]->stat.starttime);
+		free(kp_map_remove(s->procs, key));
+	}
+	s->nlist = 0;
+}
+
+int
+kp_sampler_scan(struct kp_sampler *s)
+{
+	struct dirent *de;
+	DIR *dir;
+
+	drop_terminated(s);
+	s->prev_cpu = s->cpu;
+	s->prev_uptime_ticks = s->uptime_ticks;
+	if (kp_read_cpu_times(s->procdir, &s->cpu) < 0 ||
+	    kp_read_uptime_ticks(s->procdir, &s->uptime_ticks) < 0 ||
+	    (dir = opendir(s->procdir)) == NULL)
+		return -1;
+	s->gen++;
+	while ((de = readdir(dir)) != NULL)
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			scan_pid(s, dirfd(dir), de->d_name);
+	closedir(dir);
+	s->scans++;
+	build_list(s);
+	return 0;
+}
+
+int
+kp_sampler_has_baseline(const struct kp_sampler *s)
+{
+	return s->scans > 0;
+}
+
+static json_t *
+cpu_record(const struct kp_sampler *s, int64_t seq)
+{
+	int64_t cpu_us, total_cpu_us;
+	json_t *rec;
+
+	cpu_us = kp_ticks_to_us(s->cpu.active_ticks - s->prev_cpu.active_ticks);
+	total_cpu_us = kp_ticks_to_us(s->cpu.total_ticks -
+	    s->prev_cpu.total_ticks);
+	rec = kp_rec_new("cpu", seq);
+	json_object_set_new(rec, "cpu_us", json_integer(cpu_us));
+	json_object_set_new(rec, "total_cpu_us", json_integer(total_cpu_us));
+	json_object_set_new(rec, "usage_ratio", json_real(total_cpu_us > 0 ?
+	    (double)cpu_us / (double)total_cpu_us : 0));
+	return rec;
+}
+
+static json_t *
+proc_record(const struct proc *p, int64_t seq, int terminated)
+{
+	json_t *rec;
+
+	rec = kp_rec_new("proc", seq);
+	json_object_set_new(rec, "pid", json_integer(p->stat.pid));
+	json_object_set_new(rec, "starttime", json_integer(
+	    (json_int_t)p->stat.starttime));
+	json_object_set_new(rec, "comm", kp_json_text(p->stat.comm));
+	json_object_set_new(rec, "cpu_us", json_integer(terminated ? 0 :
+	    kp_ticks_to_us(p->delta_ticks)));
+	json_object_set_new(rec, "state", json_string(terminated ?
+	    "terminated" : "running"));
+	kp_identity_to_json(&p->id, rec);
+	return rec;
+}
+
+/*
+ * The interval between the last two scans: one cpu record, then a proc
+ * record for each process that used CPU time or ended (every process with
+ * emit_all).  emit gets a new reference to each record.
+ */
+void
+kp_sampler_emit(struct kp_sampler *s, int64_t seq,
+    void (*emit)(json_t *rec, void *arg), void *arg)
+{
+	struct proc *p;
+	size_t i;
+	int ended;
+
+	if (s->scans < 2)
+		return;
+	emit(cpu_record(s, seq), arg);
+	for (i = 0; i < s->nlist; i++) {
+		p = s->list[i];
+		ended = p->gen != s->gen;
+		if (ended || p->delta_ticks > 0 || s->emit_all)
+			emit(proc_record(p, seq, ended), arg);
+	}
+}
+
+/* What the next run needs to go on from the latest scan. */
+json_t *
+kp_sampler_save(const struct kp_sampler *s)
+{
+	json_t *saved, *procs;
+	size_t i;
+
+	procs = json_array();
+	for (i = 0; i < s->nlist; i++) {
+		if (s->list[i]->gen != s->gen)
+			continue;
+		json_array_append_new(procs, json_pack("[I,I,I,o]",
+		    (json_int_t)s->list[i]->stat.pid,
+		    (json_int_t)s->list[i]->stat.starttime,
+		    (json_int_t)s->list[i]->stat.cpu_ticks,
+		    kp_json_text(s->list[i]->stat.comm)));
+	}
+	saved = json_pack("{s:I,s:I,s:I,s:o}",
+	    "total_ticks", (json_int_t)s->cpu.total_ticks,
+	    "active_ticks", (json_int_t)s->cpu.active_ticks,
+	    "uptime_ticks", (json_int_t)s->uptime_ticks,
+	    "procs", procs);
+	return saved;
+}
+
+/* Takes a saved scan as the baseline; -1 if it is not one. */
+int
+kp_sampler_load(struct kp_sampler *s, json_t *saved)
+{
+	json_int_t total, active, uptime, pid, start, ticks;
+	const char *comm;
+	json_t *procs, *row;
+	struct kp_pid_stat ps;
+	size_t i;
+
+	if (json_unpack(saved, "{s:I,s:I,s:I,s:o}", "total_ticks", &total,
+	    "active_ticks", &active, "uptime_ticks", &uptime,
+	    "procs", &procs) < 0 || !json_is_array(procs) ||
+	    total < 0 || active < 0 || active > total || uptime < 0)
+		return -1;
+	s->cpu.total_ticks = (uint64_t)total;
+	s->cpu.active_ticks = (uint64_t)active;
+	s->uptime_ticks = (uint64_t)uptime;
+	json_array_foreach(procs, i, row) {
+		if (json_unpack(row, "[IIIs]", &pid, &start, &ticks, &comm) < 0 ||
+		    pid <= 0 || start < 0 || ticks < 0)
+			return -1;
+		memset(&ps, 0, sizeof(ps));
+		ps.pid = (pid_t)pid;
+		ps.starttime = (uint64_t)start;
+		ps.cpu_ticks = (uint64_t)ticks;
+		snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
+		proc_add(s, &ps)->gen = s->gen;
+	}
+	s->scans = 1;
+	build_list(s);
+	return 0;
+}
+
+void
+kp_sampler_free(struct kp_sampler *s)
+{
+	if (s == NULL)
+		return;
+	kp_map_free(s->procs, free);
+	free(s->list);
+	free(s->procdir);
+	free(s);
+}

@@ -1,0 +1,139 @@
+/*
+ * --state FILE: what one run leaves for the next.  The file is JSON
+ * {"kind":..., "version":1, "boot_id":..., "data":...}; it is locked against
+ * concurrent runs (FILE.lock) and replaced atomically (a temporary file in the
+ * same directory, then rename), and it is trusted only if it was written by
+ * the same command during the same boot.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kp.h"
+
+#define STATE_VERSION 1
+
+struct kp_state {
+	char *path;
+	int lockfd;
+	char boot_id[64];
+	char kind[32];
+	json_t *data;
+};
+
+static void
+load(struct kp_state *st)
+{
+	json_error_t jerr;
+	json_t *root;
+	const char *kind, *boot_id;
+	json_int_t version;
+	int fd;
+
+	if ((fd = open(st->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		if (errno != ENOENT)
+			warn("%s: not used", st->path);
+		return;
+	}
+	root = json_loadfd(fd, 0, &jerr);
+	close(fd);
+	if (root == NULL ||
+	    json_unpack(root, "{s:s,s:I,s:s,s:o}", "kind", &kind,
+	    "version", &version, "boot_id", &boot_id, "data", &st->data) < 0) {
+		warnx("%s: corrupt state file, starting a new baseline",
+		    st->path);
+		st->data = NULL;
+	} else if (strcmp(kind, st->kind) != 0 || version != STATE_VERSION) {
+		warnx("%s: state file of '%s' version %lld, not %s version %d; "
+		    "starting a new baseline", st->path, kind,
+		    (long long)version, st->kind, STATE_VERSION);
+		st->data = NULL;
+	} else if (strcmp(boot_id, st->boot_id) != 0) {
+		warnx("%s: written before a reboot, starting a new baseline",
+		    st->path);
+		st->data = NULL;
+	} else
+		json_incref(st->data);
+	json_decref(root);
+}
+
+struct kp_state *
+kp_state_open(const char *path, const char *procdir, const char *kind)
+{
+	struct kp_state *st;
+	char lockpath[PATH_MAX];
+
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->path = strdup(path)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
+	snprintf(st->kind, sizeof(st->kind), "%s", kind);
+	if (kp_read_boot_id(procdir, st->boot_id, sizeof(st->boot_id)) < 0)
+		st->boot_id[0] = '\0';	/* no boot id: trust only the kind */
+	snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
+	st->lockfd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (st->lockfd < 0)
+		err(KP_EXIT_FAILURE, "%s", lockpath);
+	if (flock(st->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			err(KP_EXIT_FAILURE, "%s", lockpath);
+		warnx("%s: another run holds the lock, waiting", path);
+		if (flock(st->lockfd, LOCK_EX) < 0)
+			err(KP_EXIT_FAILURE, "%s", lockpath);
+	}
+	load(st);
+	return st;
+}
+
+json_t *
+kp_state_data(struct kp_state *st)
+{
+	return st->data;
+}
+
+/* Replaces the file's data with data, atomically. */
+void
+kp_state_commit_new(struct kp_state *st, json_t *data)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	json_t *root;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", st->path);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dirname(dir),
+	    basename(st->path));
+	root = json_pack("{s:s,s:i,s:s,s:o}", "kind", st->kind,
+	    "version", STATE_VERSION, "boot_id", st->boot_id, "data", data);
+	if (root == NULL)
+		errx(KP_EXIT_FAILURE, "%s: cannot build the state", st->path);
+	if ((fd = mkstemp(tmp)) < 0)
+		err(KP_EXIT_FAILURE, "%s", tmp);
+	if (json_dumpfd(root, fd, JSON_COMPACT) < 0 || write(fd, "\n", 1) != 1 ||
+	    fsync(fd) < 0 || close(fd) < 0) {
+		unlink(tmp);
+		err(KP_EXIT_FAILURE, "%s", tmp);
+	}
+	json_decref(root);
+	if (rename(tmp, st->path) < 0) {
+		unlink(tmp);
+		err(KP_EXIT_FAILURE, "%s", st->path);
+	}
+}
+
+void
+kp_state_close(struct kp_state *st)
+{
+	if (st == NULL)
+		return;
+	json_decref(st->data);
+	close(st->lockfd);
+	free(st->path);
+	free(st);
+}
