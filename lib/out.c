@@ -40,7 +40,8 @@ kp_out_json_new(json_t *rec)
 {
 	char *s;
 
-	s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(10));
 	json_decref(rec);
 	if (s == NULL)
 		errx(KP_EXIT_FAILURE, "cannot serialise a record");

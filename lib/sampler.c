@@ -274,9 +274,8 @@ kp_sampler_save(const struct kp_sampler *s)
 	return saved;
 }
 
-/* Takes a saved scan as the baseline; -1 if it is not one. */
-int
-kp_sampler_load(struct kp_sampler *s, json_t *saved)
+static int
+load(struct kp_sampler *s, json_t *saved)
 {
 	json_int_t total, active, uptime, pid, start, ticks;
 	const char *comm;
@@ -302,6 +301,27 @@ kp_sampler_load(struct kp_sampler *s, json_t *saved)
 		ps.cpu_ticks = (uint64_t)ticks;
 		snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
 		proc_add(s, &ps)->gen = s->gen;
+	}
+	return 0;
+}
+
+/* Back to no baseline at all. */
+static void
+reset(struct kp_sampler *s)
+{
+	kp_map_free(s->procs, free);
+	s->procs = kp_map_new();
+	s->nlist = 0;
+	s->scans = 0;
+}
+
+/* Takes a saved scan as the baseline; -1, and no baseline, if it is not one. */
+int
+kp_sampler_load(struct kp_sampler *s, json_t *saved)
+{
+	if (load(s, saved) < 0) {
+		reset(s);
+		return -1;
 	}
 	s->scans = 1;
 	build_list(s);

@@ -1,0 +1,213 @@
+/*
+ * proc-cputime: the node's CPU usage and each process's CPU time per
+ * interval, with who the process belongs to.  As a filter it samples when
+ * each upstream interval ends; otherwise it keeps its own clock.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kp.h"
+
+static void usage(void);
+
+static const char *procdir = "/proc";
+static int emit_all;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
+	    "[--proc dir] [--state file]\n");
+	exit(KP_EXIT_USAGE);
+}
+
+static void
+emit_new(json_t *rec, void *arg)
+{
+	(void)arg;
+	kp_out_json_new(rec);
+}
+
+static void
+scan(struct kp_sampler *s)
+{
+	if (kp_sampler_scan(s) < 0)
+		err(KP_EXIT_FAILURE, "%s", procdir);
+}
+
+/* Ends interval seq: the CPU records of the scan just taken, then the frame. */
+static void
+sample_and_emit(struct kp_sampler *s, int64_t seq)
+{
+	scan(s);
+	kp_sampler_emit(s, seq, emit_new, NULL);
+}
+
+/* A pipe or a file on stdin is a stream to join; a terminal or /dev/null is not. */
+static int
+stdin_is_stream(void)
+{
+	struct stat st;
+
+	if (fstat(STDIN_FILENO, &st) < 0)
+		return 0;
+	return S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode) ||
+	    S_ISSOCK(st.st_mode);
+}
+
+/* Samples as each upstream interval ends; *seq and *mono_us: the last one. */
+static int
+run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us)
+{
+	struct kp_reader *r;
+	struct kp_record rec;
+	int status;
+
+	r = kp_reader_open(stdin, "<stdin>");
+	while (kp_reader_next(r, &rec)) {
+		if (strcmp(rec.type, "interval") == 0) {
+			sample_and_emit(s, rec.seq);
+			*seq = rec.seq;
+			*mono_us = kp_mono_us();
+		}
+		kp_out_raw(rec.line, rec.len);
+		if (strcmp(rec.type, "interval") == 0)
+			kp_out_flush();
+	}
+	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	kp_reader_close(r);
+	return status;
+}
+
+static void
+run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
+{
+	int64_t start_us, prev_us, now_us, seq;
+
+	kp_out_header("proc-cputime");
+	start_us = prev_us = kp_mono_us();
+	scan(s);
+	for (seq = 1; count == 0 || seq <= count; seq++) {
+		kp_sleep_until_us(start_us + seq * interval_us);
+		now_us = kp_mono_us();
+		sample_and_emit(s, seq);
+		kp_out_interval(seq, kp_wall_us(), now_us - prev_us);
+		prev_us = now_us;
+	}
+}
+
+/* The previous run's last scan becomes this run's baseline. */
+static void
+load_state(struct kp_sampler *s, struct kp_state *st, const char *path,
+    json_int_t *seq, json_int_t *mono_us)
+{
+	json_t *data = kp_state_data(st), *saved;
+
+	if (data == NULL)
+		return;
+	if (json_unpack(data, "{s:I,s:I,s:o}", "seq", seq, "mono_us", mono_us,
+	    "sampler", &saved) < 0 || kp_sampler_load(s, saved) < 0) {
+		warnx("%s: unusable sample in the state file, starting a new "
+		    "baseline", path);
+		*seq = 0;
+	}
+}
+
+static void
+save_state(struct kp_sampler *s, struct kp_state *st, json_int_t seq,
+    int64_t mono_us)
+{
+	kp_state_commit_new(st, json_pack("{s:I,s:I,s:o}", "seq", seq,
+	    "mono_us", (json_int_t)mono_us, "sampler", kp_sampler_save(s)));
+}
+
+/* One sample against the previous run's: at most one interval. */
+static void
+run_once(struct kp_sampler *s, struct kp_state *st, const char *path)
+{
+	json_int_t seq = 0, mono_us = 0;
+	int64_t now_us;
+
+	kp_out_header("proc-cputime");
+	load_state(s, st, path, &seq, &mono_us);
+	now_us = kp_mono_us();
+	if (kp_sampler_has_baseline(s)) {
+		sample_and_emit(s, ++seq);
+		kp_out_interval(seq, kp_wall_us(), now_us - mono_us);
+	} else
+		scan(s);
+	save_state(s, st, seq, now_us);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "proc", required_argument, NULL, 'P' },
+		{ "state", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *statepath = NULL;
+	int64_t interval_us = 1000000;
+	long long count = 0;
+	int clock = 0, ch, status = KP_EXIT_OK;
+	struct kp_sampler *s;
+	struct kp_state *st = NULL;
+	json_int_t seq = 0, mono_us = 0;
+
+	kp_out_init();
+	while ((ch = getopt_long(argc, argv, "ahi:n:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'a':
+			emit_all = 1;
+			break;
+		case 'i':
+			interval_us = kp_parse_duration_us(optarg, "interval");
+			clock = 1;
+			break;
+		case 'n':
+			count = kp_parse_int(optarg, 1, INT64_MAX, "count");
+			clock = 1;
+			break;
+		case 'P':
+			procdir = optarg;
+			break;
+		case 'S':
+			statepath = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 0 || (clock && statepath))
+		usage();
+
+	s = kp_sampler_new(procdir, emit_all);
+	if (statepath)
+		st = kp_state_open(statepath, procdir, "proc-cputime");
+	if (!clock && stdin_is_stream()) {
+		if (st)
+			load_state(s, st, statepath, &seq, &mono_us);
+		if (!kp_sampler_has_baseline(s))
+			scan(s);
+		status = run_filter(s, &seq, &mono_us);
+		if (st)
+			save_state(s, st, seq, mono_us);
+	} else if (st)
+		run_once(s, st, statepath);
+	else
+		run_clock(s, interval_us, count);
+	kp_state_close(st);
+	kp_sampler_free(s);
+	return kp_out_finish(status);
+}
