@@ -260,11 +260,12 @@ kp_sampler_save(const struct kp_sampler *s)
 	for (i = 0; i < s->nlist; i++) {
 		if (s->list[i]->gen != s->gen)
 			continue;
-		json_array_append_new(procs, json_pack("[I,I,I,o]",
+		json_array_append_new(procs, json_pack("[I,I,I,o,o]",
 		    (json_int_t)s->list[i]->stat.pid,
 		    (json_int_t)s->list[i]->stat.starttime,
 		    (json_int_t)s->list[i]->stat.cpu_ticks,
-		    kp_json_text(s->list[i]->stat.comm)));
+		    kp_json_text(s->list[i]->stat.comm),
+		    kp_json_text(s->list[i]->id.cgroup)));
 	}
 	saved = json_pack("{s:I,s:I,s:I,s:o}",
 	    "total_ticks", (json_int_t)s->cpu.total_ticks,
@@ -278,9 +279,10 @@ static int
 load(struct kp_sampler *s, json_t *saved)
 {
 	json_int_t total, active, uptime, pid, start, ticks;
-	const char *comm;
+	const char *comm, *cgroup;
 	json_t *procs, *row;
 	struct kp_pid_stat ps;
+	struct proc *p;
 	size_t i;
 
 	if (json_unpack(saved, "{s:I,s:I,s:I,s:o}", "total_ticks", &total,
@@ -292,7 +294,8 @@ load(struct kp_sampler *s, json_t *saved)
 	s->cpu.active_ticks = (uint64_t)active;
 	s->uptime_ticks = (uint64_t)uptime;
 	json_array_foreach(procs, i, row) {
-		if (json_unpack(row, "[IIIs]", &pid, &start, &ticks, &comm) < 0 ||
+		if (json_unpack(row, "[IIIss]", &pid, &start, &ticks, &comm,
+		    &cgroup) < 0 ||
 		    pid <= 0 || start < 0 || ticks < 0)
 			return -1;
 		memset(&ps, 0, sizeof(ps));
@@ -300,7 +303,10 @@ load(struct kp_sampler *s, json_t *saved)
 		ps.starttime = (uint64_t)start;
 		ps.cpu_ticks = (uint64_t)ticks;
 		snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
-		proc_add(s, &ps)->gen = s->gen;
+		p = proc_add(s, &ps);
+		p->gen = s->gen;
+		kp_identity_from_path(cgroup, &p->id);
+		p->have_identity = 1;
 	}
 	return 0;
 }

@@ -1,0 +1,219 @@
+#!/usr/bin/env bats
+# proc-cputime: node usage and per-process CPU deltas from a fixture /proc.
+
+load test_helper
+
+setup() {
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/pc.state
+	HZ=$(getconf CLK_TCK)
+}
+
+# Sets a fixture process's utime and stime (clock ticks), keeping the rest.
+set_ticks() {
+	awk -v u="$3" -v s="$4" '{
+		i = 0; while ((j = index(substr($0, i + 1), ") ")) > 0) i += j
+		head = substr($0, 1, i + 1)
+		n = split(substr($0, i + 2), f, " "); f[12] = u; f[13] = s
+		line = f[1]; for (k = 2; k <= n; k++) line = line " " f[k]
+		print head line }' "$P/$1/stat" > "$P/$1/stat.new"
+	mv "$P/$1/stat.new" "$P/$1/stat"
+}
+
+# Adds a process: pid comm utime stime starttime cgroup-path
+add_proc() {
+	mkdir -p "$P/$1"
+	printf '%s (%s) S 1 %s %s 0 -1 0 0 0 0 0 %s %s 0 0 20 0 1 0 %s 0 0\n' \
+	    "$1" "$2" "$1" "$1" "$3" "$4" "$5" > "$P/$1/stat"
+	printf '0::%s\n' "$6" > "$P/$1/cgroup"
+}
+
+# The second sample: 1000 ticks pass, 400 of them active (ratio 0.4).
+advance_node() {
+	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
+	echo "1010.00 1810.00" > "$P/uptime"
+}
+
+run_state() {
+	run --separate-stderr proc-cputime --proc "$P" --state "$S" "$@" </dev/null
+}
+
+@test "usage matches the manual's synopsis" {
+	assert_equal "$(usage_synopsis proc-cputime)" \
+	    "$(man_synopsis proc-cputime.1)"
+}
+
+@test "-h prints usage and exits 2" {
+	run -2 --separate-stderr proc-cputime -h
+	assert_equal "${stderr_lines[0]}" \
+	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--proc dir] [--state file]"
+}
+
+@test "bad options are usage errors naming the value" {
+	run -2 --separate-stderr proc-cputime -x
+	run -2 --separate-stderr proc-cputime -n 0
+	assert_equal "$stderr" \
+	    "proc-cputime: count must be an integer from 1 to 9223372036854775807: '0'"
+	run -2 --separate-stderr proc-cputime -i 5
+	assert_equal "$stderr" \
+	    "proc-cputime: interval must be a positive duration up to 1 day with a unit (us, ms, s, m): '5'"
+	run -2 --separate-stderr proc-cputime -n 1 --state "$S"
+	run -2 --separate-stderr proc-cputime extra
+}
+
+@test "the first --state run stores a baseline and emits no interval" {
+	run_state
+	assert_success
+	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	[ -s "$S" ]
+}
+
+@test "a second --state run emits one interval of exact deltas" {
+	run_state
+	advance_node
+	set_ticks 100 3090 1030
+	set_ticks 200 600 100
+	run_state
+	assert_success
+	assert_equal "${#lines[@]}" 5
+	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
+	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}"
+	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\"}"
+	assert_line -n 4 --regexp '^\{"type":"interval","seq":1,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
+}
+
+@test "seq goes on across --state runs" {
+	run_state
+	run_state
+	run_state
+	assert_line -n 1 --partial '"type":"cpu","seq":2,'
+	assert_line --regexp '"type":"interval","seq":2,'
+}
+
+@test "a process started after the previous sample is charged all its CPU time" {
+	run_state
+	advance_node
+	add_proc 400 late 40 10 100050 /user.slice
+	run_state
+	assert_line --partial "\"pid\":400,\"starttime\":100050,\"comm\":\"late\",\"cpu_us\":$((50 * 1000000 / HZ)),"
+}
+
+@test "a process first seen but started before the previous sample is only a baseline" {
+	run_state
+	advance_node
+	add_proc 500 old 900 99 50000 /user.slice
+	run_state
+	refute_line --partial '"pid":500,'
+	add_proc 500 old 905 99 50000 /user.slice
+	run_state
+	assert_line --partial "\"pid\":500,\"starttime\":50000,\"comm\":\"old\",\"cpu_us\":$((5 * 1000000 / HZ)),"
+}
+
+@test "a reused pid is a new process and the old one is reported terminated once" {
+	run_state
+	advance_node
+	add_proc 200 newcomer 5 5 100020 /user.slice
+	run_state
+	assert_line --partial '"pid":200,"starttime":6000,"comm":"python3","cpu_us":0,"state":"terminated",'
+	assert_line --partial "\"pid\":200,\"starttime\":100020,\"comm\":\"newcomer\",\"cpu_us\":$((10 * 1000000 / HZ)),\"state\":\"running\""
+	run_state
+	refute_line --partial '"starttime":6000'
+}
+
+@test "a vanished process is reported terminated in the interval it disappears" {
+	run_state
+	advance_node
+	rm -r "$P/300"
+	run_state
+	assert_line --partial '"pid":300,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
+}
+
+@test "-a emits every process, with or without CPU time" {
+	run_state
+	advance_node
+	run_state -a
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"type":"proc"')" 5
+}
+
+@test "a comm that is not UTF-8 becomes valid JSON" {
+	add_proc 600 "$(printf 'x\377y')" 1 1 90000 /
+	run_state
+	advance_node
+	add_proc 600 "$(printf 'x\377y')" 3 1 90000 /
+	run_state
+	assert_equal "$(printf '%s\n' "${lines[@]}" |
+	    jq -r 'select(.pid == 600) | .comm')" "$(printf 'x\357\277\275y')"
+}
+
+@test "as a filter it samples at each upstream interval and passes records through" {
+	cat > "$BATS_TEST_TMPDIR/in" <<-'IN'
+	{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}
+	{"type":"energy","seq":1,"zone":"package","energy_uj":5}
+	{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1000000}
+	{"type":"mystery","seq":2, "kept":  "as is"}
+	{"type":"interval","seq":2,"ts":"2026-11-22T00:00:02.000000Z","dt_us":1000000}
+	IN
+	run --separate-stderr proc-cputime --proc "$P" < "$BATS_TEST_TMPDIR/in"
+	assert_success
+	assert_output - <<-'OUT'
+	{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}
+	{"type":"energy","seq":1,"zone":"package","energy_uj":5}
+	{"type":"cpu","seq":1,"cpu_us":0,"total_cpu_us":0,"usage_ratio":0.0}
+	{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1000000}
+	{"type":"mystery","seq":2, "kept":  "as is"}
+	{"type":"cpu","seq":2,"cpu_us":0,"total_cpu_us":0,"usage_ratio":0.0}
+	{"type":"interval","seq":2,"ts":"2026-11-22T00:00:02.000000Z","dt_us":1000000}
+	OUT
+}
+
+@test "as a filter with --state it goes on from the previous run" {
+	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}' > "$BATS_TEST_TMPDIR/first"
+	printf '%s\n' '{"type":"interval","seq":7,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1000000}' > "$BATS_TEST_TMPDIR/second"
+	run proc-cputime --proc "$P" --state "$S" < "$BATS_TEST_TMPDIR/first"
+	assert_success
+	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
+	advance_node
+	set_ticks 100 3090 1030
+	run proc-cputime --proc "$P" --state "$S" < "$BATS_TEST_TMPDIR/second"
+	assert_line -n 0 --partial '{"type":"cpu","seq":7,"cpu_us":'
+	assert_line -n 1 --partial '"pid":100,'
+	assert_line -n 2 --partial '{"type":"interval","seq":7,'
+}
+
+@test "a bad input line is reported with its line number, skipped, and exit 3" {
+	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"x"}' \
+	    'not json' '{"seq":1}' '{"type":"energy","seq":-1}' \
+	    '{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}' \
+	    > "$BATS_TEST_TMPDIR/in"
+	run -3 --separate-stderr proc-cputime --proc "$P" < "$BATS_TEST_TMPDIR/in"
+	assert_equal "${stderr_lines[0]}" "proc-cputime: <stdin>:2: not JSON: '[' or '{' expected near 'not'"
+	assert_equal "${stderr_lines[1]}" 'proc-cputime: <stdin>:3: record without a string "type"'
+	assert_equal "${stderr_lines[2]}" 'proc-cputime: <stdin>:4: record without a non-negative integer "seq"'
+	assert_line -n 2 --partial '{"type":"interval","seq":1,'
+}
+
+@test "an unknown major version is rejected with exit 3" {
+	printf '%s\n' '{"type":"header","seq":0,"version":"2.0","producer":"x"}' > "$BATS_TEST_TMPDIR/in"
+	run -3 --separate-stderr proc-cputime --proc "$P" < "$BATS_TEST_TMPDIR/in"
+	assert_equal "$stderr" "proc-cputime: <stdin>:1: unsupported kp-records version 2.0 (this build reads 1.x)"
+}
+
+@test "an unreadable /proc is a system failure, exit 1" {
+	run -1 --separate-stderr proc-cputime --proc "$BATS_TEST_TMPDIR/none" -n 1 -i 10ms
+	assert_equal "$stderr" "proc-cputime: $BATS_TEST_TMPDIR/none: No such file or directory"
+}
+
+@test "it samples on its own clock with -n and -i" {
+	run --separate-stderr proc-cputime -n 2 -i 50ms
+	assert_success
+	assert_line -n 0 --partial '"type":"header"'
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"type":"interval"')" 2
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"type":"cpu"')" 2
+}
+
+@test "a write error is a failure, a closed pipe a quiet stop" {
+	run -1 --separate-stderr bash -c 'proc-cputime -n 1 -i 10ms --proc "$1" > /dev/full' _ "$P"
+	assert_equal "$stderr" "proc-cputime: write error on stdout: No space left on device"
+	run -0 --separate-stderr bash -c 'set -o pipefail; proc-cputime -i 1ms --proc "$1" | head -1' _ "$P"
+	assert_equal "$stderr" ""
+}

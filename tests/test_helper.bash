@@ -1,0 +1,49 @@
+# Loaded by every tests/*.bats: the freshly built binaries come first in
+# PATH, and each test works inside its own BATS_TEST_TMPDIR.
+# shellcheck shell=bash
+
+bats_require_minimum_version 1.5.0
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+KP_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+FIXTURES="$KP_ROOT/tests/fixtures"
+PATH="$KP_ROOT/cmd:$PATH"
+export KP_ROOT FIXTURES PATH
+
+# A copy of a fixture tree that the test may change between runs.
+fixture_copy() {
+	cp -R "$FIXTURES/$1" "$BATS_TEST_TMPDIR/$1"
+	printf '%s\n' "$BATS_TEST_TMPDIR/$1"
+}
+
+# The SYNOPSIS of a manual page, as mandoc renders it, one line.
+man_synopsis() {
+	mandoc -Tascii "$KP_ROOT/man/$1" | col -b |
+	    awk '/^SYNOPSIS/ { on = 1; next } /^[A-Z]/ { on = 0 } on' |
+	    tr -s ' \n' '  ' | sed 's/^ //; s/ $//'
+}
+
+# The usage message of a command, one line, without "usage: ".
+usage_synopsis() {
+	"$1" -h 2>&1 | sed 's/^usage: //' | tr -s ' \n\t' '   ' |
+	    sed 's/^ //; s/ $//'
+}
+
+# The "$ " lines of a manual page's EXAMPLES section.
+man_examples() {
+	mandoc -Tascii "$KP_ROOT/man/$1" | col -b |
+	    awk '/^EXAMPLES/ { on = 1; next } /^[A-Z]/ { on = 0 } on' |
+	    sed -n 's/^ *\$ //p'
+}
+
+# Runs a command as an unprivileged user, to test permission errors.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+# Sums field $2 over the records of type $1 in file $3.
+jq_sum() {
+	jq -s "[.[] | select(.type == \"$1\") | .$2] | add // 0" "$3"
+}
