@@ -11,7 +11,7 @@ setup() {
 
 # Sets a fixture process's utime and stime (clock ticks), keeping the rest.
 set_ticks() {
-	awk -v u="$3" -v s="$4" '{
+	awk -v u="$2" -v s="$3" '{
 		i = 0; while ((j = index(substr($0, i + 1), ") ")) > 0) i += j
 		head = substr($0, 1, i + 1)
 		n = split(substr($0, i + 2), f, " "); f[12] = u; f[13] = s
