@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# kp-attribute: exact, conserved attribution of each zone's energy.
+
+load test_helper
+
+setup() {
+	IN=$BATS_TEST_TMPDIR/in
+	: > "$IN"
+}
+
+header() {
+	echo '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >> "$IN"
+}
+# energy SEQ ZONE UJ
+energy() {
+	printf '{"type":"energy","seq":%s,"zone":"%s","energy_uj":%s,"watts":0,"source":"powercap","estimated":false,"sockets":1}\n' "$1" "$2" "$3" >> "$IN"
+}
+# cpu SEQ ACTIVE_US TOTAL_US
+cpu() {
+	printf '{"type":"cpu","seq":%s,"cpu_us":%s,"total_cpu_us":%s,"usage_ratio":0}\n' "$1" "$2" "$3" >> "$IN"
+}
+# proc SEQ PID CPU_US [STATE]
+proc() {
+	printf '{"type":"proc","seq":%s,"pid":%s,"starttime":1,"comm":"p%s","cpu_us":%s,"state":"%s","container_id":"c%s"}\n' "$1" "$2" "$2" "$3" "${4:-running}" "$2" >> "$IN"
+}
+# interval SEQ DT_US
+interval() {
+	printf '{"type":"interval","seq":%s,"ts":"2026-11-22T00:00:0%s.000000Z","dt_us":%s}\n' "$1" "$1" "${2:-1000000}" >> "$IN"
+}
+
+attribute() {
+	run --separate-stderr kp-attribute --proc "$FIXTURES/proc-basic" "$@" < "$IN"
+}
+
+# field TYPE FIELD [ZONE]: the values of FIELD in records of TYPE, one a line.
+field() {
+	printf '%s\n' "$output" |
+	    jq -r --arg t "$1" --arg z "${3:-package}" \
+	    "select(.type == \$t and .zone == \$z) | .$2"
+}
+
+@test "usage matches the manual's synopsis" {
+	assert_equal "$(usage_synopsis kp-attribute)" \
+	    "$(man_synopsis kp-attribute.1)"
+}
+
+@test "-h, unknown options and operands are usage errors" {
+	run -2 --separate-stderr kp-attribute -h
+	assert_equal "$stderr" "usage: kp-attribute [-h] [--proc dir] [--state file]"
+	run -2 --separate-stderr kp-attribute --bogus
+	run -2 --separate-stderr kp-attribute file
+}
+
+@test "ratio 0.4 on 100 J gives 40 J active and 60 J idle" {
+	header; energy 1 package 100000000; cpu 1 400000 1000000; interval 1
+	attribute
+	assert_success
+	assert_equal "$(field node active_uj)" 40000000
+	assert_equal "$(field node idle_uj)" 60000000
+	assert_equal "$(field node usage_ratio)" 0.4
+}
+
+@test "50 W at ratio 0.5 gives 25 W active; 30 % of active CPU gets 7.5 W" {
+	header; energy 1 package 50000000; cpu 1 500000 1000000
+	proc 1 42 150000; interval 1 1000000
+	attribute
+	assert_equal "$(field node active_watts)" 25
+	assert_equal "$(field process watts)" 7.5
+	assert_equal "$(field process energy_uj)" 7500000
+	assert_equal "$(field unattributed energy_uj)" 17500000
+	assert_equal "$(field unattributed cpu_us)" 350000
+}
+
+@test "readings 100, 150, 200 J at ratio 0.6 give active totals 60, 90, 120 J" {
+	header
+	for k in 1 2 3; do
+		energy $k package $(( k == 1 ? 100000000 : 50000000 ))
+		cpu $k 600000 1000000; interval $k
+	done
+	attribute
+	assert_equal "$(field node active_total_uj | tr '\n' ' ')" "60000000 90000000 120000000 "
+	assert_equal "$(field node idle_total_uj | tr '\n' ' ')" "40000000 60000000 80000000 "
+	assert_equal "$(field node total_uj | tr '\n' ' ')" "100000000 150000000 200000000 "
+}
+
+@test "rounding remainders go to the largest, then the lowest pid, exactly" {
+	header; energy 1 package 10; cpu 1 3 3
+	proc 1 7 1; proc 1 5 1; proc 1 9 1; interval 1
+	attribute
+	assert_equal "$(field process energy_uj | tr '\n' ' ')" "3 4 3 "
+	assert_equal "$(field process pid | tr '\n' ' ')" "7 5 9 "
+	assert_equal "$(field unattributed energy_uj)" 0
+}
+
+@test "when the processes' CPU exceeds the node's, shares scale down and none is negative" {
+	header; energy 1 package 1000; cpu 1 100 100
+	proc 1 1 150; proc 1 2 50; interval 1
+	attribute
+	assert_equal "$(field process energy_uj | tr '\n' ' ')" "750 250 "
+	assert_equal "$(field unattributed energy_uj)" 0
+}
+
+@test "process + unattributed + idle = measured, for every interval and zone" {
+	header
+	awk 'BEGIN { srand(7); for (k = 1; k <= 60; k++) {
+		for (z = 0; z < 2; z++)
+			printf "{\"type\":\"energy\",\"seq\":%d,\"zone\":\"%s\",\"energy_uj\":%d}\n", k, z ? "dram" : "package", int(rand() * 1e9)
+		total = 1 + int(rand() * 4e6); active = int(rand() * total)
+		printf "{\"type\":\"cpu\",\"seq\":%d,\"cpu_us\":%d,\"total_cpu_us\":%d,\"usage_ratio\":0.5}\n", k, active, total
+		n = int(rand() * 40)
+		for (p = 1; p <= n; p++)
+			printf "{\"type\":\"proc\",\"seq\":%d,\"pid\":%d,\"starttime\":3,\"comm\":\"x\",\"cpu_us\":%d,\"state\":\"running\"}\n", k, p, int(rand() * active / 10)
+		printf "{\"type\":\"interval\",\"seq\":%d,\"ts\":\"2026-11-22T00:00:00.000000Z\",\"dt_us\":1000000}\n", k
+	} }' >> "$IN"
+	attribute
+	assert_success
+	out=$output
+	run jq -s -r '
+	    group_by([.seq, .zone])[] | select(.[0].zone != null) |
+	    (map(select(.type == "node"))[0]) as $n |
+	    (map(select(.type == "process" or .type == "unattributed") | .energy_uj) | add) as $shares |
+	    select($shares + $n.idle_uj != $n.energy_uj or $n.active_uj + $n.idle_uj != $n.energy_uj or $shares != $n.active_uj) |
+	    "broken at \(.[0].seq) \(.[0].zone)"' <<< "$out"
+	assert_output ""
+	assert_equal "$(jq -s '[.[] | select(.type == "node")] | length' <<< "$out")" 120
+}
+
+@test "without CPU records it samples /proc itself (here across --state runs)" {
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/ka.state
+	header
+	run kp-attribute --proc "$P" --state "$S" < "$IN"
+	assert_success
+	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
+	sed -i 's/ 3000 1000 / 3100 1000 /' "$P/100/stat"
+	: > "$IN"; energy 1 package 1000000; interval 1
+	run --separate-stderr kp-attribute --proc "$P" --state "$S" < "$IN"
+	assert_success
+	assert_equal "$(field node active_uj)" 400000
+	assert_equal "$(field process pid)" 100
+	assert_equal "$(field process energy_uj)" 100000
+	assert_equal "$(field unattributed energy_uj)" 300000
+}
+
+@test "--state carries cumulative totals across runs" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 2; proc 1 4 1; interval 1
+	attribute --state "$S"
+	assert_equal "$(field node total_uj)" 100
+	: > "$IN"; energy 2 package 60; cpu 2 1 2; proc 2 4 1; interval 2
+	attribute --state "$S"
+	assert_equal "$(field node total_uj)" 160
+	assert_equal "$(field node active_total_uj)" 80
+	assert_equal "$(field process total_uj)" 80
+	assert_equal "$(field unattributed total_uj)" 0
+}
+
+@test "a terminated process gets its share once, then its totals are forgotten" {
+	header
+	energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	energy 2 package 100; cpu 2 1 1; proc 2 4 0 terminated; interval 2
+	energy 3 package 100; cpu 3 1 1; proc 3 4 1; interval 3
+	attribute
+	assert_equal "$(field process state | tr '\n' ' ')" "running terminated running "
+	assert_equal "$(field process total_uj | tr '\n' ' ')" "100 100 100 "
+}
+
+@test "records it does not consume pass through unchanged and in order" {
+	header
+	echo '{"type":"mystery","seq":1,  "x": [1, 2]}' >> "$IN"
+	energy 1 package 10; cpu 1 1 1
+	echo '{"type":"other","seq":1}' >> "$IN"
+	interval 1
+	attribute
+	assert_line -n 0 '{"type":"header","seq":0,"version":"1.0","producer":"test"}'
+	assert_line -n 1 '{"type":"mystery","seq":1,  "x": [1, 2]}'
+	assert_line -n 2 '{"type":"other","seq":1}'
+	assert_line -n 3 --partial '{"type":"node","seq":1,'
+	assert_line -n 5 --partial '{"type":"interval","seq":1,'
+}
+
+@test "an interval without energy passes its CPU records on as they came" {
+	header; cpu 1 1 2; proc 1 4 1; interval 1
+	attribute
+	assert_success
+	assert_output "$(cat "$IN")"
+}
+
+@test "a stream cut inside an interval passes its records on and exits 3" {
+	header; energy 1 package 10; cpu 1 1 1
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>: the stream ends inside an interval: its 2 records pass on unattributed"
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "a malformed record is reported with its line and skipped; exit 3" {
+	header
+	echo '{"type":"energy","seq":1,"energy_uj":5}' >> "$IN"
+	energy 1 package 10; cpu 1 1 1
+	echo '{"type":"proc","seq":1,"pid":"x","cpu_us":1}' >> "$IN"
+	interval 1
+	attribute
+	assert_failure 3
+	assert_equal "${stderr_lines[0]}" "kp-attribute: <stdin>:2: energy record without its required fields (see kp-records(5))"
+	assert_equal "${stderr_lines[1]}" "kp-attribute: <stdin>:5: proc record without its required fields (see kp-records(5))"
+	assert_equal "$(field node energy_uj)" 10
+}
+
+@test "a write error is a failure" {
+	header; energy 1 package 10; cpu 1 1 1; interval 1
+	run -1 --separate-stderr bash -c 'kp-attribute < "$1" > /dev/full' _ "$IN"
+	assert_equal "$stderr" "kp-attribute: write error on stdout: No space left on device"
+}
