@@ -35,7 +35,7 @@ usage_synopsis() {
 man_examples() {
 	mandoc -Tascii "$KP_ROOT/man/$1" | col -b |
 	    awk '/^EXAMPLES/ { on = 1; next } /^[A-Z]/ { on = 0 } on' |
-	    sed -n 's/^ *\$ //p'
+	    sed -n 's/^[[:space:]]*\$ //p'
 }
 
 # Runs a command as an unprivileged user, to test permission errors.
