@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# All five stages together: on fixture trees, exactly; live, plausibly.
+
+load test_helper
+
+setup() {
+	P=$(fixture_copy proc-basic)
+	SY=$(fixture_copy sysfs-2socket)
+	D=$BATS_TEST_TMPDIR
+}
+
+# Every counter to 1000 J, so that the deltas below are all that counts.
+reset_counters() {
+	local f
+	for f in $(find "$SY/devices" -name energy_uj); do
+		echo 1000000000 > "$f"
+	done
+}
+
+# Adds a delta to every counter whose zone name starts with $1; prints the
+# total added, which is what the zone's energy record must say.
+add_energy() {
+	local f name total=0
+	for f in $(find "$SY/devices" -name energy_uj); do
+		name=$(cat "$(dirname "$f")/name")
+		case $name in
+		"$1"|"$1"-[0-9]*)
+			echo $(($(cat "$f") + $2)) > "$f"
+			total=$((total + $2)) ;;
+		esac
+	done
+	echo "$total"
+}
+
+pipeline() {
+	rapl-read --sysfs "$SY" --proc "$P" --state "$D/rr.state" |
+	    proc-cputime --proc "$P" --state "$D/pc.state" |
+	    kp-attribute --proc "$P" --state "$D/ka.state" |
+	    kp-aggregate | kp-fmt -f json
+}
+
+# jq over the pipeline's output: one value per line.
+q() {
+	jq -r "$1" "$D/out"
+}
+
+@test "two --state runs through all five stages attribute exactly" {
+	reset_counters
+	pipeline > "$D/out"
+	assert_equal "$(q .type)" header
+
+	package_uj=$(add_energy package 30000000)
+	dram_uj=$(add_energy dram 2000000)
+	# 1000 ticks pass, 400 active: usage ratio 0.4.
+	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
+	sed -i 's/ 3000 1000 / 3090 1030 /' "$P/100/stat"	# +120 ticks
+	sed -i 's/ 500 100 / 600 100 /' "$P/200/stat"		# +100 ticks
+	pipeline > "$D/out"
+
+	assert_equal "$(q 'select(.type == "energy" and .zone == "package") | .energy_uj')" "$package_uj"
+	pkg_active=$((package_uj * 4 / 10))
+	assert_equal "$(q 'select(.type == "node" and .zone == "package") | "\(.active_uj) \(.idle_uj)"')" \
+	    "$pkg_active $((package_uj - pkg_active))"
+	# Shares of the active energy: 120, 100 and (400 - 220) of 400 ticks.
+	assert_equal "$(q 'select(.type == "process" and .zone == "package") | "\(.pid) \(.energy_uj)"')" \
+	    "$(printf '100 %s\n200 %s' $((pkg_active * 120 / 400)) $((pkg_active * 100 / 400)))"
+	assert_equal "$(q 'select(.type == "unattributed" and .zone == "package") | .energy_uj')" \
+	    $((pkg_active * 180 / 400))
+	assert_equal "$(q 'select(.type == "container" and .zone == "package") | "\(.container_id) \(.energy_uj)"')" \
+	    "$(printf '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef %s\nfedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210 %s' \
+	    $((pkg_active * 120 / 400)) $((pkg_active * 100 / 400)))"
+	assert_equal "$(q 'select(.type == "pod" and .zone == "package") | "\(.pod_id) \(.energy_uj)"')" \
+	    "0a1b2c3d-4e5f-6789-abcd-ef0123456789 $((pkg_active * 100 / 400))"
+	dram_active=$((dram_uj * 4 / 10))
+	assert_equal "$(jq -s 'map(select(.type == "process" and .zone == "dram") | .energy_uj) | add' "$D/out")" \
+	    $((dram_active - dram_active * 180 / 400))
+
+	# process + unattributed + idle = measured, for every zone.
+	run jq -s -r 'group_by(.zone)[] | select(.[0].zone != null) |
+	    (map(select(.type == "node"))[0]) as $n |
+	    select((map(select(.type == "process" or .type == "unattributed") |
+	    .energy_uj) | add) + $n.idle_uj != $n.energy_uj) | .[0].zone' "$D/out"
+	assert_output ""
+}
+
+@test "a third --state run goes on: seq 2 and cumulative totals" {
+	reset_counters
+	pipeline > "$D/out"
+	first=$(add_energy package 30000000)
+	pipeline > "$D/out"
+	second=$(add_energy package 10000000)
+	pipeline > "$D/out"
+	assert_equal "$(q 'select(.type == "interval") | .seq')" 2
+	assert_equal "$(q 'select(.type == "node" and .zone == "package") | .total_uj')" $((first + second))
+}
+
+@test "live: the README pipeline for 3 intervals gives a CPU burner the largest share" {
+	bash -c 'while :; do :; done' &
+	burner=$!
+	run --separate-stderr bash -c 'set -o pipefail; rapl-read -n 3 -i 1s | proc-cputime | kp-attribute | kp-aggregate | kp-fmt -f json'
+	kill "$burner"
+	assert_success
+	assert_equal "$(jq -s 'map(select(.type == "interval")) | length' <<< "$output")" 3
+	top=$(jq -s -r 'map(select(.type == "process" and .zone == "package")) |
+	    group_by(.pid) | map({pid: .[0].pid, uj: (map(.energy_uj) | add)}) |
+	    max_by(.uj) | .pid' <<< "$output")
+	assert_equal "$top" "$burner"
+}
+
+@test "live: the short pipeline rapl-read | kp-attribute | kp-fmt works" {
+	run --separate-stderr bash -c 'set -o pipefail; rapl-read -n 2 -i 300ms | kp-attribute | kp-fmt -f csv'
+	assert_success
+	assert_line -n 0 --partial 'seq,ts,dt_us,type,zone'
+	assert_line --partial ',node,package,'
+}
+
+@test "the README's cookbook pipelines run" {
+	local line
+	cd "$BATS_TEST_TMPDIR"
+	while IFS= read -r line; do
+		case $line in
+		*--state*) line=${line#\*/5 \* \* \* \* }
+		    line=${line//\/var\/lib\/kp\//}; line=${line//\/var\/log\//} ;;
+		*" -n "*) ;;
+		*) line=${line/rapl-read/rapl-read -n 2 -i 200ms} ;;
+		esac
+		run timeout 30 bash -o pipefail -c "$line" </dev/null
+		[ "$status" -eq 0 ] || fail "README pipeline failed ($status): $line"
+	done < <(sed -n '/^Pipeline cookbook/,/^Limits/p' "$KP_ROOT/README" |
+	    grep -E '^    (\*/5.*)?rapl-read')
+}
