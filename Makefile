@@ -36,7 +36,7 @@ $(BIN):
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 
 check: all
-	bats tests
+	KP_SANITIZE=$(SANITIZE) bats tests
 
 lint:
 	mandoc -Tlint -Wwarning man/*

@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# Every stage releases what it allocates: valgrind finds no leak and no
+# invalid access.  Under SANITIZE=1, LeakSanitizer and ASan do this instead.
+
+load test_helper
+
+setup() {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan checks memory"
+	P=$(fixture_copy proc-basic)
+	IN=$BATS_TEST_TMPDIR/in
+	{
+		echo '{"type":"header","seq":0,"version":"1.0","producer":"test"}'
+		echo '{"type":"energy","seq":1,"zone":"package","energy_uj":1000,"source":"powercap","estimated":false}'
+		echo 'bad line'
+		echo '{"type":"cpu","seq":1,"cpu_us":5,"total_cpu_us":10,"usage_ratio":0.5}'
+		echo '{"type":"proc","seq":1,"pid":7,"starttime":1,"comm":"a","cpu_us":2,"state":"terminated","container_id":"c","pod_id":"p"}'
+		echo '{"type":"interval","seq":1,"ts":"2026-11-22T00:00:00.000000Z","dt_us":1000}'
+		echo '{"type":"energy","seq":2,"zone":"package","energy_uj":1000}'
+	} > "$IN"
+}
+
+vg() {
+	valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	    --error-exitcode=99 "$@"
+}
+
+# After "run vg ...": valgrind found nothing, and the program did run.
+clean() {
+	case $status in
+	99) fail "valgrind: $output" ;;
+	126|127) fail "did not run: $output" ;;
+	esac
+}
+
+@test "proc-cputime: no leaks in each mode" {
+	run vg proc-cputime --proc "$P" -n 2 -i 10ms
+	clean
+	run vg proc-cputime --proc "$P" --state "$BATS_TEST_TMPDIR/s" </dev/null
+	run vg proc-cputime --proc "$P" --state "$BATS_TEST_TMPDIR/s" </dev/null
+	clean
+	run vg proc-cputime --proc "$P" < "$IN"
+	clean
+}
+
+@test "kp-attribute: no leaks, with and without --state" {
+	run vg kp-attribute --proc "$P" < "$IN"
+	clean
+	run vg kp-attribute --proc "$P" --state "$BATS_TEST_TMPDIR/s" < "$IN"
+	run vg kp-attribute --proc "$P" --state "$BATS_TEST_TMPDIR/s" < "$IN"
+	clean
+}
+
+@test "kp-aggregate: no leaks" {
+	kp-attribute --proc "$P" < "$IN" > "$BATS_TEST_TMPDIR/attributed" || true
+	run vg kp-aggregate < "$BATS_TEST_TMPDIR/attributed"
+	clean
+}
+
+@test "rapl-read: no leaks" {
+	SY=$(fixture_copy sysfs-2socket)
+	run vg rapl-read --sysfs "$SY" --proc "$P" -n 2 -i 10ms
+	clean
+	run vg rapl-read --sysfs "$SY" --proc "$P" --state "$BATS_TEST_TMPDIR/r"
+	run vg rapl-read --sysfs "$SY" --proc "$P" --state "$BATS_TEST_TMPDIR/r"
+	clean
+	run vg rapl-read --sysfs "$BATS_TEST_TMPDIR/none" --proc "$P" -n 1 -i 10ms
+	clean
+}
+
+@test "kp-fmt: no leaks in any format" {
+	kp-attribute --proc "$P" < "$IN" 2>/dev/null | kp-aggregate > "$BATS_TEST_TMPDIR/attributed" || true
+	for f in table csv json prometheus; do
+		run vg kp-fmt -f "$f" < "$BATS_TEST_TMPDIR/attributed"
+		clean
+	done
+}
