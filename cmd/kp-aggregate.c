@@ -143,6 +143,7 @@ main(int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		usage();
 	argc -= optind;
+	argv += optind;
 	if (argc != 0)
 		usage();
 
@@ -169,6 +170,12 @@ main(int argc, char *argv[])
 		kp_out_raw(rec.line, rec.len);
 	}
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	if (json_array_size(procs) > 0) {
+		warnx("<stdin>:%ld: the stream ends inside an interval: its "
+		    "%zu process record(s) are not aggregated",
+		    kp_reader_lineno(r), json_array_size(procs));
+		status = KP_EXIT_DATAERR;
+	}
 	kp_reader_close(r);
 	json_decref(procs);
 	for (l = 0; l < NLEVELS; l++)

@@ -89,9 +89,25 @@ muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
 	return (int64_t)(n / (unsigned __int128)c);
 }
 
+/* The node's usage ratio: from the integer CPU times when it has them. */
+static double
+usage_ratio(json_t *cpu)
+{
+	int64_t cpu_us, total_cpu_us;
+
+	if (!kp_json_int(cpu, "cpu_us", &cpu_us) ||
+	    !kp_json_int(cpu, "total_cpu_us", &total_cpu_us))
+		return json_number_value(json_object_get(cpu, "usage_ratio"));
+	if (total_cpu_us <= 0)
+		return 0;
+	if (cpu_us >= total_cpu_us)
+		return 1;
+	return (double)cpu_us / (double)total_cpu_us;
+}
+
 /*
- * The active part of energy_uj: by the integer CPU times when the cpu
- * record has them, else by its usage_ratio.
+ * The active part of energy_uj, rounded down: by the integer CPU times when
+ * the cpu record has them (exact), else by its usage_ratio.
  */
 static int64_t
 active_part(int64_t energy_uj, json_t *cpu)
@@ -107,10 +123,10 @@ active_part(int64_t energy_uj, json_t *cpu)
 			cpu_us = total_cpu_us;
 		return muldiv(energy_uj, cpu_us, total_cpu_us, NULL);
 	}
-	ratio = json_number_value(json_object_get(cpu, "usage_ratio"));
+	ratio = usage_ratio(cpu);
 	if (!(ratio > 0))
 		return 0;
-	return ratio >= 1 ? energy_uj : (int64_t)llround(energy_uj * ratio);
+	return ratio >= 1 ? energy_uj : (int64_t)floor(energy_uj * ratio);
 }
 
 static int
@@ -194,9 +210,7 @@ emit_node(int64_t seq, json_t *energy, json_t *cpu, int64_t active_uj,
 	json_object_set_new(rec, "active_watts",
 	    json_real(watts(active_uj, dt_us)));
 	json_object_set_new(rec, "idle_watts", json_real(watts(idle_uj, dt_us)));
-	json_object_set_new(rec, "usage_ratio", json_real(energy_uj > 0 ?
-	    (double)active_uj / (double)energy_uj :
-	    json_number_value(json_object_get(cpu, "usage_ratio"))));
+	json_object_set_new(rec, "usage_ratio", json_real(usage_ratio(cpu)));
 	copy_fields(rec, energy, source);
 	json_object_set_new(rec, "total_uj",
 	    json_integer(add_total(tot, "total_uj", energy_uj)));
@@ -256,6 +270,14 @@ emit_unattributed(int64_t seq, const char *zone, const struct share *sh,
 	kp_out_json_new(rec);
 }
 
+static int
+is_terminated(json_t *proc)
+{
+	const char *state = kp_json_str(proc, "state");
+
+	return state != NULL && strcmp(state, "terminated") == 0;
+}
+
 /* One zone of one interval: node, processes, unattributed. */
 static void
 attribute_zone(struct interval *iv, json_t *energy, int64_t seq,
@@ -285,7 +307,8 @@ attribute_zone(struct interval *iv, json_t *energy, int64_t seq,
 
 	emit_node(seq, energy, iv->cpu, active_uj, dt_us, t);
 	json_array_foreach(iv->procs, i, proc)
-		emit_process(seq, zone, proc, &shares[i], dt_us, t);
+		if (shares[i].cpu_us > 0 || is_terminated(proc))
+			emit_process(seq, zone, proc, &shares[i], dt_us, t);
 	emit_unattributed(seq, zone, &shares[nproc], dt_us, t);
 	free(shares);
 }
@@ -360,14 +383,12 @@ pass_lines(json_t *lines)
 static void
 forget_terminated(json_t *procs, struct totals *t)
 {
-	const char *state;
 	char key[64];
 	size_t i;
 	json_t *proc;
 
 	json_array_foreach(procs, i, proc) {
-		state = kp_json_str(proc, "state");
-		if (state == NULL || strcmp(state, "terminated") != 0)
+		if (!is_terminated(proc))
 			continue;
 		proc_key(key, sizeof(key), proc);
 		json_object_del(t->procs, key);
@@ -408,7 +429,7 @@ static void
 load_state(struct kp_state *st, const char *path, struct totals *t,
     struct kp_sampler *s)
 {
-	json_t *data = kp_state_data(st), *saved;
+	json_t *data = kp_state_data_any_boot(st), *saved;
 
 	if (data == NULL)
 		return;
@@ -424,6 +445,8 @@ load_state(struct kp_state *st, const char *path, struct totals *t,
 	t->node = json_deep_copy(t->node);
 	t->unattributed = json_deep_copy(t->unattributed);
 	t->procs = json_deep_copy(t->procs);
+	if (kp_state_data(st) == NULL)
+		return;		/* a /proc sample of an earlier boot means nothing */
 	if ((saved = json_object_get(data, "sampler")) != NULL &&
 	    kp_sampler_load(s, saved) < 0)
 		warnx("%s: unusable /proc sample in the state file, "
@@ -460,8 +483,9 @@ run(struct kp_reader *r, struct kp_sampler *s, struct totals *t)
 			kp_out_raw(rec.line, rec.len);
 	}
 	if (json_array_size(iv.lines) > 0) {
-		warnx("<stdin>: the stream ends inside an interval: its %zu "
-		    "records pass on unattributed", json_array_size(iv.lines));
+		warnx("<stdin>:%ld: the stream ends inside an interval: %zu "
+		    "record(s) pass on unattributed", kp_reader_lineno(r),
+		    json_array_size(iv.lines));
 		pass_lines(iv.lines);
 		status = KP_EXIT_DATAERR;
 	}

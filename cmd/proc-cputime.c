@@ -198,8 +198,10 @@ main(int argc, char *argv[])
 	if (!clock && stdin_is_stream()) {
 		if (st)
 			load_state(s, st, statepath, &seq, &mono_us);
-		if (!kp_sampler_has_baseline(s))
+		if (!kp_sampler_has_baseline(s)) {
 			scan(s);
+			mono_us = kp_mono_us();
+		}
 		status = run_filter(s, &seq, &mono_us);
 		if (st)
 			save_state(s, st, seq, mono_us);

@@ -69,9 +69,28 @@ container_id(const char *comp, size_t n, struct kp_identity *id)
 		    CONTAINER_ID_LEN);
 }
 
-/* kubepods-burstable-pod<uid>.slice (with _ for -) or cgroupfs pod<uid>. */
+/* A pod uid: 32 hex digits, in groups joined by '-' (or '_' in systemd). */
+static int
+is_uid(const char *s, size_t n)
+{
+	size_t i, hex = 0;
+
+	for (i = 0; i < n; i++) {
+		if (isxdigit((unsigned char)s[i]))
+			hex++;
+		else if (s[i] != '-' && s[i] != '_')
+			return 0;
+	}
+	return hex == 32;
+}
+
+/*
+ * kubepods-burstable-pod<uid>.slice (with _ for -), or cgroupfs
+ * /kubepods/<qos>/pod<uid>: only below kubepods, so podman's scopes are not
+ * taken for pods.
+ */
 static void
-pod_id(const char *comp, size_t n, struct kp_identity *id)
+pod_id(const char *comp, size_t n, int in_kubepods, struct kp_identity *id)
 {
 	const char *p;
 	size_t len, i;
@@ -83,12 +102,12 @@ pod_id(const char *comp, size_t n, struct kp_identity *id)
 			return;
 		p += 4;
 		len = (size_t)(comp + n - strlen(".slice") - p);
-	} else if (has_prefix(comp, n, "pod")) {
+	} else if (in_kubepods && has_prefix(comp, n, "pod")) {
 		p = comp + 3;
 		len = n - 3;
 	} else
 		return;
-	if (len == 0)
+	if (!is_uid(p, len))
 		return;
 	copy(id->pod_id, sizeof(id->pod_id), p, len);
 	for (i = 0; id->pod_id[i]; i++)
@@ -130,7 +149,7 @@ kp_identity_from_path(const char *path, struct kp_identity *id)
 		if (n == 0)
 			break;
 		container_id(comp, n, id);
-		pod_id(comp, n, id);
+		pod_id(comp, n, strstr(path, "kubepods") != NULL, id);
 		vm_id(comp, n, id);
 		if (has_suffix(comp, n, ".service"))
 			copy(id->unit, sizeof(id->unit), comp, n);

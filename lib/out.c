@@ -56,13 +56,16 @@ kp_out_flush(void)
 	check();
 }
 
-/* The last thing main does: returns status, or a failure if stdout was lost. */
+/*
+ * The last thing main does: returns status, a failure if stdout was lost,
+ * or success if the reader downstream went away (a quiet stop).
+ */
 int
 kp_out_finish(int status)
 {
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if (errno == EPIPE)
-			return status;
+			return KP_EXIT_OK;
 		warn("write error on stdout");
 		return KP_EXIT_FAILURE;
 	}

@@ -66,6 +66,13 @@ proc_add(struct kp_sampler *s, const struct kp_pid_stat *ps)
 	return p;
 }
 
+/* Counters that went backwards (a CPU taken offline) count as no time. */
+static uint64_t
+delta(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
 /* Read once per process: a process does not change cgroup often enough. */
 static void
 read_identity(int procfd, struct proc *p)
@@ -97,8 +104,7 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 		return;		/* gone between listing and reading */
 	proc_key(key, sizeof(key), ps.pid, ps.starttime);
 	if ((p = kp_map_get(s->procs, key)) != NULL) {
-		p->delta_ticks = ps.cpu_ticks >= p->stat.cpu_ticks ?
-		    ps.cpu_ticks - p->stat.cpu_ticks : 0;
+		p->delta_ticks = delta(ps.cpu_ticks, p->stat.cpu_ticks);
 		p->stat = ps;
 	} else {
 		p = proc_add(s, &ps);
@@ -196,9 +202,12 @@ cpu_record(const struct kp_sampler *s, int64_t seq)
 	int64_t cpu_us, total_cpu_us;
 	json_t *rec;
 
-	cpu_us = kp_ticks_to_us(s->cpu.active_ticks - s->prev_cpu.active_ticks);
-	total_cpu_us = kp_ticks_to_us(s->cpu.total_ticks -
-	    s->prev_cpu.total_ticks);
+	total_cpu_us = kp_ticks_to_us(delta(s->cpu.total_ticks,
+	    s->prev_cpu.total_ticks));
+	cpu_us = kp_ticks_to_us(delta(s->cpu.active_ticks,
+	    s->prev_cpu.active_ticks));
+	if (cpu_us > total_cpu_us)
+		cpu_us = total_cpu_us;
 	rec = kp_rec_new("cpu", seq);
 	json_object_set_new(rec, "cpu_us", json_integer(cpu_us));
 	json_object_set_new(rec, "total_cpu_us", json_integer(total_cpu_us));

@@ -26,6 +26,7 @@ struct kp_state {
 	char boot_id[64];
 	char kind[32];
 	json_t *data;
+	int rebooted;		/* data is from an earlier boot */
 };
 
 static void
@@ -55,12 +56,14 @@ load(struct kp_state *st)
 		    "starting a new baseline", st->path, kind,
 		    (long long)version, st->kind, STATE_VERSION);
 		st->data = NULL;
-	} else if (strcmp(boot_id, st->boot_id) != 0) {
-		warnx("%s: written before a reboot, starting a new baseline",
-		    st->path);
-		st->data = NULL;
-	} else
+	} else {
+		if (strcmp(boot_id, st->boot_id) != 0) {
+			warnx("%s: written before a reboot, starting a new "
+			    "baseline", st->path);
+			st->rebooted = 1;
+		}
 		json_incref(st->data);
+	}
 	json_decref(root);
 }
 
@@ -92,8 +95,16 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 	return st;
 }
 
+/* The previous run's data, if it ran during this boot; borrowed. */
 json_t *
 kp_state_data(struct kp_state *st)
+{
+	return st->rebooted ? NULL : st->data;
+}
+
+/* The same, also from before a reboot: for totals, not for baselines. */
+json_t *
+kp_state_data_any_boot(struct kp_state *st)
 {
 	return st->data;
 }

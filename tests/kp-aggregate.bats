@@ -82,3 +82,11 @@ interval() {
 	run -1 --separate-stderr bash -c 'kp-aggregate < "$1" > /dev/full' _ "$IN"
 	assert_equal "$stderr" "kp-aggregate: write error on stdout: No space left on device"
 }
+
+@test "a stream cut inside an interval is reported; exit 3" {
+	process 1 package 1 7 '"container_id":"a"'
+	run --separate-stderr kp-aggregate < "$IN"
+	assert_failure 3
+	assert_equal "$stderr" "kp-aggregate: <stdin>:2: the stream ends inside an interval: its 1 process record(s) are not aggregated"
+	assert_equal "${#lines[@]}" 2
+}

@@ -190,7 +190,7 @@ field() {
 	header; energy 1 package 10; cpu 1 1 1
 	attribute
 	assert_failure 3
-	assert_equal "$stderr" "kp-attribute: <stdin>: the stream ends inside an interval: its 2 records pass on unattributed"
+	assert_equal "$stderr" "kp-attribute: <stdin>:3: the stream ends inside an interval: 2 record(s) pass on unattributed"
 	assert_equal "${#lines[@]}" 3
 }
 
@@ -211,4 +211,30 @@ field() {
 	header; energy 1 package 10; cpu 1 1 1; interval 1
 	run -1 --separate-stderr bash -c 'kp-attribute < "$1" > /dev/full' _ "$IN"
 	assert_equal "$stderr" "kp-attribute: write error on stdout: No space left on device"
+}
+
+@test "the node's usage ratio is the CPU's, not the rounded energy's" {
+	header; energy 1 package 10; cpu 1 45 100; interval 1
+	attribute
+	assert_equal "$(field node usage_ratio)" 0.45
+	assert_equal "$(field node active_uj)" 4
+}
+
+@test "a running process without CPU time gets no process record" {
+	header; energy 1 package 10; cpu 1 1 1; proc 1 4 0; proc 1 5 1; interval 1
+	attribute
+	assert_equal "$(field process pid)" 5
+}
+
+@test "cumulative totals survive a reboot; the /proc baseline does not" {
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 2; interval 1
+	run kp-attribute --proc "$P" --state "$S" < "$IN"
+	echo 00000000-0000-0000-0000-000000000000 > "$P/sys/kernel/random/boot_id"
+	: > "$IN"; energy 2 package 60; cpu 2 1 2; interval 2
+	run --separate-stderr kp-attribute --proc "$P" --state "$S" < "$IN"
+	assert_success
+	assert_equal "$stderr" "kp-attribute: $S: written before a reboot, starting a new baseline"
+	assert_equal "$(field node total_uj)" 160
 }

@@ -217,3 +217,25 @@ run_state() {
 	run -0 --separate-stderr bash -c 'set -o pipefail; proc-cputime -i 1ms --proc "$1" | head -1' _ "$P"
 	assert_equal "$stderr" ""
 }
+
+@test "identities: docker, cri-containerd pods, cgroupfs pods, libvirt, podman" {
+	run_state
+	advance_node
+	add_proc 701 a 1 0 100001 /docker/1111111111111111111111111111111111111111111111111111111111111111
+	add_proc 702 b 1 0 100001 /kubepods/besteffort/pod0a1b2c3d-4e5f-6789-abcd-ef0123456789/2222222222222222222222222222222222222222222222222222222222222222
+	add_proc 703 c 1 0 100001 '/machine.slice/machine-qemu\x2d1\x2dguest.scope/libvirt/vcpu0'
+	add_proc 704 d 1 0 100001 /user.slice/user-1000.slice/user@1000.service/user.slice/libpod-3333333333333333333333333333333333333333333333333333333333333333.scope
+	add_proc 705 e 1 0 100001 /machine.slice/libpod-conmon-4444444444444444444444444444444444444444444444444444444444444444.scope
+	add_proc 706 f 1 0 100001 /system.slice/podman-pause-1a2b.scope
+	run_state
+	ids() {
+		printf '%s\n' "${lines[@]}" | jq -r --argjson p "$1" \
+		    'select(.pid == $p) | [.container_id, .pod_id, .vm_id, .unit] | map(. // "-") | join(" ")'
+	}
+	assert_equal "$(ids 701)" "1111111111111111111111111111111111111111111111111111111111111111 - - -"
+	assert_equal "$(ids 702)" "2222222222222222222222222222222222222222222222222222222222222222 0a1b2c3d-4e5f-6789-abcd-ef0123456789 - -"
+	assert_equal "$(ids 703)" "- - qemu-1-guest -"
+	assert_equal "$(ids 704)" "3333333333333333333333333333333333333333333333333333333333333333 - - user@1000.service"
+	assert_equal "$(ids 705)" "- - - -"
+	assert_equal "$(ids 706)" "- - - -"
+}
