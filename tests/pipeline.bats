@@ -57,7 +57,7 @@ q() {
 	sed -i 's/ 500 100 / 600 100 /' "$P/200/stat"		# +100 ticks
 	pipeline > "$D/out"
 
-	assert_equal "$(q 'select(.type == "energy" and .zone == "package") | .energy_uj')" "$package_uj"
+	assert_equal "$(q 'select(.type == "node" and .zone == "package") | .energy_uj')" "$package_uj"
 	pkg_active=$((package_uj * 4 / 10))
 	assert_equal "$(q 'select(.type == "node" and .zone == "package") | "\(.active_uj) \(.idle_uj)"')" \
 	    "$pkg_active $((package_uj - pkg_active))"
@@ -117,7 +117,7 @@ q() {
 @test "the README's cookbook pipelines run" {
 	local line
 	cd "$BATS_TEST_TMPDIR"
-	while IFS= read -r line; do
+	while read -r line; do
 		case $line in
 		*--state*) line=${line#\*/5 \* \* \* \* }
 		    line=${line//\/var\/lib\/kp\//}; line=${line//\/var\/log\//} ;;
