@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# The build: warnings are errors under gcc and clang; install and uninstall
+# put exactly the programs and pages in place and take them away again.
+
+load test_helper
+
+# A copy of the sources, built apart from the tree under test.
+copy_tree() {
+	mkdir "$BATS_TEST_TMPDIR/src"
+	cp -R "$KP_ROOT"/Makefile "$KP_ROOT"/config.mk "$KP_ROOT"/cmd \
+	    "$KP_ROOT"/lib "$KP_ROOT"/man "$BATS_TEST_TMPDIR/src"
+	make -C "$BATS_TEST_TMPDIR/src" clean >/dev/null
+}
+
+@test "gcc builds all five with -Wall -Wextra -Werror" {
+	copy_tree
+	run make -C "$BATS_TEST_TMPDIR/src" CC=gcc
+	assert_success
+	refute_output --partial warning
+}
+
+@test "clang builds all five with -Wall -Wextra -Werror" {
+	command -v clang >/dev/null || fail "clang is not installed"
+	copy_tree
+	run make -C "$BATS_TEST_TMPDIR/src" CC=clang
+	assert_success
+	refute_output --partial warning
+}
+
+@test "make install and make uninstall with PREFIX and DESTDIR" {
+	copy_tree
+	D=$BATS_TEST_TMPDIR/dest
+	make -C "$BATS_TEST_TMPDIR/src" >/dev/null
+	run make -C "$BATS_TEST_TMPDIR/src" install PREFIX=/opt/kp DESTDIR="$D"
+	assert_success
+	run bash -c 'cd "$1" && find . -type f | sort' _ "$D"
+	assert_output - <<-'OUT'
+	./opt/kp/bin/kp-aggregate
+	./opt/kp/bin/kp-attribute
+	./opt/kp/bin/kp-fmt
+	./opt/kp/bin/proc-cputime
+	./opt/kp/bin/rapl-read
+	./opt/kp/share/man/man1/kp-aggregate.1
+	./opt/kp/share/man/man1/kp-attribute.1
+	./opt/kp/share/man/man1/kp-fmt.1
+	./opt/kp/share/man/man1/proc-cputime.1
+	./opt/kp/share/man/man1/rapl-read.1
+	./opt/kp/share/man/man5/kp-records.5
+	OUT
+	"$D/opt/kp/bin/kp-fmt" -f json < /dev/null
+	run make -C "$BATS_TEST_TMPDIR/src" uninstall PREFIX=/opt/kp DESTDIR="$D"
+	assert_success
+	assert_equal "$(find "$D" -type f | wc -l)" 0
+}
+
+@test "make clean leaves only the sources" {
+	copy_tree
+	make -C "$BATS_TEST_TMPDIR/src" >/dev/null
+	make -C "$BATS_TEST_TMPDIR/src" clean >/dev/null
+	run find "$BATS_TEST_TMPDIR/src" -name '*.o' -o -name '*.a' -o -type f -perm -u+x
+	assert_output ""
+}
