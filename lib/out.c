@@ -11,11 +11,10 @@
 
 #include "kp.h"
 
+/* Called right after the failing call, while errno still says why. */
 static void
-check(void)
+write_failed(void)
 {
-	if (!ferror(stdout))
-		return;
 	if (errno == EPIPE)
 		exit(KP_EXIT_OK);
 	err(KP_EXIT_FAILURE, "write error on stdout");
@@ -30,9 +29,8 @@ kp_out_init(void)
 void
 kp_out_raw(const char *line, size_t len)
 {
-	fwrite(line, 1, len, stdout);
-	putchar('\n');
-	check();
+	if (fwrite(line, 1, len, stdout) != len || putchar('\n') == EOF)
+		write_failed();
 }
 
 void
@@ -52,8 +50,8 @@ kp_out_json_new(json_t *rec)
 void
 kp_out_flush(void)
 {
-	fflush(stdout);
-	check();
+	if (fflush(stdout) == EOF)
+		write_failed();
 }
 
 /*
