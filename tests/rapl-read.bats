@@ -1,0 +1,382 @@
+#!/usr/bin/env bats
+# rapl-read: zones, sums over sockets and wrap-around on fixture sysfs trees;
+# the model where there is no RAPL; how it fails.
+# shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
+
+load test_helper
+
+setup() {
+	SY=$(fixture_copy sysfs-2socket)
+	P=$(fixture_copy proc-model)
+	S=$BATS_TEST_TMPDIR/rr.state
+}
+
+teardown() {
+	if [ -n "${NOBODY_DIR:-}" ]; then
+		rm -rf "$NOBODY_DIR"
+	fi
+}
+
+# Sets the counter of a zone entry, such as intel-rapl:1, to a value.
+set_uj() {
+	echo "$2" > "$SY/class/powercap/$1/energy_uj"
+}
+
+# Adds a zone to the tree in $1 as the kernel lays it out: a directory under
+# devices and a relative symbolic link in class/powercap.
+add_zone() {
+	local d=$1/devices/virtual/powercap/intel-rapl/$2
+	mkdir -p "$d"
+	echo "$3" > "$d/name"
+	echo 1000 > "$d/energy_uj"
+	echo 262143328850 > "$d/max_energy_range_uj"
+	ln -s "../../devices/virtual/powercap/intel-rapl/$2" \
+	    "$1/class/powercap/$2"
+}
+
+run_state() {
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --state "$S" "$@"
+}
+
+# A field of the energy record of a zone, from the last run's output.
+zone_field() {
+	jq -r "select(.type == \"energy\" and .zone == \"$1\") | .$2" \
+	    <<< "$output"
+}
+
+# The records of the last run's output, one "type seq zone" a line.
+shape() {
+	jq -r '"\(.type) \(.seq)" + (if .zone then " \(.zone)" else "" end)' \
+	    <<< "$output"
+}
+
+HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
+
+@test "usage matches the manual's synopsis" {
+	# The synopsis wraps, and col(1) turns the indentation into tabs.
+	assert_equal "$(usage_synopsis rapl-read)" \
+	    "$(man_synopsis rapl-read.1 | tr '\t' ' ' | tr -s ' ')"
+}
+
+@test "-h prints usage and exits 2" {
+	run -2 --separate-stderr rapl-read -h
+	assert_output ""
+	assert_equal "${stderr_lines[0]}" \
+	    "usage: rapl-read [-h] [-i duration] [-n count] [--idle-watts watts]"
+	run -2 --separate-stderr rapl-read --help
+	assert_equal "${stderr_lines[0]}" \
+	    "usage: rapl-read [-h] [-i duration] [-n count] [--idle-watts watts]"
+}
+
+@test "an unknown option or an operand is a usage error" {
+	run -2 rapl-read -x
+	assert_line -n 0 "rapl-read: invalid option -- 'x'"
+	assert_line -n 1 --partial "usage: rapl-read [-h]"
+	run -2 --separate-stderr rapl-read --frobnicate
+	run -2 --separate-stderr rapl-read extra
+	assert_output ""
+}
+
+@test "a bad interval is a usage error naming the value" {
+	local v
+	for v in 5 0s x -1s 2d; do
+		run -2 --separate-stderr rapl-read -i "$v"
+		assert_equal "$stderr" \
+		    "rapl-read: interval must be a positive duration up to 1 day with a unit (us, ms, s, m): '$v'"
+	done
+	run -2 --separate-stderr rapl-read --interval 5
+}
+
+@test "a bad count is a usage error naming the value" {
+	local v
+	for v in 0 -3 x 1.5; do
+		run -2 --separate-stderr rapl-read -n "$v"
+		assert_equal "$stderr" \
+		    "rapl-read: count must be an integer from 1 to 9223372036854775807: '$v'"
+	done
+}
+
+@test "-i or -n with --state is a usage error" {
+	run -2 --separate-stderr rapl-read -n 1 --state "$S"
+	assert_equal "$stderr" "rapl-read: --state cannot be used with -i or -n"
+	run -2 --separate-stderr rapl-read --state "$S" -i 1s
+	[ ! -e "$S" ]
+}
+
+@test "a bad source or power is a usage error naming the value" {
+	run -2 --separate-stderr rapl-read --source rapl
+	assert_equal "$stderr" \
+	    "rapl-read: source must be auto, powercap or model: 'rapl'"
+	run -2 --separate-stderr rapl-read --idle-watts ten
+	assert_equal "$stderr" \
+	    "rapl-read: idle watts must be a number from 0 to 100000: 'ten'"
+	run -2 --separate-stderr rapl-read --max-watts -5
+	assert_equal "$stderr" \
+	    "rapl-read: max watts must be a number from 0 to 100000: '-5'"
+	run -2 --separate-stderr rapl-read --idle-watts 60 --max-watts 40
+	assert_equal "$stderr" \
+	    "rapl-read: idle watts must not exceed max watts: 60 > 40"
+}
+
+@test "the first --state run stores a baseline and emits only the header" {
+	run_state
+	assert_success
+	assert_output "$HEADER"
+	assert_equal "$stderr" ""
+	[ -s "$S" ]
+}
+
+@test "two sockets: sums and wrap-around across --state runs" {
+	run_state
+	set_uj intel-rapl:0 100030000000	# +30 J
+	set_uj intel-rapl:1 1000000		# wraps: 328850 to the top, then 1 J
+	set_uj intel-rapl:0:0 50005000000	# core +5 J
+	set_uj intel-rapl:0:1 20002000000	# dram +2 J
+	set_uj intel-rapl:1:0 21001500000	# dram +1.5 J
+	run_state
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(shape)" "$(cat <<-'EOF'
+	header 0
+	energy 1 package
+	energy 1 core
+	energy 1 dram
+	interval 1
+	EOF
+	)"
+	assert_equal "$(zone_field package energy_uj)" 31328850
+	assert_equal "$(zone_field package sockets)" 2
+	assert_equal "$(zone_field core energy_uj)" 5000000
+	assert_equal "$(zone_field core sockets)" 1
+	assert_equal "$(zone_field dram energy_uj)" 3500000
+	assert_equal "$(zone_field dram sockets)" 2
+	assert_equal "$(zone_field package source)" powercap
+	assert_equal "$(zone_field package estimated)" false
+
+	set_uj intel-rapl:1 3000000
+	run_state
+	assert_line --regexp '^\{"type":"interval","seq":2,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
+	assert_equal "$(zone_field package energy_uj)" 2000000
+	assert_equal "$(zone_field package seq)" 2
+}
+
+@test "watts is the energy over the interval's dt_us" {
+	run_state
+	set_uj intel-rapl:0 100030000000
+	run_state
+	run jq -s 'map(select(.type == "interval"))[0].dt_us as $dt |
+	    map(select(.type == "energy" and .zone == "package"))[0] |
+	    (.watts - .energy_uj / $dt) | fabs < 1e-6' <<< "$output"
+	assert_output true
+}
+
+@test "-n 2: two intervals, each after its energy records" {
+	run --separate-stderr rapl-read --sysfs "$SY" -n 2 -i 10ms
+	assert_success
+	assert_line -n 0 "$HEADER"
+	assert_equal "$(shape)" "$(cat <<-'EOF'
+	header 0
+	energy 1 package
+	energy 1 core
+	energy 1 dram
+	interval 1
+	energy 2 package
+	energy 2 core
+	energy 2 dram
+	interval 2
+	EOF
+	)"
+	run jq -s 'map(select(.type == "interval") | .dt_us > 0) | all' \
+	    <<< "$output"
+	assert_output true
+}
+
+@test "the intervals keep to their deadlines" {
+	run --separate-stderr rapl-read --sysfs "$SY" -n 5 -i 100ms
+	assert_success
+	# Each interval ends at start + k * 100 ms, not 100 ms after the
+	# previous one ended: a late wakeup shortens the next interval, so
+	# the sum stays near 500 ms however the scheduler jitters.  The bound
+	# is loose because this machine is shared.
+	run jq -s 'map(select(.type == "interval") | .dt_us) |
+	    (map(. > 0) | all) and (add >= 500000 and add < 650000)' \
+	    <<< "$output"
+	assert_output true
+}
+
+@test "zones come in the documented order, then alphabetically" {
+	local client
+	client=$(fixture_copy sysfs-client)
+	add_zone "$client" intel-rapl:2 zeta
+	add_zone "$client" intel-rapl:3 alpha
+	run --separate-stderr rapl-read --sysfs "$client" -n 1 -i 10ms
+	assert_success
+	assert_equal "$(shape)" "$(cat <<-'EOF'
+	header 0
+	energy 1 package
+	energy 1 core
+	energy 1 uncore
+	energy 1 dram
+	energy 1 psys
+	energy 1 alpha
+	energy 1 zeta
+	interval 1
+	EOF
+	)"
+}
+
+@test "--source powercap without zones exits 4" {
+	run -4 --separate-stderr rapl-read --source powercap \
+	    --sysfs "$BATS_TEST_TMPDIR/empty" -n 1 -i 10ms
+	assert_output ""
+	assert_equal "$stderr" \
+	    "rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/empty/class/powercap'"
+}
+
+@test "--source auto without zones estimates, saying so once" {
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr rapl-read --sysfs "$BATS_TEST_TMPDIR/empty" \
+	    --proc "$P" -n 2 -i 10ms
+	assert_success
+	assert_equal "$stderr" \
+	    "rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/empty/class/powercap': estimating energy from $P/stat (--source model)"
+	assert_equal "$(shape)" "$(printf '%s\n' 'header 0' \
+	    'energy 1 package' 'interval 1' 'energy 2 package' 'interval 2')"
+	run jq -s -c 'map(select(.type == "energy") |
+	    [.source, .estimated, .sockets]) | unique' <<< "$output"
+	assert_output '[["model",true,1]]'
+}
+
+@test "the model: idle plus the busy share of the power range" {
+	run_state --source model
+	# 1000 ticks pass, 500 of them active: a usage ratio of 0.5.
+	printf 'cpu  1300 0 700 8400 600 0 0 0 0 0\n' > "$P/stat"
+	run_state --source model
+	assert_success
+	run jq -s 'map(select(.type == "interval"))[0].dt_us as $dt |
+	    map(select(.type == "energy"))[0] |
+	    .energy_uj == 30 * $dt and .watts == 30' <<< "$output"
+	assert_output true
+
+	run_state --source model --idle-watts 20 --max-watts 100
+	# Another 1000 ticks, 250 active: 20 + 80 * 0.25 = 40 watts.
+	printf 'cpu  1500 0 750 9150 600 0 0 0 0 0\n' > "$P/stat"
+	run_state --source model --idle-watts 20 --max-watts 100
+	run jq -s 'map(select(.type == "interval"))[0].dt_us as $dt |
+	    map(select(.type == "energy"))[0] |
+	    .energy_uj == 40 * $dt and .seq == 3' <<< "$output"
+	assert_output true
+}
+
+@test "an unreadable /proc/stat is a system failure" {
+	run -1 --separate-stderr rapl-read --source model \
+	    --proc "$BATS_TEST_TMPDIR/noproc" -n 1 -i 10ms
+	assert_equal "$stderr" \
+	    "rapl-read: $BATS_TEST_TMPDIR/noproc/stat: No such file or directory"
+}
+
+@test "a counter without read permission: exit 5 naming the file" {
+	NOBODY_DIR=$(mktemp -d /tmp/rapl-read.XXXXXX)
+	chmod 755 "$NOBODY_DIR"
+	cp -R "$FIXTURES/sysfs-2socket" "$NOBODY_DIR/sys"
+	chmod -R a+rX "$NOBODY_DIR/sys"
+	find "$NOBODY_DIR/sys/devices" -name energy_uj -exec chmod 0400 {} +
+	run -5 --separate-stderr as_nobody rapl-read --source powercap \
+	    --sysfs "$NOBODY_DIR/sys"
+	assert_output ""
+	assert_equal "$stderr" \
+	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj': Permission denied; run as root or grant read access to the file (a udev rule, see rapl-read(1))"
+
+	run --separate-stderr as_nobody rapl-read --sysfs "$NOBODY_DIR/sys" \
+	    -n 1 -i 10ms
+	assert_success
+	assert_equal "$stderr" \
+	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj': Permission denied: estimating energy from /proc/stat (--source model)"
+	assert_line --partial '"zone":"package",'
+	assert_line --partial '"source":"model","estimated":true,"sockets":1}'
+}
+
+@test "a counter gone between --state runs: its zone is left out, with a warning" {
+	run_state
+	rm "$SY/devices/virtual/powercap/intel-rapl/intel-rapl:1/intel-rapl:1:0/energy_uj"
+	set_uj intel-rapl:0 100001000000
+	run_state
+	assert_success
+	assert_equal "$stderr" \
+	    "rapl-read: cannot read '$SY/class/powercap/intel-rapl:1:0/energy_uj': No such file or directory"
+	assert_equal "$(shape)" "$(printf '%s\n' 'header 0' \
+	    'energy 1 package' 'energy 1 core' 'interval 1')"
+	assert_equal "$(zone_field package energy_uj)" 1000000
+}
+
+@test "a counter new since the previous run is only a baseline" {
+	run_state
+	add_zone "$SY" intel-rapl:2 psys
+	run_state
+	refute_line --partial '"zone":"psys"'
+	assert_line --partial '"zone":"package"'
+	echo 3000 > "$SY/class/powercap/intel-rapl:2/energy_uj"
+	run_state
+	assert_equal "$(zone_field psys energy_uj)" 2000
+}
+
+@test "a counter that fails mid-run is reported once and left out while it fails" {
+	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
+	(
+		sleep 0.5
+		echo garbage > "$f"
+		sleep 0.5
+		echo 50000000000 > "$f"
+	) &
+	run --separate-stderr rapl-read --sysfs "$SY" -n 40 -i 50ms
+	wait
+	assert_success
+	assert_equal "$stderr" "rapl-read: cannot read '$f': Invalid argument"
+	assert_equal "$(jq -s 'map(select(.zone == "package")) | length' \
+	    <<< "$output")" 40
+	assert_equal "$(jq -s 'map(select(.zone == "dram")) | length' \
+	    <<< "$output")" 40
+	run jq -s '[map(select(.zone == "core")) | length < 40,
+	    any(.[]; .zone == "core" and .seq == 40)] | all' <<< "$output"
+	assert_output true
+}
+
+@test "a state from another source starts a new baseline and keeps seq" {
+	run_state --source model
+	run_state --source model
+	assert_line --partial '"type":"interval","seq":1,'
+	run_state
+	assert_output "$HEADER"
+	assert_equal "$stderr" \
+	    "rapl-read: $S: the stored sample is from source 'model', not 'powercap'; starting a new baseline"
+	run_state
+	assert_line --partial '"type":"interval","seq":2,'
+}
+
+@test "a corrupt state file starts a new baseline" {
+	echo 'not json' > "$S"
+	run_state
+	assert_success
+	assert_output "$HEADER"
+	assert_equal "$stderr" \
+	    "rapl-read: $S: corrupt state file, starting a new baseline"
+	run_state
+	assert_line --partial '"type":"interval","seq":1,'
+}
+
+@test "a write error on stdout exits 1" {
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run -1 --separate-stderr bash -c \
+	    'rapl-read -n 1 -i 10ms --sysfs "$1" > /dev/full' _ "$SY"
+	assert_equal "$stderr" "rapl-read: write error on stdout: No space left on device"
+}
+
+@test "a closed pipe downstream is a quiet stop" {
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run --separate-stderr bash -c \
+	    'set -o pipefail; rapl-read -i 10ms --sysfs "$1" | head -1' _ "$SY"
+	assert_success
+	assert_output "$HEADER"
+	assert_equal "$stderr" ""
+}
