@@ -60,3 +60,14 @@ copy_tree() {
 	run find "$BATS_TEST_TMPDIR/src" -name '*.o' -o -name '*.a' -o -type f -perm -u+x
 	assert_output ""
 }
+
+@test "the benchmark runs every stage and reports ratios to its baseline" {
+	run "$KP_ROOT/scripts/bench" 3 20
+	assert_success
+	assert_line -n 0 "bench: 3 intervals of 20 processes"
+	assert_line -n 1 --regexp '^jq -c \. \(baseline\) +[0-9.]+ ms +[0-9]+ records/s +1\.00x jq$'
+	assert_line -n 2 --regexp '^kp-attribute +[0-9.]+ ms +[0-9]+ records/s +[0-9.]+x jq$'
+	assert_line -n 3 --regexp '^kp-aggregate '
+	assert_line -n 4 --regexp '^kp-fmt -f csv '
+	assert_line -n 5 --regexp '^kp-fmt -f prometheus '
+}
