@@ -189,8 +189,10 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc != 0 || (clock && statepath))
+	if (argc != 0)
 		usage();
+	if (clock && statepath != NULL)
+		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
 
 	s = kp_sampler_new(procdir, emit_all);
 	if (statepath)

@@ -58,6 +58,8 @@ run_state() {
 	assert_equal "$stderr" \
 	    "proc-cputime: interval must be a positive duration up to 1 day with a unit (us, ms, s, m): '5'"
 	run -2 --separate-stderr proc-cputime -n 1 --state "$S"
+	assert_equal "$stderr" \
+	    "proc-cputime: --state cannot be used with -i or -n"
 	run -2 --separate-stderr proc-cputime extra
 }
 
