@@ -62,7 +62,7 @@ copy_tree() {
 }
 
 @test "the benchmark runs every stage and reports ratios to its baseline" {
-	run "$KP_ROOT/scripts/bench" 3 20
+	run "$KP_ROOT/scripts/bench-stages" 3 20
 	assert_success
 	assert_line -n 0 "bench: 3 intervals of 20 processes"
 	assert_line -n 1 --regexp '^jq -c \. \(baseline\) +[0-9.]+ ms +[0-9]+ records/s +1\.00x jq$'
