@@ -28,6 +28,11 @@ interval() {
 	printf '{"type":"interval","seq":%s,"ts":"2026-11-22T00:00:0%s.000000Z","dt_us":%s}\n' "$1" "$1" "${2:-1000000}" >> "$IN"
 }
 
+# now_interval SEQ: an interval that ends now
+now_interval() {
+	printf '{"type":"interval","seq":%s,"ts":"%s","dt_us":1000000}\n' "$1" "$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)" >> "$IN"
+}
+
 attribute() {
 	run --separate-stderr kp-attribute --proc "$FIXTURES/proc-basic" "$@" < "$IN"
 }
@@ -46,7 +51,7 @@ field() {
 
 @test "-h, unknown options and operands are usage errors" {
 	run -2 --separate-stderr kp-attribute -h
-	assert_equal "$stderr" "usage: kp-attribute [-h] [--proc dir] [--state file]"
+	assert_equal "$stderr" "usage: kp-attribute [-h] [--denominator node|processes] [--idle none|proportional] [--max-terminated n] [--min-terminated-energy joules] [--proc dir] [--split ratio|baseline] [--baseline-watts [zone=]watts] [--state file]"
 	run -2 --separate-stderr kp-attribute --bogus
 	run -2 --separate-stderr kp-attribute file
 }
@@ -133,7 +138,7 @@ field() {
 	assert_success
 	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
 	sed -i 's/ 3000 1000 / 3100 1000 /' "$P/100/stat"
-	: > "$IN"; energy 1 package 1000000; interval 1
+	: > "$IN"; energy 1 package 1000000; now_interval 1
 	run --separate-stderr kp-attribute --proc "$P" --state "$S" < "$IN"
 	assert_success
 	assert_equal "$(field node active_uj)" 400000
