@@ -438,8 +438,7 @@ save_group(const char *key, void *val, void *arg)
 	struct group *g = val;
 	json_t *o;
 
-	o = json_pack("{s:s,s:I,s:o}", "id", key, "live", (json_int_t)g->live,
-	    "totals", zone_ints(g->total_uj));
+	o = json_pack("{s:s,s:o}", "id", key, "totals", zone_ints(g->total_uj));
 	if (g->pod)
 		json_object_set_new(o, "pod", json_string(g->pod));
 	json_array_append_new(c->arr, o);
@@ -449,12 +448,13 @@ static void
 save_member(const char *key, void *val, void *arg)
 {
 	struct member *m = val;
-	json_t *ids = json_array();
+	json_t *ids = json_object();
 	size_t l;
 
 	for (l = 0; l < nlevels; l++)
-		json_array_append_new(ids, m->g[l] ? json_string(m->g[l]->id) :
-		    json_null());
+		if (m->g[l] != NULL)
+			json_object_set_new(ids, levels[l].field,
+			    json_string(m->g[l]->id));
 	json_object_set_new(arg, key, ids);
 }
 
@@ -509,7 +509,6 @@ load_state(struct kp_state *st, const char *path)
 			if ((id = kp_json_str(v, "id")) == NULL)
 				continue;
 			g = group_get(&levels[l], id, strlen(id));
-			kp_json_int(v, "live", &g->live);
 			load_zone_ints(json_object_get(v, "totals"),
 			    g->total_uj);
 			if ((id = kp_json_str(v, "pod")) != NULL &&
@@ -517,14 +516,19 @@ load_state(struct kp_state *st, const char *path)
 				err(KP_EXIT_FAILURE, "strdup");
 		}
 	}
-	/* Members of levels this run does not have are left out. */
+	/*
+	 * A group's live members are counted from the members, not stored,
+	 * so that the count always matches them; a level this run does not
+	 * have is left out.
+	 */
 	json_object_foreach(mem, key, ids) {
 		if ((m = calloc(1, sizeof(*m))) == NULL)
 			err(KP_EXIT_FAILURE, "calloc");
 		for (l = 0; l < nlevels; l++) {
-			id = json_string_value(json_array_get(ids, l));
-			if (id != NULL)
-				m->g[l] = kp_map_get(levels[l].groups, id);
+			id = kp_json_str(ids, levels[l].field);
+			if (id != NULL && (m->g[l] = kp_map_get(levels[l].groups,
+			    id)) != NULL)
+				m->g[l]->live++;
 		}
 		kp_map_put(members, key, m);
 	}

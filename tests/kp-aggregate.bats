@@ -171,3 +171,34 @@ interval() {
 	    map(select(.type == "pod"))[] | select(.energy_uj != ($c[.pod_id] // 0)) | "pod \(.pod_id) at \(.seq)"' <<< "$output"
 	assert_output ""
 }
+
+@test "a state chain of three runs gives the group totals of one run" {
+	"$KP_ROOT/scripts/kp-gen" --seed 4 --intervals 30 --processes 30 --churn 150 |
+	    kp-attribute > "$IN"
+	run kp-aggregate --by comm --drop-processes < "$IN"
+	assert_success
+	one=$(printf '%s\n' "$output" | grep -v '"type":"header"')
+	S=$BATS_TEST_TMPDIR/ag.state
+	chain=
+	for part in '1,10' '11,20' '21,30'; do
+		jq -c --argjson r "[$part]" 'select(.seq >= $r[0] and .seq <= $r[1])' "$IN" > "$BATS_TEST_TMPDIR/part"
+		run kp-aggregate --by comm --drop-processes --state "$S" < "$BATS_TEST_TMPDIR/part"
+		assert_success
+		chain+=$output$'\n'
+	done
+	assert_equal "$one" "${chain%$'\n'}"
+	assert_output --partial '"state":"terminated"'
+}
+
+@test "a state file of other levels is used for the levels both have" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","unit":"u","state":"running"'
+	interval 1
+	run kp-aggregate --level unit,container --state "$S" < "$IN"
+	: > "$IN"
+	process 2 package 1 0 '"container_id":"a","unit":"u","state":"terminated"'
+	interval 2
+	run kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.state) \(.total_uj)"' <<< "$output")" "terminated 7"
+}
