@@ -202,3 +202,13 @@ interval() {
 	assert_success
 	assert_equal "$(jq -r 'select(.type == "container") | "\(.state) \(.total_uj)"' <<< "$output")" "terminated 7"
 }
+
+@test "records it does not consume pass through without being parsed" {
+	echo '{"type":"mystery","seq":1,"x":[1,}' >> "$IN"
+	echo '{"type":"process","seq":1,"zone":"package","pid":1,"energy_uj":1,"x":[1,}' >> "$IN"
+	interval 1
+	run --separate-stderr kp-aggregate < "$IN"
+	assert_failure 3
+	assert_line -n 1 '{"type":"mystery","seq":1,"x":[1,}'
+	assert_equal "$stderr" "kp-aggregate: <stdin>:3: not JSON: unexpected token near '}'"
+}

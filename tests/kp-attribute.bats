@@ -411,3 +411,21 @@ field() {
 	done
 	assert_equal "$(printf '%s\n' "$one" | grep -v '"type":"header"')" "${chain%$'\n'}"
 }
+
+@test "records it does not consume pass through without being parsed" {
+	header
+	# Broken after its type and seq: passed on as it is, since never parsed.
+	echo '{"type":"mystery","seq":1,"x":[1,}' >> "$IN"
+	echo '{ "type": "spaced", "seq": 1 }' >> "$IN"
+	energy 1 package 10; cpu 1 1 1; interval 1
+	attribute
+	assert_success
+	assert_line -n 1 '{"type":"mystery","seq":1,"x":[1,}'
+	assert_line -n 2 '{ "type": "spaced", "seq": 1 }'
+	# A consumed record is parsed in full.
+	echo '{"type":"proc","seq":2,"pid":3,"cpu_us":1,"x":[1,}' >> "$IN"
+	energy 2 package 10; cpu 2 1 1; interval 2
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:7: not JSON: unexpected token near '}'"
+}
