@@ -346,7 +346,8 @@ end_interval(int64_t seq, int64_t dt_us)
 	for (z = 0; z < (int)nzones; z++)
 		order[nz++] = z;
 	qsort(order, nz, sizeof(order[0]), by_zone);
-	qsort(items, nitems, sizeof(*items), by_item);
+	if (nitems > 0)
+		qsort(items, nitems, sizeof(*items), by_item);
 	for (i = 0, l = 0; l < nlevels; l++) {
 		lv = &levels[l];
 		for (zi = 0; zi < nz; zi++) {

@@ -827,6 +827,11 @@ run(struct kp_reader *r, struct kp_sampler *s)
 	int status = KP_EXIT_OK;
 
 	memset(&iv, 0, sizeof(iv));
+	/* Never NULL, so that offsets into them are always defined. */
+	iv.text.cap = iv.lines.cap = 256;
+	if ((iv.text.s = malloc(iv.text.cap)) == NULL ||
+	    (iv.lines.s = malloc(iv.lines.cap)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
 	while (kp_reader_next_lazy(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0)
 			end_interval(r, &iv, &rec, s);

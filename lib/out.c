@@ -187,6 +187,8 @@ buf_reserve(struct kp_buf *b, size_t n)
 void
 kp_buf_add(struct kp_buf *b, const char *s, size_t n)
 {
+	if (n == 0)
+		return;		/* s may be an empty buffer's NULL */
 	buf_reserve(b, n);
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
