@@ -135,9 +135,3 @@ day() {
 	grep -qx "seq 1: process + unattributed + idle kept != energy in package" <<< "$stderr"
 }
 
-@test "scripts/bench-stages runs (at a tiny size)" {
-	run "$KP_ROOT/scripts/bench-stages" 3 10 50 20
-	assert_success
-	assert_line --partial "kp-attribute: "
-	assert_line --partial "kp-aggregate: "
-}
