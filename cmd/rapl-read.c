@@ -604,8 +604,11 @@ try_source(struct meter *m, enum source source, char *why, size_t len)
 }
 
 static void
-unusable(int status, const char *why)
+unusable(enum source source, int status, const char *why)
 {
+	if (status == KP_EXIT_NOPERM && source == SOURCE_HWMON)
+		errx(status, "%s; run as root or grant read access to the "
+		    "file (see rapl-read(1))", why);
 	if (status == KP_EXIT_NOPERM)
 		errx(status, "%s; run as root or let group 'power' read the "
 		    "counters with kp's udev rule scripts/70-powercap.rules "
@@ -632,7 +635,7 @@ open_source(struct meter *m, enum source want)
 		    sizeof(why))) == 0)
 			return;
 		if (want == SOURCE_POWERCAP)
-			unusable(status, why);
+			unusable(SOURCE_POWERCAP, status, why);
 		close_members(m);
 	}
 	if ((status = try_source(m, SOURCE_HWMON, hwhy, sizeof(hwhy))) == 0) {
@@ -642,7 +645,7 @@ open_source(struct meter *m, enum source want)
 		return;
 	}
 	if (want == SOURCE_HWMON)
-		unusable(status, hwhy);
+		unusable(SOURCE_HWMON, status, hwhy);
 	close_members(m);
 	m->source = SOURCE_MODEL;
 	warnx("%s: estimating energy from %s/stat (--source model)", why,
