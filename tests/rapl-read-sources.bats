@@ -147,3 +147,12 @@ watts_exactly() {
 	run -2 --separate-stderr rapl-read --state "$S" -- true
 	[ ! -e "$S" ]
 }
+
+@test "scripts/bench-rapl runs (one second; no timing is asserted)" {
+	run --separate-stderr "$KP_ROOT/scripts/bench-rapl" 1
+	assert_success
+	assert_line --regexp '^  intervals        [0-9]+ of 1000, [0-9]+ energy records$'
+	assert_line --partial '  intervals/s      '
+	assert_line --partial '% of one core'
+	assert_line --partial '  drift            '
+}
