@@ -51,9 +51,11 @@ nobody_tree() {
 		mv "$d" "$BATS_TEST_TMPDIR/gone"
 		sleep 0.3
 		mv "$BATS_TEST_TMPDIR/gone" "$d"
-		echo 5 > "$d/energy_uj"
+		# Written in place, never truncated: a read in between a
+		# truncation and a write would see the counter vanish again.
+		echo 5 1<> "$d/energy_uj"
 		sleep 0.3
-		echo 1005 > "$d/energy_uj"
+		echo 1005 1<> "$d/energy_uj"
 	) &
 	run --separate-stderr rapl-read --sysfs "$SY" -n 40 -i 50ms
 	wait

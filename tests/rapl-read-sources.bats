@@ -156,3 +156,22 @@ watts_exactly() {
 	assert_line --partial '% of one core'
 	assert_line --partial '  drift            '
 }
+
+@test "no leaks or invalid accesses on the new paths (valgrind)" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan checks memory"
+	local vg=(valgrind -q --leak-check=full
+	    --errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+	local mmio
+	mmio=$(fixture_copy sysfs-mmio)
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" --list
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
+	    -z package,psys,node --per-socket -n 2 -i 10ms
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source hwmon -n 1 -i 10ms
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source hwmon --state "$S"
+	run -3 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source hwmon -i 50ms -- sh -c 'exit 3'
+	run -4 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
+	    --source powercap -z gpu
+}
