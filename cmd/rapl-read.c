@@ -416,10 +416,10 @@ add_meter(struct meter *m, int classfd, const char *key)
 		xpath(mb->path, sizeof(mb->path), "%s/%s", dir, files[i]);
 		if (read_counter(mb) == 0)
 			return;
-		if (errno != ENOENT)
+		if (errno != ENOENT)	/* there, but unreadable */
 			break;
 	}
-	member_failed(mb, dir, files[i < 2 ? i : 1]);
+	member_failed(mb, dir, strrchr(mb->path, '/') + 1);
 }
 
 static void
