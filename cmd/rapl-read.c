@@ -784,8 +784,9 @@ format_real(char *buf, size_t len, double v)
 
 /*
  * An energy record, written as the line energy_rec_new would make: at
- * 1 kHz, building and freeing JSON objects was a third of rapl-read's own
- * CPU time.  A zone name that would need escaping goes through jansson.
+ * 1 kHz, building and freeing JSON objects was a sixth of rapl-read's
+ * CPU time (perf stat).  A zone name that would need escaping goes
+ * through jansson.
  */
 static void
 out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
