@@ -784,7 +784,7 @@ format_real(char *buf, size_t len, double v)
 
 /*
  * An energy record, written as the line energy_rec_new would make: at
- * 1 kHz, building and freeing JSON objects was a sixth of rapl-read's
+ * 1 kHz, building and freeing JSON objects was some 15 % of rapl-read's
  * CPU time (perf stat).  A zone name that would need escaping goes
  * through jansson.
  */
