@@ -12,15 +12,14 @@
 
 #include "kp.h"
 
-#define ZONES_MAX 16
 #define LEVELS_MAX 16
 
 /* A group: its id as JSON text, its totals and this interval's sums. */
 struct group {
 	char *id;		/* the member field's value, as JSON text */
 	char *pod;		/* a container's pod_id, as JSON text, or NULL */
-	int64_t total_uj[ZONES_MAX];
-	int64_t processes[ZONES_MAX], cpu_us[ZONES_MAX], energy_uj[ZONES_MAX];
+	int64_t total_uj[KP_ZONES_MAX];
+	int64_t processes[KP_ZONES_MAX], cpu_us[KP_ZONES_MAX], energy_uj[KP_ZONES_MAX];
 	unsigned touched;	/* zones with members this interval */
 	long live;		/* member processes not yet terminated */
 	int listed;		/* in this interval's list */
@@ -33,9 +32,9 @@ struct level {
 	char *field;
 	int by;			/* --by: the record says "by":field */
 	struct kp_map *groups;	/* id text -> group */
-	int64_t host_total_uj[ZONES_MAX];
-	int64_t host_processes[ZONES_MAX], host_cpu_us[ZONES_MAX],
-	    host_energy_uj[ZONES_MAX];
+	int64_t host_total_uj[KP_ZONES_MAX];
+	int64_t host_processes[KP_ZONES_MAX], host_cpu_us[KP_ZONES_MAX],
+	    host_energy_uj[KP_ZONES_MAX];
 };
 
 /* A live process: the group it is in at each level, or NULL. */
@@ -53,8 +52,7 @@ static void usage(void);
 
 static struct level levels[LEVELS_MAX];
 static size_t nlevels;
-static char zones[ZONES_MAX][32];
-static size_t nzones;
+static struct kp_zones zones;
 static unsigned zones_seen;		/* this interval */
 static struct kp_map *members;		/* "pid:starttime" -> member */
 static struct item *items;
@@ -69,21 +67,6 @@ usage(void)
 	fprintf(stderr, "usage: kp-aggregate [-h] [--by field] "
 	    "[--drop-processes] [--level level[,level ...]] [--state file]\n");
 	exit(KP_EXIT_USAGE);
-}
-
-static int
-zone_index(const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < nzones; i++)
-		if (strlen(zones[i]) == len && memcmp(zones[i], name, len) == 0)
-			return (int)i;
-	if (nzones == ZONES_MAX || len >= sizeof(zones[0]))
-		return -1;
-	memcpy(zones[nzones], name, len);
-	zones[nzones][len] = '\0';
-	return (int)nzones++;
 }
 
 static void
@@ -177,7 +160,7 @@ add_process(const struct kp_flat *f)
 
 	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
 	    memchr(zone, '\\', len) != NULL ||
-	    (z = zone_index(zone + 1, len - 2)) < 0 ||
+	    (z = kp_zone_index(&zones, zone + 1, len - 2)) < 0 ||
 	    !kp_flat_int(f, "energy_uj", &energy_uj) || energy_uj < 0)
 		return -1;
 	kp_flat_int(f, "cpu_us", &cpu_us);
@@ -246,7 +229,7 @@ see_zone(struct kp_record *rec)
 	if (kp_flat_scan(rec->line, rec->len, &f) == 0 &&
 	    (zone = kp_flat_str(&f, "zone", &len)) != NULL &&
 	    memchr(zone, '\\', len) == NULL &&
-	    (z = zone_index(zone + 1, len - 2)) >= 0)
+	    (z = kp_zone_index(&zones, zone + 1, len - 2)) >= 0)
 		zones_seen |= 1u << z;
 }
 
@@ -263,7 +246,7 @@ by_item(const void *a, const void *b)
 static int
 by_zone(const void *a, const void *b)
 {
-	return strcmp(zones[*(const int *)a], zones[*(const int *)b]);
+	return strcmp(zones.name[*(const int *)a], zones.name[*(const int *)b]);
 }
 
 static double
@@ -277,7 +260,7 @@ rec_start(const char *type, int64_t seq, int z)
 {
 	kp_buf_rec(&out, type, seq);
 	kp_buf_add(&out, ",\"zone\":\"", 9);
-	kp_buf_add(&out, zones[z], strlen(zones[z]));
+	kp_buf_add(&out, zones.name[z], strlen(zones.name[z]));
 	kp_buf_add(&out, "\"", 1);
 }
 
@@ -337,13 +320,13 @@ group_free(void *p)
 static void
 end_interval(int64_t seq, int64_t dt_us)
 {
-	int order[ZONES_MAX];
+	int order[KP_ZONES_MAX];
 	size_t i, j, l, zi, nz = 0;
 	struct level *lv;
 	struct group *g;
 	int z;
 
-	for (z = 0; z < (int)nzones; z++)
+	for (z = 0; z < (int)zones.n; z++)
 		order[nz++] = z;
 	qsort(order, nz, sizeof(order[0]), by_zone);
 	if (nitems > 0)
@@ -390,17 +373,6 @@ end_interval(int64_t seq, int64_t dt_us)
 	held = 0;
 }
 
-static int64_t
-interval_dt_us(struct kp_record *rec)
-{
-	struct kp_flat f;
-	int64_t dt_us = 0;
-
-	if (kp_flat_scan(rec->line, rec->len, &f) == 0)
-		kp_flat_int(&f, "dt_us", &dt_us);
-	return dt_us;
-}
-
 /* --state: group totals, live members, host totals. */
 static json_t *
 zone_ints(const int64_t *v)
@@ -408,9 +380,9 @@ zone_ints(const int64_t *v)
 	json_t *obj = json_object();
 	size_t z;
 
-	for (z = 0; z < nzones; z++)
+	for (z = 0; z < zones.n; z++)
 		if (v[z] != 0)
-			json_object_set_new(obj, zones[z], json_integer(v[z]));
+			json_object_set_new(obj, zones.name[z], json_integer(v[z]));
 	return obj;
 }
 
@@ -423,7 +395,7 @@ load_zone_ints(json_t *obj, int64_t *v)
 
 	json_object_foreach(obj, zone, n)
 		if (json_is_integer(n) &&
-		    (z = zone_index(zone, strlen(zone))) >= 0)
+		    (z = kp_zone_index(&zones, zone, strlen(zone))) >= 0)
 			v[z] = json_integer_value(n);
 }
 
@@ -608,7 +580,7 @@ main(int argc, char *argv[])
 	r = kp_reader_open(stdin, "<stdin>");
 	while (kp_reader_next_lazy(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0) {
-			end_interval(rec.seq, interval_dt_us(&rec));
+			end_interval(rec.seq, kp_record_dt_us(&rec));
 			kp_out_raw(rec.line, rec.len);
 			kp_out_flush();
 			continue;

@@ -17,7 +17,6 @@
 
 #include "kp.h"
 
-#define ZONES_MAX 16
 
 /* One energy record of the interval. */
 struct energy {
@@ -57,7 +56,7 @@ struct share {
 
 /* A process's cumulative totals, per zone. */
 struct workload {
-	int64_t total_uj[ZONES_MAX];
+	int64_t total_uj[KP_ZONES_MAX];
 };
 
 /* A process that ended in an interval without energy, to report later. */
@@ -77,18 +76,17 @@ static const char *procdir = "/proc";
 static enum split_mode split_mode = SPLIT_RATIO;
 static enum idle_mode idle_mode = IDLE_NONE;
 static enum denom_mode denom_mode = DENOM_NODE;
-static double baseline_watts[ZONES_MAX], baseline_default = -1;
-static char *baseline_zone[ZONES_MAX];
+static double baseline_watts[KP_ZONES_MAX], baseline_default = -1;
+static char *baseline_zone[KP_ZONES_MAX];
 static size_t nbaseline;
 static long long max_terminated = 500;
 static int64_t min_terminated_uj = 0;
 
-static char zones[ZONES_MAX][32];
-static size_t nzones;
+static struct kp_zones zones;
 static struct {
 	int64_t total_uj, active_total_uj, idle_total_uj;
-} node_total[ZONES_MAX];
-static int64_t unattributed_total[ZONES_MAX];
+} node_total[KP_ZONES_MAX];
+static int64_t unattributed_total[KP_ZONES_MAX];
 static struct kp_map *workloads;	/* "pid:starttime" -> workload */
 static struct ended *ended;
 static size_t nended;
@@ -132,22 +130,6 @@ muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
 	return (int64_t)(n / (unsigned __int128)c);
 }
 
-/* The index of a zone name, added if new; -1 if there are too many. */
-static int
-zone_index(const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < nzones; i++)
-		if (strlen(zones[i]) == len && memcmp(zones[i], name, len) == 0)
-			return (int)i;
-	if (nzones == ZONES_MAX || len >= sizeof(zones[0]))
-		return -1;
-	memcpy(zones[nzones], name, len);
-	zones[nzones][len] = '\0';
-	return (int)nzones++;
-}
-
 static struct workload *
 workload(int64_t pid, int64_t starttime, int create)
 {
@@ -180,7 +162,7 @@ sum_total(const struct workload *w)
 	int64_t sum = 0;
 	size_t z;
 
-	for (z = 0; z < ZONES_MAX; z++)
+	for (z = 0; z < KP_ZONES_MAX; z++)
 		sum += w->total_uj[z];
 	return sum;
 }
@@ -198,7 +180,7 @@ idle_part(const struct interval *iv, int zone, int64_t energy_uj,
 
 	if (split_mode == SPLIT_BASELINE) {
 		for (i = 0; i < nbaseline; i++)
-			if (strcmp(baseline_zone[i], zones[zone]) == 0)
+			if (strcmp(baseline_zone[i], zones.name[zone]) == 0)
 				w = baseline_watts[i];
 		if (w < 0 || dt_us <= 0)
 			return 0;
@@ -289,7 +271,7 @@ emit_node(const struct interval *iv, const struct energy *e, int64_t seq,
 	node_total[z].idle_total_uj += idle_uj;
 	kp_buf_rec(&out, "node", seq);
 	kp_buf_add(&out, ",\"zone\":\"", 9);
-	kp_buf_add(&out, zones[z], strlen(zones[z]));
+	kp_buf_add(&out, zones.name[z], strlen(zones.name[z]));
 	kp_buf_add(&out, "\"", 1);
 	kp_buf_int(&out, "energy_uj", e->energy_uj);
 	kp_buf_int(&out, "active_uj", active_uj);
@@ -327,7 +309,7 @@ emit_process(int64_t seq, int z, const char *id, size_t id_len,
 {
 	kp_buf_rec(&out, "process", seq);
 	kp_buf_add(&out, ",\"zone\":\"", 9);
-	kp_buf_add(&out, zones[z], strlen(zones[z]));
+	kp_buf_add(&out, zones.name[z], strlen(zones.name[z]));
 	kp_buf_add(&out, "\"", 1);
 	kp_buf_add(&out, id, id_len);
 	share_members(sh, dt_us);
@@ -342,7 +324,7 @@ emit_unattributed(int64_t seq, int z, const struct share *sh,
 	unattributed_total[z] += sh->active_uj + sh->idle_uj;
 	kp_buf_rec(&out, "unattributed", seq);
 	kp_buf_add(&out, ",\"zone\":\"", 9);
-	kp_buf_add(&out, zones[z], strlen(zones[z]));
+	kp_buf_add(&out, zones.name[z], strlen(zones.name[z]));
 	kp_buf_add(&out, "\"", 1);
 	share_members(sh, dt_us);
 	kp_buf_int(&out, "total_uj", unattributed_total[z]);
@@ -440,7 +422,7 @@ hold_energy(struct interval *iv, const struct kp_flat *f)
 
 	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
 	    memchr(zone, '\\', len) != NULL ||
-	    (z = zone_index(zone + 1, len - 2)) < 0 ||
+	    (z = kp_zone_index(&zones, zone + 1, len - 2)) < 0 ||
 	    !kp_flat_int(f, "energy_uj", &v) || v < 0)
 		return -1;
 	if (iv->nenergy == iv->capenergy) {
@@ -606,17 +588,6 @@ check_live(struct kp_reader *r, struct kp_record *rec, int64_t dt_us)
 		    (long long)rec->seq, age);
 }
 
-static int64_t
-interval_dt_us(struct kp_record *rec)
-{
-	struct kp_flat f;
-	int64_t dt_us = 0;
-
-	if (kp_flat_scan(rec->line, rec->len, &f) == 0)
-		kp_flat_int(&f, "dt_us", &dt_us);
-	return dt_us;
-}
-
 /* Processes that ended in this interval have had their last share. */
 static void
 retire(struct interval *iv, int attributed)
@@ -670,7 +641,7 @@ static void
 end_interval(struct kp_reader *r, struct interval *iv, struct kp_record *rec,
     struct kp_sampler *s)
 {
-	int64_t dt_us = interval_dt_us(rec);
+	int64_t dt_us = kp_record_dt_us(rec);
 	size_t i;
 
 	if (!iv->has_cpu) {
@@ -709,7 +680,7 @@ load_zone_ints(json_t *obj, int64_t *totals)
 	int z;
 
 	json_object_foreach(obj, zone, v)
-		if (json_is_integer(v) && (z = zone_index(zone,
+		if (json_is_integer(v) && (z = kp_zone_index(&zones, zone,
 		    strlen(zone))) >= 0)
 			totals[z] = json_integer_value(v);
 }
@@ -720,9 +691,9 @@ save_zone_ints(const int64_t *totals)
 	json_t *obj = json_object();
 	size_t z;
 
-	for (z = 0; z < nzones; z++)
+	for (z = 0; z < zones.n; z++)
 		if (totals[z] != 0)
-			json_object_set_new(obj, zones[z],
+			json_object_set_new(obj, zones.name[z],
 			    json_integer(totals[z]));
 	return obj;
 }
@@ -751,7 +722,7 @@ load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 		return;
 	}
 	json_object_foreach(node, zone, v) {
-		if ((z = zone_index(zone, strlen(zone))) < 0)
+		if ((z = kp_zone_index(&zones, zone, strlen(zone))) < 0)
 			continue;
 		kp_json_int(v, "total_uj", &node_total[z].total_uj);
 		kp_json_int(v, "active_total_uj", &node_total[z].active_total_uj);
@@ -799,8 +770,8 @@ save_state(struct kp_state *st, struct kp_sampler *s)
 	size_t z, i;
 
 	node = json_object();
-	for (z = 0; z < nzones; z++)
-		json_object_set_new(node, zones[z], json_pack("{s:I,s:I,s:I}",
+	for (z = 0; z < zones.n; z++)
+		json_object_set_new(node, zones.name[z], json_pack("{s:I,s:I,s:I}",
 		    "total_uj", (json_int_t)node_total[z].total_uj,
 		    "active_total_uj", (json_int_t)node_total[z].active_total_uj,
 		    "idle_total_uj", (json_int_t)node_total[z].idle_total_uj));
@@ -867,7 +838,7 @@ parse_baseline(const char *arg)
 		    "--baseline-watts");
 		return;
 	}
-	if (nbaseline == ZONES_MAX)
+	if (nbaseline == KP_ZONES_MAX)
 		errx(KP_EXIT_USAGE, "too many --baseline-watts zones");
 	if ((baseline_zone[nbaseline] = strndup(arg, (size_t)(eq - arg))) ==
 	    NULL)

@@ -98,6 +98,14 @@ int kp_flat_int(const struct kp_flat *f, const char *key, int64_t *val);
 double kp_flat_number(const struct kp_flat *f, const char *key);
 const char *kp_flat_str(const struct kp_flat *f, const char *key,
     size_t *len);
+int64_t kp_record_dt_us(const struct kp_record *rec);	/* 0 if none */
+/* The zones a stage has seen, in order of first sight. */
+#define KP_ZONES_MAX 16
+struct kp_zones {
+	char name[KP_ZONES_MAX][32];
+	size_t n;
+};
+int kp_zone_index(struct kp_zones *zs, const char *name, size_t len);
 
 /* procfs.c: parsing /proc. */
 struct kp_cpu_times {

@@ -461,3 +461,32 @@ kp_flat_str(const struct kp_flat *f, const char *key, size_t *len)
 	*len = f->vallen[i];
 	return f->val[i];
 }
+
+/* The dt_us of an interval record; 0 when it has none or it is not an integer. */
+int64_t
+kp_record_dt_us(const struct kp_record *rec)
+{
+	struct kp_flat f;
+	int64_t dt_us = 0;
+
+	if (kp_flat_scan(rec->line, rec->len, &f) == 0)
+		kp_flat_int(&f, "dt_us", &dt_us);
+	return dt_us;
+}
+
+/* The index of a zone name, added if new; -1 if there are too many. */
+int
+kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < zs->n; i++)
+		if (strlen(zs->name[i]) == len &&
+		    memcmp(zs->name[i], name, len) == 0)
+			return (int)i;
+	if (zs->n == KP_ZONES_MAX || len >= sizeof(zs->name[0]))
+		return -1;
+	memcpy(zs->name[zs->n], name, len);
+	zs->name[zs->n][len] = '\0';
+	return (int)zs->n++;
+}
