@@ -373,26 +373,45 @@ settle_zones(struct meter *m)
 	}
 }
 
-/* Every intel-rapl zone, zones and subzones alike, listed side by side. */
+/*
+ * Calls add for each entry of SYSFS/class/<class>; an unreadable class
+ * directory (not a missing one) is kept in dir_errnum for the caller.
+ */
 static void
-discover_powercap(struct meter *m)
+scan_class(struct meter *m, const char *class,
+    void (*add)(struct meter *, int, const char *))
 {
 	struct dirent *de;
 	DIR *dir;
 
-	xpath(m->classdir, sizeof(m->classdir), "%s/class/powercap", m->sysfs);
+	xpath(m->classdir, sizeof(m->classdir), "%s/class/%s", m->sysfs,
+	    class);
 	if ((dir = opendir(m->classdir)) == NULL) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			m->dir_errnum = errno;
 		return;
 	}
 	while ((errno = 0, de = readdir(dir)) != NULL)
-		if (strncmp(de->d_name, "intel-rapl:", 11) == 0 ||
-		    strncmp(de->d_name, "intel-rapl-mmio:", 16) == 0)
-			add_zone(m, dirfd(dir), de->d_name);
+		if (de->d_name[0] != '.')
+			add(m, dirfd(dir), de->d_name);
 	if (errno != 0)
 		m->dir_errnum = errno;
 	closedir(dir);
+}
+
+static void
+add_powercap_entry(struct meter *m, int classfd, const char *key)
+{
+	if (strncmp(key, "intel-rapl:", 11) == 0 ||
+	    strncmp(key, "intel-rapl-mmio:", 16) == 0)
+		add_zone(m, classfd, key);
+}
+
+/* Every intel-rapl zone, zones and subzones alike, listed side by side. */
+static void
+discover_powercap(struct meter *m)
+{
+	scan_class(m, "powercap", add_powercap_entry);
 	settle_zones(m);
 }
 
@@ -425,21 +444,7 @@ add_meter(struct meter *m, int classfd, const char *key)
 static void
 discover_hwmon(struct meter *m)
 {
-	struct dirent *de;
-	DIR *dir;
-
-	xpath(m->classdir, sizeof(m->classdir), "%s/class/hwmon", m->sysfs);
-	if ((dir = opendir(m->classdir)) == NULL) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			m->dir_errnum = errno;
-		return;
-	}
-	while ((errno = 0, de = readdir(dir)) != NULL)
-		if (de->d_name[0] != '.')
-			add_meter(m, dirfd(dir), de->d_name);
-	if (errno != 0)
-		m->dir_errnum = errno;
-	closedir(dir);
+	scan_class(m, "hwmon", add_meter);
 }
 
 static void
