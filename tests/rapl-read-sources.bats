@@ -155,6 +155,7 @@ watts_exactly() {
 	assert_line --partial '  intervals/s      '
 	assert_line --partial '% of one core'
 	assert_line --partial '  drift            '
+	assert_line --regexp '^  floor            [0-9.]+ % of one core for the bare 1 kHz wakeup; rapl-read above it: -?[0-9.]+ %$'
 }
 
 @test "no leaks or invalid accesses on the new paths (valgrind)" {
