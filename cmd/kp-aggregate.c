@@ -249,12 +249,6 @@ by_zone(const void *a, const void *b)
 	return strcmp(zones.name[*(const int *)a], zones.name[*(const int *)b]);
 }
 
-static double
-watts(int64_t energy_uj, int64_t dt_us)
-{
-	return dt_us > 0 ? (double)energy_uj / (double)dt_us : 0;
-}
-
 static void
 rec_start(const char *type, int64_t seq, int z)
 {
@@ -280,7 +274,7 @@ rec_sums(int64_t processes, int64_t cpu_us, int64_t energy_uj,
 	kp_buf_int(&out, "processes", processes);
 	kp_buf_int(&out, "cpu_us", cpu_us);
 	kp_buf_int(&out, "energy_uj", energy_uj);
-	kp_buf_real(&out, "watts", watts(energy_uj, dt_us));
+	kp_buf_real(&out, "watts", kp_watts(energy_uj, dt_us));
 	kp_buf_int(&out, "total_uj", total_uj);
 }
 

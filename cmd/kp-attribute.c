@@ -113,12 +113,6 @@ xrealloc(void *p, size_t n, size_t size)
 	return p;
 }
 
-static double
-watts(int64_t energy_uj, int64_t dt_us)
-{
-	return dt_us > 0 ? (double)energy_uj / (double)dt_us : 0;
-}
-
 /* a * b / c in integers, without overflow; *rem gets what the floor left. */
 static int64_t
 muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
@@ -277,9 +271,9 @@ emit_node(const struct interval *iv, const struct energy *e, int64_t seq,
 	kp_buf_int(&out, "active_uj", active_uj);
 	kp_buf_int(&out, "idle_uj", idle_uj);
 	kp_buf_int(&out, "idle_kept_uj", idle_kept_uj);
-	kp_buf_real(&out, "watts", watts(e->energy_uj, dt_us));
-	kp_buf_real(&out, "active_watts", watts(active_uj, dt_us));
-	kp_buf_real(&out, "idle_watts", watts(idle_uj, dt_us));
+	kp_buf_real(&out, "watts", kp_watts(e->energy_uj, dt_us));
+	kp_buf_real(&out, "active_watts", kp_watts(active_uj, dt_us));
+	kp_buf_real(&out, "idle_watts", kp_watts(idle_uj, dt_us));
 	kp_buf_real(&out, "usage_ratio", usage_ratio(iv));
 	kp_buf_add(&out, iv->text.s + e->src_off, e->src_len);
 	kp_buf_int(&out, "total_uj", node_total[z].total_uj);
@@ -300,7 +294,7 @@ share_members(const struct share *sh, int64_t dt_us)
 		kp_buf_int(&out, "active_uj", sh->active_uj);
 		kp_buf_int(&out, "idle_uj", sh->idle_uj);
 	}
-	kp_buf_real(&out, "watts", watts(energy_uj, dt_us));
+	kp_buf_real(&out, "watts", kp_watts(energy_uj, dt_us));
 }
 
 static void

@@ -60,6 +60,7 @@ void kp_buf_rec(struct kp_buf *b, const char *type, int64_t seq);
 void kp_buf_add(struct kp_buf *b, const char *s, size_t n);
 void kp_buf_int(struct kp_buf *b, const char *key, int64_t v);
 void kp_buf_real(struct kp_buf *b, const char *key, double v);
+double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
 void kp_buf_bool(struct kp_buf *b, const char *key, int v);
 void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,
     size_t len);

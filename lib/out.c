@@ -290,3 +290,10 @@ kp_out_buf(struct kp_buf *b)
 	kp_out_raw(b->s, b->len);
 	b->len = 0;
 }
+
+/* The mean power of an interval: microjoules per microsecond are watts. */
+double
+kp_watts(int64_t energy_uj, int64_t dt_us)
+{
+	return dt_us > 0 ? (double)energy_uj / (double)dt_us : 0;
+}
