@@ -253,6 +253,44 @@ split(int64_t uj, struct share *shares, size_t n, int idle,
 		(*(idle ? &order[i]->idle_uj : &order[i]->active_uj))++;
 }
 
+/*
+ * A zone's members.  rapl-read --per-socket gives each socket's counter its
+ * own record; its zone is kept here as "zone/socket", so each socket is
+ * split, totalled and saved apart, and written back as zone and socket.
+ */
+static void
+put_zone(int z)
+{
+	const char *name = zones.name[z], *slash = strchr(name, '/');
+	size_t len = slash ? (size_t)(slash - name) : strlen(name);
+
+	kp_buf_add(&out, ",\"zone\":\"", 9);
+	kp_buf_add(&out, name, len);
+	kp_buf_add(&out, "\"", 1);
+	if (slash)
+		kp_buf_raw(&out, "socket", slash + 1, strlen(slash + 1));
+}
+
+/* The index of an energy record's zone, and socket if it has one. */
+static int
+energy_zone(const struct kp_flat *f)
+{
+	char key[sizeof(zones.name[0])];
+	const char *zone;
+	size_t len;
+	int64_t socket;
+
+	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
+	    memchr(zone, '\\', len) != NULL || memchr(zone, '/', len) != NULL)
+		return -1;
+	if (!kp_flat_int(f, "socket", &socket))
+		return kp_zone_index(&zones, zone + 1, len - 2);
+	if (socket < 0 || snprintf(key, sizeof(key), "%.*s/%lld",
+	    (int)(len - 2), zone + 1, (long long)socket) >= (int)sizeof(key))
+		return -1;
+	return kp_zone_index(&zones, key, strlen(key));
+}
+
 static void
 emit_node(const struct interval *iv, const struct energy *e, int64_t seq,
     int64_t active_uj, int64_t idle_kept_uj, int64_t dt_us)
@@ -264,9 +302,7 @@ emit_node(const struct interval *iv, const struct energy *e, int64_t seq,
 	node_total[z].active_total_uj += active_uj;
 	node_total[z].idle_total_uj += idle_uj;
 	kp_buf_rec(&out, "node", seq);
-	kp_buf_add(&out, ",\"zone\":\"", 9);
-	kp_buf_add(&out, zones.name[z], strlen(zones.name[z]));
-	kp_buf_add(&out, "\"", 1);
+	put_zone(z);
 	kp_buf_int(&out, "energy_uj", e->energy_uj);
 	kp_buf_int(&out, "active_uj", active_uj);
 	kp_buf_int(&out, "idle_uj", idle_uj);
@@ -302,9 +338,7 @@ emit_process(int64_t seq, int z, const char *id, size_t id_len,
     const struct share *sh, int64_t dt_us, int64_t total_uj)
 {
 	kp_buf_rec(&out, "process", seq);
-	kp_buf_add(&out, ",\"zone\":\"", 9);
-	kp_buf_add(&out, zones.name[z], strlen(zones.name[z]));
-	kp_buf_add(&out, "\"", 1);
+	put_zone(z);
 	kp_buf_add(&out, id, id_len);
 	share_members(sh, dt_us);
 	kp_buf_int(&out, "total_uj", total_uj);
@@ -317,9 +351,7 @@ emit_unattributed(int64_t seq, int z, const struct share *sh,
 {
 	unattributed_total[z] += sh->active_uj + sh->idle_uj;
 	kp_buf_rec(&out, "unattributed", seq);
-	kp_buf_add(&out, ",\"zone\":\"", 9);
-	kp_buf_add(&out, zones.name[z], strlen(zones.name[z]));
-	kp_buf_add(&out, "\"", 1);
+	put_zone(z);
 	share_members(sh, dt_us);
 	kp_buf_int(&out, "total_uj", unattributed_total[z]);
 	kp_buf_bool(&out, "scaled_down", excess_us > 0);
@@ -409,14 +441,10 @@ static int
 hold_energy(struct interval *iv, const struct kp_flat *f)
 {
 	struct energy *e;
-	const char *zone;
-	size_t len;
 	int64_t v;
 	int z;
 
-	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
-	    memchr(zone, '\\', len) != NULL ||
-	    (z = kp_zone_index(&zones, zone + 1, len - 2)) < 0 ||
+	if ((z = energy_zone(f)) < 0 ||
 	    !kp_flat_int(f, "energy_uj", &v) || v < 0)
 		return -1;
 	if (iv->nenergy == iv->capenergy) {

@@ -429,3 +429,48 @@ field() {
 	assert_failure 3
 	assert_equal "$stderr" "kp-attribute: <stdin>:7: not JSON: unexpected token near '}'"
 }
+
+@test "per-socket energy records are split and totalled per socket, and keep their socket" {
+	header
+	for k in 1 2; do
+		printf '{"type":"energy","seq":%s,"zone":"package","socket":%s,"energy_uj":%s,"watts":0,"source":"powercap","estimated":false}\n' \
+		    $k 0 30000000 $k 1 10000000 >> "$IN"
+		cpu $k 500000 1000000; proc $k 42 250000; interval $k
+	done
+	attribute
+	assert_success
+	sock() {
+		printf '%s\n' "$output" | jq -r --arg t "$1" --argjson s "$2" \
+		    "select(.type == \$t and .socket == \$s) | .$3" | tr '\n' ' '
+	}
+	assert_equal "$(sock node 0 total_uj)" "30000000 60000000 "
+	assert_equal "$(sock node 1 total_uj)" "10000000 20000000 "
+	assert_equal "$(sock process 0 energy_uj)" "7500000 7500000 "
+	assert_equal "$(sock process 1 total_uj)" "2500000 5000000 "
+	assert_equal "$(sock unattributed 1 energy_uj)" "2500000 2500000 "
+	# every record of the zone names its socket
+	assert_equal "$(printf '%s\n' "$output" | jq -s 'map(select(.zone == "package" and .socket == null)) | length')" 0
+}
+
+@test "per-socket totals are kept apart across --state runs" {
+	local state=$BATS_TEST_TMPDIR/state k
+	for k in 1 2 3; do
+		: > "$IN"
+		header
+		printf '{"type":"energy","seq":%s,"zone":"package","socket":%s,"energy_uj":%s,"watts":0,"source":"powercap","estimated":false}\n' \
+		    $k 0 3000000 $k 1 1000000 >> "$IN"
+		cpu $k 500000 1000000; proc $k 42 250000; interval $k
+		run --separate-stderr kp-attribute --proc "$FIXTURES/proc-basic" --state "$state" < "$IN"
+		assert_success
+	done
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node") | "\(.socket):\(.total_uj)"' | tr '\n' ' ')" "0:9000000 1:3000000 "
+}
+
+@test "--baseline-watts names one socket as zone/socket; a bare baseline is each socket's" {
+	header
+	printf '{"type":"energy","seq":1,"zone":"package","socket":%s,"energy_uj":30000000}\n' 1 0 >> "$IN"
+	cpu 1 500000 1000000; interval 1
+	attribute --split baseline --baseline-watts package/1=5 --baseline-watts 2
+	assert_success
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node") | "\(.socket):\(.idle_uj)"' | tr '\n' ' ')" "1:5000000 0:2000000 "
+}
