@@ -1,13 +1,19 @@
 /*
- * kp-fmt: a kp record stream as a table, CSV, Prometheus text or NDJSON.
- * Each interval is written as soon as its interval record is read.
+ * kp-fmt: a kp record stream as a table, a live view, CSV, NDJSON or
+ * Prometheus text.  Each interval is written as soon as its interval record
+ * is read.
  */
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kp.h"
@@ -33,6 +39,13 @@ struct unit {
 	const char *name;
 };
 
+/* -u: the unit energy is shown in by the human formats. */
+struct energy_unit {
+	const char *name;
+	double joules;		/* in one base unit of units */
+	const struct unit *units;
+};
+
 #define TABLE_COLS 8
 
 struct table {
@@ -42,31 +55,61 @@ struct table {
 	size_t ncells, cap;
 };
 
+enum { GAUGE, COUNTER_J, COUNTER_CO2 };
+
 /* Prometheus metric family: one sample per record of rectype. */
 struct family {
 	const char *name;
 	const char *rectype;
+	const char *zone;	/* only records of this zone; NULL: all */
 	const char *field;
-	int counter;		/* field is a cumulative integer of microjoules */
+	/*
+	 * For a counter: the interval's part of field, summed by kp-fmt
+	 * itself when the record has no cumulative field.
+	 */
+	const char *delta;
+	int kind;
 	const char *help;
 	const char *labels[8];	/* NULL-terminated; none: one sample only */
 };
 
+/* One counter series: what it showed, so that it never goes backwards. */
+struct series {
+	int64_t last_in;	/* the cumulative field as last read */
+	int64_t offset;		/* added after the input's total was reset */
+	int64_t sum_uj;		/* kp-fmt's own total, from the deltas */
+	int seen;
+};
+
+/* A growing string. */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
 static void usage(void);
 static const struct format *format_lookup(const char *name);
-static void pass_through(struct kp_reader *r);
 static void format_blocks(struct kp_reader *r, const struct format *fmt);
 static void table_print_block(const struct block *b, json_t *interval);
+static void top_print_block(const struct block *b, json_t *interval);
+static void top_end(void);
 static void csv_print_block(const struct block *b, json_t *interval);
 static void csv_end(void);
+static void json_print_block(const struct block *b, json_t *interval);
 static void prom_print_block(const struct block *b, json_t *interval);
 
 static const struct format formats[] = {
 	{ "table", table_print_block, NULL },
+	{ "top", top_print_block, top_end },
 	{ "csv", csv_print_block, csv_end },
 	{ "json", NULL, NULL },
 	{ "prometheus", prom_print_block, NULL },
 };
+#define FORMAT_NAMES "table, top, csv, json, prometheus"
+
+/* With --textfile and no -f: nothing on standard output. */
+static void no_print(const struct block *b, json_t *interval);
+static const struct format no_format = { "none", no_print, NULL };
 
 static const struct unit watts_units[] = {
 	{ 1, "W" }, { 1e-3, "mW" }, { 0, NULL }
@@ -74,75 +117,154 @@ static const struct unit watts_units[] = {
 static const struct unit joules_units[] = {
 	{ 1e3, "kJ" }, { 1, "J" }, { 1e-3, "mJ" }, { 0, NULL }
 };
+static const struct unit wh_units[] = {
+	{ 1e3, "kWh" }, { 1, "Wh" }, { 1e-3, "mWh" }, { 0, NULL }
+};
+static const struct unit kwh_units[] = {
+	{ 1, "kWh" }, { 0, NULL }
+};
 static const struct unit seconds_units[] = {
 	{ 1, "s" }, { 1e-3, "ms" }, { 0, NULL }
 };
+static const struct unit grams_units[] = {
+	{ 1e3, "kg" }, { 1, "g" }, { 1e-3, "mg" }, { 0, NULL }
+};
 
-static const char *const csv_columns[] = {
+static const struct energy_unit energy_units[] = {
+	{ "J", 1, joules_units },
+	{ "Wh", 3600, wh_units },
+	{ "kWh", 3.6e6, kwh_units },
+};
+
+/*
+ * Every CSV column: the first DEFAULT_COLUMNS are the default, in this
+ * order, which never changes; co2_g is added to them by --carbon-intensity.
+ */
+static const char *const csv_all_columns[] = {
 	"seq", "ts", "dt_us", "type", "zone", "pid", "starttime", "comm",
 	"state", "container_id", "pod_id", "vm_id", "unit", "cpu_us",
 	"energy_uj", "active_uj", "idle_uj", "watts", "total_uj",
+	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
+	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
+	"source", "estimated", "sockets",
 };
-static const char *const csv_types[] = {
+#define DEFAULT_COLUMNS 19
+#define MAX_COLUMNS 64
+
+static const char *const csv_default_types[] = {
 	"energy", "node", "process", "unattributed", "container", "pod", "vm",
+	NULL
 };
-static int csv_header_done;
+
+#define PROCESS_LABELS { "pid", "comm", "zone", "state", "container_id", \
+	"pod_id", "vm_id" }
 
 static const struct family families[] = {
-	{ "kepler_node_cpu_joules_total", "node", "total_uj", 1,
+	{ "kepler_node_cpu_joules_total", "node", NULL, "total_uj",
+	    "energy_uj", COUNTER_J,
 	    "Energy used by the CPU zone of the node, in joules", { "zone" } },
-	{ "kepler_node_cpu_active_joules_total", "node", "active_total_uj", 1,
+	{ "kepler_node_cpu_active_joules_total", "node", NULL,
+	    "active_total_uj", "active_uj", COUNTER_J,
 	    "Energy used by the CPU zone of the node while active, in joules",
 	    { "zone" } },
-	{ "kepler_node_cpu_idle_joules_total", "node", "idle_total_uj", 1,
+	{ "kepler_node_cpu_idle_joules_total", "node", NULL, "idle_total_uj",
+	    "idle_uj", COUNTER_J,
 	    "Energy used by the CPU zone of the node while idle, in joules",
 	    { "zone" } },
-	{ "kepler_node_cpu_watts", "node", "watts", 0,
+	{ "kepler_node_cpu_watts", "node", NULL, "watts", NULL, GAUGE,
 	    "Power of the CPU zone of the node, in watts", { "zone" } },
-	{ "kepler_node_cpu_active_watts", "node", "active_watts", 0,
-	    "Power of the CPU zone of the node while active, in watts",
+	{ "kepler_node_cpu_active_watts", "node", NULL, "active_watts", NULL,
+	    GAUGE, "Power of the CPU zone of the node while active, in watts",
 	    { "zone" } },
-	{ "kepler_node_cpu_idle_watts", "node", "idle_watts", 0,
-	    "Power of the CPU zone of the node while idle, in watts",
+	{ "kepler_node_cpu_idle_watts", "node", NULL, "idle_watts", NULL,
+	    GAUGE, "Power of the CPU zone of the node while idle, in watts",
 	    { "zone" } },
-	{ "kepler_node_cpu_usage_ratio", "node", "usage_ratio", 0,
-	    "Active CPU time of the node over all CPU time", { NULL } },
-	{ "kepler_process_cpu_joules_total", "process", "total_uj", 1,
-	    "Energy attributed to the process, in joules",
-	    { "pid", "comm", "zone", "state", "container_id", "pod_id",
-	    "vm_id" } },
-	{ "kepler_process_cpu_watts", "process", "watts", 0,
-	    "Power attributed to the process, in watts",
-	    { "pid", "comm", "zone", "state", "container_id", "pod_id",
-	    "vm_id" } },
-	{ "kepler_container_cpu_joules_total", "container", "total_uj", 1,
+	{ "kepler_node_cpu_usage_ratio", "node", NULL, "usage_ratio", NULL,
+	    GAUGE, "Active CPU time of the node over all CPU time", { NULL } },
+	{ "kp_node_platform_joules_total", "node", "psys", "total_uj",
+	    "energy_uj", COUNTER_J,
+	    "Energy used by the whole platform (the psys zone), in joules",
+	    { "source" } },
+	{ "kp_node_platform_watts", "node", "psys", "watts", NULL, GAUGE,
+	    "Power of the whole platform (the psys zone), in watts",
+	    { "source" } },
+	{ "kepler_process_cpu_joules_total", "process", NULL, "total_uj",
+	    "energy_uj", COUNTER_J,
+	    "Energy attributed to the process, in joules", PROCESS_LABELS },
+	{ "kepler_process_cpu_watts", "process", NULL, "watts", NULL, GAUGE,
+	    "Power attributed to the process, in watts", PROCESS_LABELS },
+	{ "kepler_container_cpu_joules_total", "container", NULL, "total_uj",
+	    "energy_uj", COUNTER_J,
 	    "Energy attributed to the container, in joules",
 	    { "container_id", "pod_id", "zone" } },
-	{ "kepler_container_cpu_watts", "container", "watts", 0,
-	    "Power attributed to the container, in watts",
+	{ "kepler_container_cpu_watts", "container", NULL, "watts", NULL,
+	    GAUGE, "Power attributed to the container, in watts",
 	    { "container_id", "pod_id", "zone" } },
-	{ "kepler_pod_cpu_joules_total", "pod", "total_uj", 1,
-	    "Energy attributed to the pod, in joules", { "pod_id", "zone" } },
-	{ "kepler_pod_cpu_watts", "pod", "watts", 0,
+	{ "kepler_pod_cpu_joules_total", "pod", NULL, "total_uj", "energy_uj",
+	    COUNTER_J, "Energy attributed to the pod, in joules",
+	    { "pod_id", "zone" } },
+	{ "kepler_pod_cpu_watts", "pod", NULL, "watts", NULL, GAUGE,
 	    "Power attributed to the pod, in watts", { "pod_id", "zone" } },
-	{ "kepler_vm_cpu_joules_total", "vm", "total_uj", 1,
-	    "Energy attributed to the virtual machine, in joules",
+	{ "kepler_vm_cpu_joules_total", "vm", NULL, "total_uj", "energy_uj",
+	    COUNTER_J, "Energy attributed to the virtual machine, in joules",
 	    { "vm_id", "zone" } },
-	{ "kepler_vm_cpu_watts", "vm", "watts", 0,
+	{ "kepler_vm_cpu_watts", "vm", NULL, "watts", NULL, GAUGE,
 	    "Power attributed to the virtual machine, in watts",
 	    { "vm_id", "zone" } },
-	{ "kp_unattributed_cpu_joules_total", "unattributed", "total_uj", 1,
+	{ "kp_unattributed_cpu_joules_total", "unattributed", NULL, "total_uj",
+	    "energy_uj", COUNTER_J,
 	    "Active energy no process accounts for, in joules", { "zone" } },
-	{ "kp_unattributed_cpu_watts", "unattributed", "watts", 0,
-	    "Active power no process accounts for, in watts", { "zone" } },
+	{ "kp_unattributed_cpu_watts", "unattributed", NULL, "watts", NULL,
+	    GAUGE, "Active power no process accounts for, in watts",
+	    { "zone" } },
+	/* Only with --carbon-intensity. */
+	{ "kp_node_cpu_co2_grams_total", "node", NULL, "total_uj", "energy_uj",
+	    COUNTER_CO2, "Emissions of the CPU zone of the node, in grams "
+	    "of CO2 equivalent", { "zone" } },
+	{ "kp_process_cpu_co2_grams_total", "process", NULL, "total_uj",
+	    "energy_uj", COUNTER_CO2, "Emissions attributed to the process, "
+	    "in grams of CO2 equivalent", PROCESS_LABELS },
+	{ "kp_container_cpu_co2_grams_total", "container", NULL, "total_uj",
+	    "energy_uj", COUNTER_CO2, "Emissions attributed to the container, "
+	    "in grams of CO2 equivalent", { "container_id", "pod_id", "zone" } },
+	{ "kp_pod_cpu_co2_grams_total", "pod", NULL, "total_uj", "energy_uj",
+	    COUNTER_CO2, "Emissions attributed to the pod, in grams of CO2 "
+	    "equivalent", { "pod_id", "zone" } },
+	{ "kp_vm_cpu_co2_grams_total", "vm", NULL, "total_uj", "energy_uj",
+	    COUNTER_CO2, "Emissions attributed to the virtual machine, in "
+	    "grams of CO2 equivalent", { "vm_id", "zone" } },
+	{ "kp_unattributed_cpu_co2_grams_total", "unattributed", NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, "Emissions of the active "
+	    "energy no process accounts for, in grams of CO2 equivalent",
+	    { "zone" } },
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The command line. */
+static size_t top_rows;			/* -n; 0: all */
+static int no_header;			/* -H */
+static const char *csv_columns[MAX_COLUMNS + 1];	/* NULL-terminated */
+static char **types;			/* -t, NULL-terminated; NULL: all */
+static const struct energy_unit *eunit = &energy_units[0];
+static int has_carbon;			/* --carbon-intensity given */
+static double carbon_g_per_kwh;
+static int summary;			/* --summary */
+static const char *textfile;		/* --textfile */
+
+static FILE *out;			/* where the formats write */
+static int csv_header_done;
+static struct kp_map *prom_series;	/* "name{labels}" -> struct series */
+static int64_t summary_first_seq = -1;	/* printing the summary when >= 0 */
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: kp-fmt [-h] [-f format]\n");
+	fprintf(stderr, "usage: kp-fmt [-Hh] [-f format] [-n rows] "
+	    "[-o columns] [-t types] [-u unit]\n"
+	    "              [--carbon-intensity g_per_kwh] [--list-columns] "
+	    "[--summary]\n"
+	    "              [--textfile path]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -164,6 +286,32 @@ xstrdup(const char *s)
 	return p;
 }
 
+static void
+sb_reset(struct sbuf *sb)
+{
+	sb->len = 0;
+	if (sb->s != NULL)
+		sb->s[0] = '\0';
+}
+
+static void
+sb_add(struct sbuf *sb, const char *s, size_t n)
+{
+	if (sb->len + n + 1 > sb->cap) {
+		sb->cap = (sb->len + n + 1) * 2;
+		sb->s = xreallocarray(sb->s, sb->cap, 1);
+	}
+	memcpy(sb->s + sb->len, s, n);
+	sb->len += n;
+	sb->s[sb->len] = '\0';
+}
+
+static void
+sb_puts(struct sbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
 static const struct format *
 format_lookup(const char *name)
 {
@@ -172,8 +320,117 @@ format_lookup(const char *name)
 	for (i = 0; i < NELEM(formats); i++)
 		if (strcmp(formats[i].name, name) == 0)
 			return &formats[i];
-	errx(KP_EXIT_USAGE, "unknown format '%s' (table, csv, json, "
-	    "prometheus)", name);
+	errx(KP_EXIT_USAGE, "unknown format '%s' (" FORMAT_NAMES ")", name);
+}
+
+static const struct energy_unit *
+energy_unit_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NELEM(energy_units); i++)
+		if (strcmp(energy_units[i].name, name) == 0)
+			return &energy_units[i];
+	errx(KP_EXIT_USAGE, "unknown energy unit '%s' (J, Wh, kWh)", name);
+}
+
+static void
+list_columns(void)
+{
+	size_t i;
+
+	for (i = 0; i < NELEM(csv_all_columns); i++)
+		printf("%s\n", csv_all_columns[i]);
+	exit(kp_out_finish(KP_EXIT_OK));
+}
+
+/* -o: a comma-separated list of known columns. */
+static void
+parse_columns(const char *list)
+{
+	char *copy, *name, *save;
+	size_t i, n = 0;
+
+	copy = xstrdup(list);
+	for (name = strtok_r(copy, ",", &save); name != NULL;
+	    name = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < NELEM(csv_all_columns); i++)
+			if (strcmp(csv_all_columns[i], name) == 0)
+				break;
+		if (i == NELEM(csv_all_columns)) {
+			fprintf(stderr, "kp-fmt: unknown column '%s' (", name);
+			for (i = 0; i < NELEM(csv_all_columns); i++)
+				fprintf(stderr, "%s%s", i ? ", " : "",
+				    csv_all_columns[i]);
+			fprintf(stderr, ")\n");
+			exit(KP_EXIT_USAGE);
+		}
+		if (n == MAX_COLUMNS)
+			errx(KP_EXIT_USAGE, "more than %d columns", MAX_COLUMNS);
+		csv_columns[n++] = csv_all_columns[i];
+	}
+	free(copy);
+	if (n == 0)
+		errx(KP_EXIT_USAGE, "no columns in '%s'", list);
+	csv_columns[n] = NULL;
+}
+
+static void
+default_columns(void)
+{
+	size_t i;
+
+	for (i = 0; i < DEFAULT_COLUMNS; i++)
+		csv_columns[i] = csv_all_columns[i];
+	if (has_carbon)
+		csv_columns[i++] = "co2_g";
+	csv_columns[i] = NULL;
+}
+
+/* -t: a comma-separated list of record types, any names. */
+static char **
+parse_types(const char *list)
+{
+	char **v = NULL, *copy, *name, *save;
+	size_t n = 0;
+
+	copy = xstrdup(list);
+	for (name = strtok_r(copy, ",", &save); name != NULL;
+	    name = strtok_r(NULL, ",", &save)) {
+		v = xreallocarray(v, n + 2, sizeof(*v));
+		v[n++] = xstrdup(name);
+	}
+	free(copy);
+	if (n == 0)
+		errx(KP_EXIT_USAGE, "no record types in '%s'", list);
+	v[n] = NULL;
+	return v;
+}
+
+static void
+free_types(void)
+{
+	char **t;
+
+	for (t = types; t != NULL && *t != NULL; t++)
+		free(*t);
+	free(types);
+}
+
+static int
+in_list(const char *const *list, const char *name)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(*list, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether the user asked for records of this type (-t). */
+static int
+type_wanted(const char *type)
+{
+	return types == NULL || in_list((const char *const *)types, type);
 }
 
 static int
@@ -208,7 +465,7 @@ fmt_double(char *buf, size_t len, double v)
 
 /* Microjoules as joules, exactly: no rounding through a double. */
 static const char *
-fmt_joules(char *buf, size_t len, json_int_t uj)
+fmt_joules(char *buf, size_t len, int64_t uj)
 {
 	unsigned long long mag;
 
@@ -218,7 +475,17 @@ fmt_joules(char *buf, size_t len, json_int_t uj)
 	return buf;
 }
 
-/* About three significant digits, in the largest unit that keeps v >= 1. */
+/* Grams of CO2e for an energy, at the --carbon-intensity. */
+static double
+co2_grams(int64_t uj)
+{
+	return uj / 3.6e9 * carbon_g_per_kwh;
+}
+
+/*
+ * About three significant digits, in the largest unit that keeps v >= 1;
+ * in the one unit there is, if there is only one.
+ */
 static const char *
 fmt_human(char *buf, size_t len, double v, const struct unit *units)
 {
@@ -230,6 +497,10 @@ fmt_human(char *buf, size_t len, double v, const struct unit *units)
 		for (u = units; u->scale != 1; u++)
 			;
 		snprintf(buf, len, "0 %s", u->name);
+		return buf;
+	}
+	if (units[1].name == NULL) {
+		snprintf(buf, len, "%.3g %s", v / units->scale, units->name);
 		return buf;
 	}
 	/* 0.9995 rather than 1: what would print as "1000 mW" is "1.00 W". */
@@ -249,6 +520,7 @@ rec_watts(char *buf, size_t len, json_t *rec, const char *key)
 	return fmt_human(buf, len, num(rec, key), watts_units);
 }
 
+/* Energy in the unit of -u. */
 static const char *
 rec_energy(char *buf, size_t len, json_t *rec, const char *key)
 {
@@ -256,7 +528,17 @@ rec_energy(char *buf, size_t len, json_t *rec, const char *key)
 
 	if (!kp_json_int(rec, key, &uj))
 		return "-";
-	return fmt_human(buf, len, uj / 1e6, joules_units);
+	return fmt_human(buf, len, uj / 1e6 / eunit->joules, eunit->units);
+}
+
+static const char *
+rec_co2(char *buf, size_t len, json_t *rec, const char *key)
+{
+	int64_t uj;
+
+	if (!kp_json_int(rec, key, &uj))
+		return "-";
+	return fmt_human(buf, len, co2_grams(uj), grams_units);
 }
 
 static const char *
@@ -340,13 +622,13 @@ table_print(struct table *t)
 		col = i % t->ncols;
 		pad = width[col] - text_width(t->cells[i]);
 		if (t->align[col] == 'r')
-			printf("%*s", (int)pad, "");
-		fputs(t->cells[i], stdout);
+			fprintf(out, "%*s", (int)pad, "");
+		fputs(t->cells[i], out);
 		if (col == t->ncols - 1)
-			putchar('\n');
+			putc('\n', out);
 		else
-			printf("%*s", (int)(t->align[col] == 'l' ? pad + 2 : 2),
-			    "");
+			fprintf(out, "%*s",
+			    (int)(t->align[col] == 'l' ? pad + 2 : 2), "");
 	}
 	for (i = 0; i < t->ncells; i++)
 		free(t->cells[i]);
@@ -382,7 +664,10 @@ by_watts_desc(const void *a, const void *b)
 	return 0;
 }
 
-/* The records of type, sorted by watts, highest first; free the result. */
+/*
+ * The records of type, sorted by watts, highest first, at most -n of them;
+ * free the result.
+ */
 static json_t **
 select_sorted(const struct block *b, const char *type, size_t *n)
 {
@@ -394,6 +679,8 @@ select_sorted(const struct block *b, const char *type, size_t *n)
 		if (is_type(b->recs[i], type))
 			sel[(*n)++] = b->recs[i];
 	qsort(sel, *n, sizeof(*sel), by_watts_desc);
+	if (top_rows > 0 && *n > top_rows)
+		*n = top_rows;
 	return sel;
 }
 
@@ -414,17 +701,21 @@ table_interval_line(const struct block *b, json_t *interval)
 	if (interval == NULL) {
 		if (!kp_json_int(b->recs[0], "seq", &seq))
 			seq = 0;
-		printf("interval %lld  (incomplete)\n", (long long)seq);
+		fprintf(out, "interval %lld  (incomplete)\n", (long long)seq);
 		return;
 	}
 	if (!kp_json_int(interval, "seq", &seq))
 		seq = 0;
+	if (summary_first_seq >= 0)
+		fprintf(out, "summary of intervals %lld-%lld",
+		    (long long)summary_first_seq, (long long)seq);
+	else
+		fprintf(out, "interval %lld", (long long)seq);
 	ts = term_text(str_or_dash(interval, "ts"), SIZE_MAX);
 	if (kp_json_int(interval, "dt_us", &dt_us))
-		printf("interval %lld  %s  (%.3f s)\n", (long long)seq, ts,
-		    dt_us / 1e6);
+		fprintf(out, "  %s  (%.3f s)\n", ts, dt_us / 1e6);
 	else
-		printf("interval %lld  %s\n", (long long)seq, ts);
+		fprintf(out, "  %s\n", ts);
 	free(ts);
 }
 
@@ -447,7 +738,7 @@ print_zone(const char *zone, int width)
 	char *z;
 
 	z = term_text(zone, SIZE_MAX);
-	printf("%s%*s", z, width - (int)text_width(z), "");
+	fprintf(out, "%s%*s", z, width - (int)text_width(z), "");
 	free(z);
 }
 
@@ -460,7 +751,7 @@ print_source(json_t *rec)
 	if ((source = kp_json_str(rec, "source")) == NULL)
 		return;
 	s = term_text(source, SIZE_MAX);
-	printf("  source %s%s", s, json_is_true(json_object_get(rec,
+	fprintf(out, "  source %s%s", s, json_is_true(json_object_get(rec,
 	    "estimated")) ? ", estimated" : "");
 	free(s);
 }
@@ -490,6 +781,16 @@ has_node(const struct block *b, const char *zone)
 	return 0;
 }
 
+/* With --carbon-intensity: the emissions of an energy field. */
+static void
+print_co2(json_t *rec, const char *key)
+{
+	char c[32];
+
+	if (has_carbon)
+		fprintf(out, "  co2 %s", rec_co2(c, sizeof(c), rec, key));
+}
+
 /* A node record per zone, or, in a stream without them, the energy record. */
 static void
 table_zone_lines(const struct block *b)
@@ -507,18 +808,20 @@ table_zone_lines(const struct block *b)
 			continue;
 		if (is_type(rec, "node")) {
 			print_zone(zone, width);
-			printf("  %s  (active %s, idle %s)  usage %.1f%%",
+			fprintf(out, "  %s  (active %s, idle %s)  usage %.1f%%",
 			    rec_watts(w, sizeof(w), rec, "watts"),
 			    rec_watts(aw, sizeof(aw), rec, "active_watts"),
 			    rec_watts(iw, sizeof(iw), rec, "idle_watts"),
 			    num(rec, "usage_ratio") * 100);
 		} else if (is_type(rec, "energy") && !has_node(b, zone)) {
 			print_zone(zone, width);
-			printf("  %s", rec_watts(w, sizeof(w), rec, "watts"));
+			fprintf(out, "  %s",
+			    rec_watts(w, sizeof(w), rec, "watts"));
 		} else
 			continue;
 		print_source(rec);
-		putchar('\n');
+		print_co2(rec, "energy_uj");
+		putc('\n', out);
 	}
 }
 
@@ -534,7 +837,7 @@ table_cpu_line(const struct block *b)
 	for (i = 0; i < b->n; i++) {
 		if (!is_type(b->recs[i], "cpu"))
 			continue;
-		printf("cpu  usage %.1f%%  (%s of %s)\n",
+		fprintf(out, "cpu  usage %.1f%%  (%s of %s)\n",
 		    num(b->recs[i], "usage_ratio") * 100,
 		    rec_cpu(cpu, sizeof(cpu), b->recs[i], "cpu_us"),
 		    rec_cpu(total, sizeof(total), b->recs[i], "total_cpu_us"));
@@ -548,14 +851,21 @@ table_processes(const struct block *b)
 	static const char *const head[] = {
 		"PID", "COMM", "ZONE", "WATTS", "ENERGY", "CPU", "CONTAINER"
 	};
-	char pid[32], w[32], e[32], c[32];
+	static const char *const head_co2[] = {
+		"PID", "COMM", "ZONE", "WATTS", "ENERGY", "CO2", "CPU",
+		"CONTAINER"
+	};
+	char pid[32], w[32], e[32], c[32], g[32];
 	struct table t;
 	json_t **sel, *rec;
 	size_t i, n;
 	int64_t v;
 
 	sel = select_sorted(b, "process", &n);
-	table_init(&t, "rllrrrl", head);
+	if (has_carbon)
+		table_init(&t, "rllrrrrl", head_co2);
+	else
+		table_init(&t, "rllrrrl", head);
 	for (i = 0; i < n; i++) {
 		rec = sel[i];
 		if (kp_json_int(rec, "pid", &v))
@@ -568,6 +878,9 @@ table_processes(const struct block *b)
 		table_cell(&t, rec_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
 		table_cell(&t, rec_energy(e, sizeof(e), rec, "energy_uj"),
 		    SIZE_MAX);
+		if (has_carbon)
+			table_cell(&t, rec_co2(g, sizeof(g), rec, "energy_uj"),
+			    SIZE_MAX);
 		table_cell(&t, rec_cpu(c, sizeof(c), rec, "cpu_us"), SIZE_MAX);
 		/* As docker ps shows it. */
 		table_cell(&t, str_or_dash(rec, "container_id"), 12);
@@ -589,12 +902,14 @@ table_unattributed(const struct block *b)
 		rec = b->recs[i];
 		if (!is_type(rec, "unattributed"))
 			continue;
-		printf("unattributed  ");
+		fprintf(out, "unattributed  ");
 		print_zone(str_or_dash(rec, "zone"), width);
-		printf("  %s  %s  cpu %s\n",
+		fprintf(out, "  %s  %s  cpu %s",
 		    rec_watts(w, sizeof(w), rec, "watts"),
 		    rec_energy(e, sizeof(e), rec, "energy_uj"),
 		    rec_cpu(c, sizeof(c), rec, "cpu_us"));
+		print_co2(rec, "energy_uj");
+		putc('\n', out);
 	}
 }
 
@@ -606,7 +921,10 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 	const char *head[] = {
 		title, "ZONE", "WATTS", "ENERGY", "CPU", "PROCS"
 	};
-	char w[32], e[32], c[32], procs[32];
+	const char *head_co2[] = {
+		title, "ZONE", "WATTS", "ENERGY", "CO2", "CPU", "PROCS"
+	};
+	char w[32], e[32], c[32], g[32], procs[32];
 	struct table t;
 	json_t **sel, *rec;
 	size_t i, n;
@@ -614,8 +932,11 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 
 	sel = select_sorted(b, type, &n);
 	if (n > 0)
-		putchar('\n');
-	table_init(&t, "llrrrr", head);
+		putc('\n', out);
+	if (has_carbon)
+		table_init(&t, "llrrrrr", head_co2);
+	else
+		table_init(&t, "llrrrr", head);
 	for (i = 0; i < n; i++) {
 		rec = sel[i];
 		if (kp_json_int(rec, "processes", &v))
@@ -627,11 +948,30 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 		table_cell(&t, rec_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
 		table_cell(&t, rec_energy(e, sizeof(e), rec, "energy_uj"),
 		    SIZE_MAX);
+		if (has_carbon)
+			table_cell(&t, rec_co2(g, sizeof(g), rec, "energy_uj"),
+			    SIZE_MAX);
 		table_cell(&t, rec_cpu(c, sizeof(c), rec, "cpu_us"), SIZE_MAX);
 		table_cell(&t, procs, SIZE_MAX);
 	}
 	table_print(&t);
 	free(sel);
+}
+
+/* One interval as a block of text to out. */
+static void
+table_block(const struct block *b, json_t *interval)
+{
+	table_interval_line(b, interval);
+	table_zone_lines(b);
+	table_cpu_line(b);
+	if (has_type(b, "process") || has_type(b, "unattributed"))
+		putc('\n', out);
+	table_processes(b);
+	table_unattributed(b);
+	table_groups(b, "container", "container_id", "CONTAINER", 12);
+	table_groups(b, "pod", "pod_id", "POD", SIZE_MAX);
+	table_groups(b, "vm", "vm_id", "VM", SIZE_MAX);
 }
 
 static void
@@ -642,18 +982,142 @@ table_print_block(const struct block *b, json_t *interval)
 	if (interval == NULL && b->n == 0)
 		return;
 	if (!first)
-		putchar('\n');
+		putc('\n', out);
 	first = 0;
-	table_interval_line(b, interval);
-	table_zone_lines(b);
-	table_cpu_line(b);
-	if (has_type(b, "process") || has_type(b, "unattributed"))
-		putchar('\n');
-	table_processes(b);
-	table_unattributed(b);
-	table_groups(b, "container", "container_id", "CONTAINER", 12);
-	table_groups(b, "pod", "pod_id", "POD", SIZE_MAX);
-	table_groups(b, "vm", "vm_id", "VM", SIZE_MAX);
+	table_block(b, interval);
+}
+
+/*
+ * -f top: the table of each interval redrawn in place on the alternate
+ * screen, cut to the terminal's size, which is read again after SIGWINCH.
+ * The terminal is given back on exit and on SIGINT, SIGTERM and SIGHUP.
+ */
+#define TERM_ENTER "\033[?1049h\033[?25l"
+#define TERM_LEAVE "\033[?25h\033[?1049l"
+
+static volatile sig_atomic_t term_active;
+static volatile sig_atomic_t term_resized = 1;
+static unsigned short term_rows = 24, term_cols = 80;
+
+static void
+term_leave(void)
+{
+	if (term_active) {
+		term_active = 0;
+		fflush(stdout);
+		if (write(STDOUT_FILENO, TERM_LEAVE, sizeof(TERM_LEAVE) - 1) < 0)
+			return;
+	}
+}
+
+static void
+on_fatal_signal(int sig)
+{
+	if (term_active &&
+	    write(STDOUT_FILENO, TERM_LEAVE, sizeof(TERM_LEAVE) - 1) >= 0)
+		term_active = 0;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+on_winch(int sig)
+{
+	(void)sig;
+	term_resized = 1;
+}
+
+static void
+term_enter(void)
+{
+	static const int fatal[] = { SIGHUP, SIGINT, SIGTERM };
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = on_winch;
+	sigaction(SIGWINCH, &sa, NULL);
+	sa.sa_handler = on_fatal_signal;
+	for (i = 0; i < NELEM(fatal); i++)
+		sigaction(fatal[i], &sa, NULL);
+	atexit(term_leave);
+	fputs(TERM_ENTER, stdout);
+	term_active = 1;
+}
+
+static void
+term_size(void)
+{
+	struct winsize ws;
+
+	term_resized = 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 &&
+	    ws.ws_col > 0) {
+		term_rows = ws.ws_row;
+		term_cols = ws.ws_col;
+	}
+}
+
+/* Writes text to stdout, each line cut to the screen, at most rows lines. */
+static void
+term_draw(const char *text, size_t rows, size_t cols)
+{
+	const char *p;
+	size_t row, w;
+
+	fputs("\033[H", stdout);
+	for (row = 0, p = text; *p != '\0' && row < rows; row++) {
+		for (w = 0; *p != '\0' && *p != '\n'; p++) {
+			if (((unsigned char)*p & 0xc0) != 0x80 && w++ >= cols)
+				continue;
+			putchar(*p);
+		}
+		/* Clear what the last frame left on the line. */
+		fputs("\033[K", stdout);
+		if (*p == '\n')
+			p++;
+		if (row + 1 < rows)
+			putchar('\n');
+	}
+	fputs("\033[J", stdout);
+}
+
+static void
+top_print_block(const struct block *b, json_t *interval)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	if (!isatty(STDOUT_FILENO)) {
+		table_print_block(b, interval);
+		return;
+	}
+	if (interval == NULL)
+		return;
+	if (!term_active)
+		term_enter();
+	if (term_resized)
+		term_size();
+	if ((mem = open_memstream(&text, &len)) == NULL)
+		err(KP_EXIT_FAILURE, "open_memstream");
+	out = mem;
+	table_block(b, interval);
+	fprintf(out, "\nkp-fmt top: %ux%u, Ctrl-C quits", term_cols,
+	    term_rows);
+	out = stdout;
+	if (fclose(mem) == EOF)
+		err(KP_EXIT_FAILURE, "open_memstream");
+	term_draw(text, term_rows, term_cols);
+	free(text);
+}
+
+static void
+top_end(void)
+{
+	term_leave();
 }
 
 /* RFC 4180: quoted when it holds a comma, quote, CR or LF. */
@@ -661,16 +1125,16 @@ static void
 csv_text(const char *s)
 {
 	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, stdout);
+		fputs(s, out);
 		return;
 	}
-	putchar('"');
+	putc('"', out);
 	for (; *s; s++) {
 		if (*s == '"')
-			putchar('"');
-		putchar(*s);
+			putc('"', out);
+		putc(*s, out);
 	}
-	putchar('"');
+	putc('"', out);
 }
 
 /* One cell; absent fields, nulls, objects and arrays are empty. */
@@ -682,11 +1146,11 @@ csv_value(json_t *v)
 	if (json_is_string(v))
 		csv_text(json_string_value(v));
 	else if (json_is_integer(v))
-		printf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 	else if (json_is_real(v))
-		fputs(fmt_double(buf, sizeof(buf), json_real_value(v)), stdout);
+		fputs(fmt_double(buf, sizeof(buf), json_real_value(v)), out);
 	else if (json_is_boolean(v))
-		fputs(json_is_true(v) ? "true" : "false", stdout);
+		fputs(json_is_true(v) ? "true" : "false", out);
 }
 
 static void
@@ -694,45 +1158,39 @@ csv_header(void)
 {
 	size_t i;
 
-	if (csv_header_done)
+	if (csv_header_done || no_header)
 		return;
 	csv_header_done = 1;
-	for (i = 0; i < NELEM(csv_columns); i++)
-		printf("%s%s", i ? "," : "", csv_columns[i]);
-	putchar('\n');
-}
-
-static int
-csv_wanted(json_t *rec)
-{
-	size_t i;
-
-	for (i = 0; i < NELEM(csv_types); i++)
-		if (is_type(rec, csv_types[i]))
-			return 1;
-	return 0;
+	for (i = 0; csv_columns[i] != NULL; i++)
+		fprintf(out, "%s%s", i ? "," : "", csv_columns[i]);
+	putc('\n', out);
 }
 
 static void
 csv_print_block(const struct block *b, json_t *interval)
 {
-	const char *col;
+	const char *col, *type;
 	json_t *from;
+	int64_t uj;
 	size_t i, j;
 
 	csv_header();
 	for (i = 0; i < b->n; i++) {
-		if (!csv_wanted(b->recs[i]))
+		type = kp_json_str(b->recs[i], "type");
+		if (types == NULL && !in_list(csv_default_types, type))
 			continue;
-		for (j = 0; j < NELEM(csv_columns); j++) {
-			col = csv_columns[j];
+		for (j = 0; (col = csv_columns[j]) != NULL; j++) {
 			from = strcmp(col, "ts") == 0 ||
 			    strcmp(col, "dt_us") == 0 ? interval : b->recs[i];
 			if (j > 0)
-				putchar(',');
-			csv_value(json_object_get(from, col));
+				putc(',', out);
+			if (strcmp(col, "co2_g") == 0) {
+				if (kp_json_int(b->recs[i], "energy_uj", &uj))
+					fprintf(out, "%.6g", co2_grams(uj));
+			} else
+				csv_value(json_object_get(from, col));
 		}
-		putchar('\n');
+		putc('\n', out);
 	}
 }
 
@@ -742,106 +1200,288 @@ csv_end(void)
 	csv_header();
 }
 
+/* The records of a block as NDJSON, with co2_g if asked for. */
+static void
+json_print_block(const struct block *b, json_t *interval)
+{
+	json_t *rec;
+	int64_t uj;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		rec = json_copy(b->recs[i]);
+		if (has_carbon && kp_json_int(rec, "energy_uj", &uj))
+			json_object_set_new(rec, "co2_g",
+			    json_real(co2_grams(uj)));
+		kp_out_json_new(rec);
+	}
+	if (interval != NULL && type_wanted("interval"))
+		kp_out_json_new(json_incref(interval));
+}
+
 /* Text format 0.0.4: backslash, double quote and newline are escaped. */
 static void
-prom_label_text(const char *s)
+prom_label_text(struct sbuf *sb, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\\\", stdout);
-		else if (*s == '"')
-			fputs("\\\"", stdout);
-		else if (*s == '\n')
-			fputs("\\n", stdout);
-		else
-			putchar(*s);
+	const char *run;
+
+	for (run = s; *s; s++) {
+		if (*s != '\\' && *s != '"' && *s != '\n')
+			continue;
+		sb_add(sb, run, (size_t)(s - run));
+		sb_puts(sb, *s == '\\' ? "\\\\" : *s == '"' ? "\\\"" : "\\n");
+		run = s + 1;
 	}
+	sb_add(sb, run, (size_t)(s - run));
 }
 
 /* Kepler writes a label whose value is unknown as the empty string. */
 static void
-prom_labels(const struct family *f, json_t *rec)
+prom_labels(struct sbuf *sb, const struct family *f, json_t *rec)
 {
 	char buf[32];
 	json_t *v;
 	size_t i;
 
+	sb_reset(sb);
 	if (f->labels[0] == NULL)
 		return;
-	putchar('{');
+	sb_puts(sb, "{");
 	for (i = 0; f->labels[i] != NULL; i++) {
-		printf("%s%s=\"", i ? "," : "", f->labels[i]);
+		if (i > 0)
+			sb_puts(sb, ",");
+		sb_puts(sb, f->labels[i]);
+		sb_puts(sb, "=\"");
 		v = json_object_get(rec, f->labels[i]);
 		if (json_is_string(v))
-			prom_label_text(json_string_value(v));
-		else if (json_is_integer(v))
-			printf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		else if (json_is_real(v))
-			fputs(fmt_double(buf, sizeof(buf), json_real_value(v)),
-			    stdout);
-		putchar('"');
+			prom_label_text(sb, json_string_value(v));
+		else if (json_is_integer(v)) {
+			snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
+			    json_integer_value(v));
+			sb_puts(sb, buf);
+		} else if (json_is_real(v))
+			sb_puts(sb, fmt_double(buf, sizeof(buf),
+			    json_real_value(v)));
+		sb_puts(sb, "\"");
 	}
-	putchar('}');
+	sb_puts(sb, "}");
+}
+
+/*
+ * The cumulative microjoules of a counter series: the record's own total,
+ * with anything the total lost in a reset (a restarted stage) kept, or
+ * kp-fmt's own sum of the interval's energy when the record has no total.
+ * Returns 0 when the record has neither.
+ */
+static int
+prom_counter(const struct family *f, const char *series_key, json_t *rec,
+    int64_t *uj)
+{
+	struct series *s;
+	int64_t v;
+
+	if ((s = kp_map_get(prom_series, series_key)) == NULL) {
+		if ((s = calloc(1, sizeof(*s))) == NULL)
+			err(KP_EXIT_FAILURE, "calloc");
+		kp_map_put(prom_series, series_key, s);
+	}
+	if (kp_json_int(rec, f->field, &v)) {
+		if (s->seen && v < s->last_in)
+			s->offset += s->last_in;
+		s->last_in = v;
+		s->seen = 1;
+		*uj = s->offset + v;
+		return 1;
+	}
+	if (kp_json_int(rec, f->delta, &v)) {
+		if (v > 0)
+			s->sum_uj += v;
+		*uj = s->sum_uj;
+		return 1;
+	}
+	return 0;
 }
 
 /* The sample value of rec in family f, or NULL when it has none. */
 static const char *
-prom_value(char *buf, size_t len, const struct family *f, json_t *rec)
+prom_value(char *buf, size_t len, const struct family *f, json_t *rec,
+    struct sbuf *key, const struct sbuf *labels)
 {
-	json_t *v = json_object_get(rec, f->field);
+	json_t *v;
+	int64_t uj;
 
-	if (f->counter)
-		return json_is_integer(v) ?
-		    fmt_joules(buf, len, json_integer_value(v)) : NULL;
-	return json_is_number(v) ?
-	    fmt_double(buf, len, json_number_value(v)) : NULL;
+	if (f->kind == GAUGE) {
+		v = json_object_get(rec, f->field);
+		return json_is_number(v) ?
+		    fmt_double(buf, len, json_number_value(v)) : NULL;
+	}
+	sb_reset(key);
+	sb_puts(key, f->name);
+	sb_add(key, labels->s, labels->len);
+	if (!prom_counter(f, key->s, rec, &uj))
+		return NULL;
+	if (f->kind == COUNTER_J)
+		return fmt_joules(buf, len, uj);
+	return fmt_double(buf, len, co2_grams(uj));
 }
 
 static void
-prom_family(const struct family *f, const struct block *b)
+prom_family(FILE *fp, const struct family *f, const struct block *b,
+    struct sbuf *labels, struct sbuf *key)
 {
-	const char *value;
+	const char *value, *zone;
 	char buf[64];
 	size_t i, samples = 0;
 
 	for (i = 0; i < b->n; i++) {
-		if (!is_type(b->recs[i], f->rectype) ||
-		    (value = prom_value(buf, sizeof(buf), f, b->recs[i])) == NULL)
+		if (!is_type(b->recs[i], f->rectype))
+			continue;
+		if (f->zone != NULL && ((zone = kp_json_str(b->recs[i],
+		    "zone")) == NULL || strcmp(zone, f->zone) != 0))
+			continue;
+		prom_labels(labels, f, b->recs[i]);
+		if ((value = prom_value(buf, sizeof(buf), f, b->recs[i], key,
+		    labels)) == NULL)
 			continue;
 		if (samples++ == 0) {
-			printf("# HELP %s %s\n", f->name, f->help);
-			printf("# TYPE %s %s\n", f->name,
-			    f->counter ? "counter" : "gauge");
+			fprintf(fp, "# HELP %s %s\n", f->name, f->help);
+			fprintf(fp, "# TYPE %s %s\n", f->name,
+			    f->kind == GAUGE ? "gauge" : "counter");
 		}
-		printf("%s", f->name);
-		prom_labels(f, b->recs[i]);
-		printf(" %s\n", value);
+		fprintf(fp, "%s%s %s\n", f->name, labels->s ? labels->s : "",
+		    value);
 		/* Without labels a second sample would repeat the series. */
 		if (f->labels[0] == NULL)
 			break;
 	}
 }
 
-static void
-prom_print_block(const struct block *b, json_t *interval)
+/*
+ * The exposition of a block, rendered once per block however many places
+ * it goes to, since rendering moves the counters on.
+ */
+static struct {
+	const struct block *b;
+	unsigned long gen;
+	char *text;
+	size_t len;
+} prom_cache;
+static unsigned long block_gen;
+
+static const char *
+prom_text(const struct block *b, size_t *len)
 {
+	struct sbuf labels = { NULL, 0, 0 }, key = { NULL, 0, 0 };
+	FILE *mem;
 	size_t i;
 
-	if (interval == NULL && b->n == 0)
-		return;
+	if (prom_cache.text != NULL && prom_cache.b == b &&
+	    prom_cache.gen == block_gen) {
+		*len = prom_cache.len;
+		return prom_cache.text;
+	}
+	free(prom_cache.text);
+	prom_cache.text = NULL;
+	if ((mem = open_memstream(&prom_cache.text, &prom_cache.len)) == NULL)
+		err(KP_EXIT_FAILURE, "open_memstream");
 	for (i = 0; i < NELEM(families); i++)
-		prom_family(&families[i], b);
-	putchar('\n');
+		if (families[i].kind != COUNTER_CO2 || has_carbon)
+			prom_family(mem, &families[i], b, &labels, &key);
+	if (fclose(mem) == EOF)
+		err(KP_EXIT_FAILURE, "open_memstream");
+	free(labels.s);
+	free(key.s);
+	prom_cache.b = b;
+	prom_cache.gen = block_gen;
+	*len = prom_cache.len;
+	return prom_cache.text;
 }
 
 static void
-block_add(struct block *b, json_t *rec)
+prom_print_block(const struct block *b, json_t *interval)
+{
+	const char *text;
+	size_t len;
+
+	if (interval == NULL && b->n == 0)
+		return;
+	text = prom_text(b, &len);
+	fwrite(text, 1, len, out);
+	putc('\n', out);
+}
+
+/* A new temporary file beside --textfile, for the next exposition. */
+static int
+textfile_temp(char **tmp)
+{
+	size_t n;
+	int fd;
+
+	n = strlen(textfile) + sizeof(".XXXXXX");
+	if ((*tmp = malloc(n)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
+	/* No .prom suffix: node_exporter reads only *.prom files. */
+	snprintf(*tmp, n, "%s.XXXXXX", textfile);
+	if ((fd = mkstemp(*tmp)) < 0)
+		err(KP_EXIT_FAILURE, "textfile '%s': cannot create a file "
+		    "in its directory", textfile);
+	return fd;
+}
+
+/* At start, so that a directory we cannot write fails now, not later. */
+static void
+textfile_check(void)
+{
+	char *tmp;
+	int fd;
+
+	fd = textfile_temp(&tmp);
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+}
+
+/* Replaces --textfile with the exposition of b, atomically. */
+static void
+textfile_write(const struct block *b)
+{
+	const char *text;
+	char *tmp;
+	size_t len, done;
+	ssize_t n;
+	int fd;
+
+	text = prom_text(b, &len);
+	fd = textfile_temp(&tmp);
+	for (done = 0; done < len; done += (size_t)n)
+		if ((n = write(fd, text + done, len - done)) < 0)
+			goto fail;
+	if (fchmod(fd, 0644) < 0 || close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	if (rename(tmp, textfile) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	free(tmp);
+	return;
+fail:
+	warn("textfile '%s'", tmp);
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	exit(KP_EXIT_FAILURE);
+}
+
+static void
+block_add_new(struct block *b, json_t *rec)
 {
 	if (b->n == b->cap) {
 		b->cap = b->cap ? b->cap * 2 : 64;
 		b->recs = xreallocarray(b->recs, b->cap, sizeof(*b->recs));
 	}
-	b->recs[b->n++] = json_incref(rec);
+	b->recs[b->n++] = rec;
 }
 
 static void
@@ -852,36 +1492,227 @@ block_clear(struct block *b)
 	for (i = 0; i < b->n; i++)
 		json_decref(b->recs[i]);
 	b->n = 0;
+	block_gen++;
 }
 
-static void
-pass_through(struct kp_reader *r)
-{
-	struct kp_record rec;
+/*
+ * --summary: one record per workload (type, zone and identity) over the
+ * whole run, its energy and CPU time summed and its power the mean over
+ * the run; other fields are those of its last record.
+ */
+static struct {
+	struct block recs;		/* in order of first appearance */
+	struct kp_map *index;		/* key -> a record of recs, borrowed */
+	int64_t first_seq, last_seq, dt_us;
+	json_t *last_interval;
+} sum = { { NULL, 0, 0 }, NULL, -1, 0, 0, NULL };
 
-	while (kp_reader_next(r, &rec)) {
-		kp_out_raw(rec.line, rec.len);
-		if (strcmp(rec.type, "interval") == 0)
-			kp_out_flush();
+static const char *const sum_fields[] = {
+	"energy_uj", "active_uj", "idle_uj", "cpu_us", "total_cpu_us",
+};
+
+static void
+summary_key(struct sbuf *key, json_t *rec)
+{
+	static const char *const fields[] = {
+		"type", "zone", "pid", "starttime", "container_id", "pod_id",
+		"vm_id",
+	};
+	char buf[32];
+	json_t *v;
+	size_t i;
+
+	sb_reset(key);
+	for (i = 0; i < NELEM(fields); i++) {
+		v = json_object_get(rec, fields[i]);
+		if (json_is_string(v))
+			sb_puts(key, json_string_value(v));
+		else if (json_is_integer(v)) {
+			snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
+			    json_integer_value(v));
+			sb_puts(key, buf);
+		}
+		sb_puts(key, "\x1f");
 	}
 }
 
-/* Records of interval k wait for k's interval record, then print at once. */
+static void
+summary_merge(json_t *agg, json_t *rec)
+{
+	int64_t a, b, total[NELEM(sum_fields)];
+	int have[NELEM(sum_fields)];
+	size_t i;
+
+	for (i = 0; i < NELEM(sum_fields); i++) {
+		have[i] = kp_json_int(agg, sum_fields[i], &a) &&
+		    kp_json_int(rec, sum_fields[i], &b);
+		if (have[i])
+			total[i] = a + b;
+	}
+	json_object_update(agg, rec);
+	for (i = 0; i < NELEM(sum_fields); i++)
+		if (have[i])
+			json_object_set_new(agg, sum_fields[i],
+			    json_integer(total[i]));
+}
+
+static void
+summary_add(const struct block *b, json_t *interval)
+{
+	struct sbuf key = { NULL, 0, 0 };
+	json_t *agg;
+	int64_t v;
+	size_t i;
+
+	if (sum.index == NULL)
+		sum.index = kp_map_new();
+	for (i = 0; i < b->n; i++) {
+		if (kp_json_int(b->recs[i], "seq", &v) &&
+		    (sum.first_seq < 0 || v < sum.first_seq))
+			sum.first_seq = v;
+		summary_key(&key, b->recs[i]);
+		if ((agg = kp_map_get(sum.index, key.s)) != NULL)
+			summary_merge(agg, b->recs[i]);
+		else {
+			agg = json_deep_copy(b->recs[i]);
+			block_add_new(&sum.recs, agg);
+			kp_map_put(sum.index, key.s, agg);
+		}
+	}
+	free(key.s);
+	if (interval == NULL)
+		return;
+	if (kp_json_int(interval, "seq", &v)) {
+		sum.last_seq = v;
+		if (sum.first_seq < 0 || v < sum.first_seq)
+			sum.first_seq = v;
+	}
+	if (kp_json_int(interval, "dt_us", &v))
+		sum.dt_us += v;
+	json_decref(sum.last_interval);
+	sum.last_interval = json_incref(interval);
+}
+
+/* Power as the mean over the run, a ratio from the sums. */
+static void
+summary_finish(json_t *agg)
+{
+	static const char *const watts[][2] = {
+		{ "energy_uj", "watts" }, { "active_uj", "active_watts" },
+		{ "idle_uj", "idle_watts" },
+	};
+	int64_t e, a, t;
+	size_t i;
+
+	json_object_set_new(agg, "seq", json_integer(sum.last_seq));
+	for (i = 0; i < NELEM(watts); i++)
+		if (sum.dt_us > 0 && kp_json_int(agg, watts[i][0], &e))
+			json_object_set_new(agg, watts[i][1],
+			    json_real((double)e / sum.dt_us));
+	if (is_type(agg, "node") && kp_json_int(agg, "energy_uj", &e) &&
+	    kp_json_int(agg, "active_uj", &a))
+		json_object_set_new(agg, "usage_ratio",
+		    json_real(e > 0 ? (double)a / e : 0));
+	if (is_type(agg, "cpu") && kp_json_int(agg, "cpu_us", &a) &&
+	    kp_json_int(agg, "total_cpu_us", &t))
+		json_object_set_new(agg, "usage_ratio",
+		    json_real(t > 0 ? (double)a / t : 0));
+}
+
+static void
+summary_print(const struct format *fmt)
+{
+	json_t *interval;
+	size_t i;
+
+	for (i = 0; i < sum.recs.n; i++)
+		summary_finish(sum.recs.recs[i]);
+	interval = kp_rec_new("interval", sum.last_seq);
+	if (sum.last_interval != NULL &&
+	    json_is_string(json_object_get(sum.last_interval, "ts")))
+		json_object_set(interval, "ts",
+		    json_object_get(sum.last_interval, "ts"));
+	json_object_set_new(interval, "dt_us", json_integer(sum.dt_us));
+	summary_first_seq = sum.first_seq < 0 ? 0 : sum.first_seq;
+	if (fmt->print == NULL)
+		json_print_block(&sum.recs, interval);
+	else if (sum.recs.n > 0 || sum.last_interval != NULL)
+		fmt->print(&sum.recs, interval);
+	json_decref(interval);
+	json_decref(sum.last_interval);
+	block_clear(&sum.recs);
+	free(sum.recs.recs);
+	if (sum.index != NULL)
+		kp_map_free(sum.index, NULL);
+}
+
+static void
+no_print(const struct block *b, json_t *interval)
+{
+	(void)b;
+	(void)interval;
+}
+
+/* One record line for -f json: as it came, with co2_g if asked for. */
+static void
+json_line(const struct kp_record *rec)
+{
+	char buf[64];
+	size_t len;
+	int64_t uj;
+
+	if (!has_carbon || !kp_json_int(rec->obj, "energy_uj", &uj)) {
+		kp_out_raw(rec->line, rec->len);
+		return;
+	}
+	/* Before the closing brace, which ends the line but for blanks. */
+	for (len = rec->len; len > 0 && rec->line[len - 1] != '}'; len--)
+		;
+	if (len == 0) {
+		kp_out_raw(rec->line, rec->len);
+		return;
+	}
+	snprintf(buf, sizeof(buf), ",\"co2_g\":%.6g}", co2_grams(uj));
+	if (fwrite(rec->line, 1, len - 1, stdout) != len - 1)
+		kp_out_raw("", 0);	/* reports the error as a write does */
+	kp_out_raw(buf, strlen(buf));
+}
+
+/*
+ * Records of interval k wait for k's interval record, then print at once;
+ * -f json writes each record as it comes.
+ */
 static void
 format_blocks(struct kp_reader *r, const struct format *fmt)
 {
 	struct block b = { NULL, 0, 0 };
 	struct kp_record rec;
+	int direct_json, collect;
 
+	direct_json = strcmp(fmt->name, "json") == 0 && !summary;
+	collect = !direct_json || textfile != NULL || summary;
 	while (kp_reader_next(r, &rec)) {
+		if (!type_wanted(rec.type) && strcmp(rec.type, "interval") != 0)
+			continue;
+		if (direct_json && type_wanted(rec.type))
+			json_line(&rec);
 		if (strcmp(rec.type, "interval") == 0) {
-			fmt->print(&b, rec.obj);
+			if (summary)
+				summary_add(&b, rec.obj);
+			else if (fmt->print != NULL)
+				fmt->print(&b, rec.obj);
+			if (textfile != NULL)
+				textfile_write(&b);
 			kp_out_flush();
 			block_clear(&b);
-		} else if (strcmp(rec.type, "header") != 0)
-			block_add(&b, rec.obj);
+		} else if (collect && strcmp(rec.type, "header") != 0)
+			block_add_new(&b, json_incref(rec.obj));
 	}
-	fmt->print(&b, NULL);
+	if (summary) {
+		summary_add(&b, NULL);
+		summary_print(fmt);
+	} else if (fmt->print != NULL)
+		fmt->print(&b, NULL);
 	if (fmt->end != NULL)
 		fmt->end();
 	block_clear(&b);
@@ -891,21 +1722,64 @@ format_blocks(struct kp_reader *r, const struct format *fmt)
 int
 main(int argc, char *argv[])
 {
+	enum { OPT_CARBON = 256, OPT_LIST_COLUMNS, OPT_SUMMARY, OPT_TEXTFILE };
 	static const struct option longopts[] = {
+		{ "carbon-intensity", required_argument, NULL, OPT_CARBON },
+		{ "columns", required_argument, NULL, 'o' },
+		{ "energy-unit", required_argument, NULL, 'u' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "list-columns", no_argument, NULL, OPT_LIST_COLUMNS },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "rows", required_argument, NULL, 'n' },
+		{ "summary", no_argument, NULL, OPT_SUMMARY },
+		{ "textfile", required_argument, NULL, OPT_TEXTFILE },
+		{ "types", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const struct format *fmt;
+	const struct format *fmt = NULL;
+	const char *columns = NULL;
 	struct kp_reader *r;
 	int ch, status;
 
 	kp_out_init();
-	fmt = format_lookup(isatty(STDOUT_FILENO) ? "table" : "json");
-	while ((ch = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+	out = stdout;
+	while ((ch = getopt_long(argc, argv, "Hf:hn:o:t:u:", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
+		case 'H':
+			no_header = 1;
+			break;
 		case 'f':
 			fmt = format_lookup(optarg);
+			break;
+		case 'n':
+			top_rows = (size_t)kp_parse_int(optarg, 1, 1000000,
+			    "-n rows");
+			break;
+		case 'o':
+			columns = optarg;
+			break;
+		case 't':
+			free_types();
+			types = parse_types(optarg);
+			break;
+		case 'u':
+			eunit = energy_unit_lookup(optarg);
+			break;
+		case OPT_CARBON:
+			carbon_g_per_kwh = kp_parse_double(optarg, 0, 1e6,
+			    "--carbon-intensity");
+			has_carbon = 1;
+			break;
+		case OPT_LIST_COLUMNS:
+			list_columns();
+			break;
+		case OPT_SUMMARY:
+			summary = 1;
+			break;
+		case OPT_TEXTFILE:
+			textfile = optarg;
 			break;
 		case 'h':
 		default:
@@ -916,13 +1790,23 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc != 0)
 		usage();
-
-	r = kp_reader_open(stdin, "<stdin>");
-	if (fmt->print == NULL)
-		pass_through(r);
+	if (columns != NULL)
+		parse_columns(columns);
 	else
-		format_blocks(r, fmt);
+		default_columns();
+	if (fmt == NULL)
+		fmt = textfile != NULL ? &no_format :
+		    format_lookup(isatty(STDOUT_FILENO) ? "table" : "json");
+	if (textfile != NULL)
+		textfile_check();
+
+	prom_series = kp_map_new();
+	r = kp_reader_open(stdin, "<stdin>");
+	format_blocks(r, fmt);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_reader_close(r);
+	kp_map_free(prom_series, free);
+	free(prom_cache.text);
+	free_types();
 	return kp_out_finish(status);
 }
