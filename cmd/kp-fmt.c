@@ -127,7 +127,8 @@ static const struct unit seconds_units[] = {
 	{ 1, "s" }, { 1e-3, "ms" }, { 0, NULL }
 };
 static const struct unit grams_units[] = {
-	{ 1e3, "kg" }, { 1, "g" }, { 1e-3, "mg" }, { 0, NULL }
+	{ 1e3, "kg" }, { 1, "g" }, { 1e-3, "mg" }, { 1e-6, "\xc2\xb5g" },
+	{ 0, NULL }
 };
 
 static const struct energy_unit energy_units[] = {
@@ -479,7 +480,7 @@ fmt_joules(char *buf, size_t len, int64_t uj)
 static double
 co2_grams(int64_t uj)
 {
-	return uj / 3.6e9 * carbon_g_per_kwh;
+	return uj / 3.6e12 * carbon_g_per_kwh;
 }
 
 /*
