@@ -155,20 +155,6 @@ EOF2
 	refute_line --partial "kp_node_platform"
 }
 
-@test "promtool check metrics accepts every interval's exposition" {
-	command -v promtool >/dev/null || fail "promtool is not installed (Debian: prometheus)"
-	local f
-	for f in two-intervals no-totals odd-names total-reset; do
-		kp-fmt -f prometheus --carbon-intensity 250 <"$STREAMS/$f.ndjson" |
-		    awk -v d="$BATS_TEST_TMPDIR/$f" 'BEGIN { n = 1 }
-			/^$/ { n++; next } { print > (d "." n ".prom") }'
-	done
-	for f in "$BATS_TEST_TMPDIR"/*.prom; do
-		run -0 promtool check metrics <"$f"
-		assert_output ""
-	done
-}
-
 @test "--textfile replaces the file atomically after each interval" {
 	local tf=$BATS_TEST_TMPDIR/tf/kp.prom
 	mkdir "$BATS_TEST_TMPDIR/tf"
