@@ -9,6 +9,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,11 @@
 
 #include "kp.h"
 
-/* The records of one interval, each holding a reference of ours. */
+struct rec;
+
+/* The records of one interval, in the arena they were read into. */
 struct block {
-	json_t **recs;
+	const struct rec **recs;
 	size_t n, cap;
 };
 
@@ -30,7 +33,7 @@ struct format {
 	 * Writes one interval; interval is NULL for records left at the end.
 	 * NULL for json, which passes each line through as it comes.
 	 */
-	void (*print)(const struct block *b, json_t *interval);
+	void (*print)(const struct block *b, const struct rec *interval);
 	void (*end)(void);
 };
 
@@ -89,14 +92,14 @@ struct sbuf {
 
 static void usage(void);
 static const struct format *format_lookup(const char *name);
-static void format_blocks(struct kp_reader *r, const struct format *fmt);
-static void table_print_block(const struct block *b, json_t *interval);
-static void top_print_block(const struct block *b, json_t *interval);
+static void table_print_block(const struct block *b, const struct rec *interval);
+static void top_print_block(const struct block *b, const struct rec *interval);
 static void top_end(void);
-static void csv_print_block(const struct block *b, json_t *interval);
+static void csv_print_block(const struct block *b, const struct rec *interval);
 static void csv_end(void);
-static void json_print_block(const struct block *b, json_t *interval);
-static void prom_print_block(const struct block *b, json_t *interval);
+static void json_print_block(const struct block *b, const struct rec *interval);
+static void json_line(const struct rec *rec);
+static void prom_print_block(const struct block *b, const struct rec *interval);
 
 static const struct format formats[] = {
 	{ "table", table_print_block, NULL },
@@ -108,7 +111,7 @@ static const struct format formats[] = {
 #define FORMAT_NAMES "table, top, csv, json, prometheus"
 
 /* With --textfile and no -f: nothing on standard output. */
-static void no_print(const struct block *b, json_t *interval);
+static void no_print(const struct block *b, const struct rec *interval);
 static const struct format no_format = { "none", no_print, NULL };
 
 static const struct unit watts_units[] = {
@@ -242,6 +245,8 @@ static const struct family families[] = {
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+static void *xreallocarray(void *p, size_t n, size_t size);
+
 /* The command line. */
 static size_t top_rows;			/* -n; 0: all */
 static int no_header;			/* -H */
@@ -257,6 +262,622 @@ static FILE *out;			/* where the formats write */
 static int csv_header_done;
 static struct kp_map *prom_series;	/* "name{labels}" -> struct series */
 static int64_t summary_first_seq = -1;	/* printing the summary when >= 0 */
+
+/*
+ * Records.  kp-fmt reads its stream with a parser of its own for the flat
+ * JSON objects of kp-records(5), several times faster than building jansson
+ * objects: a record's fields and strings live in the arena of the interval
+ * they belong to, freed all at once when the interval has been written.
+ * A line the parser does not take goes to jansson, which says what is wrong
+ * with it, or, if it is valid after all, writes it in a form the parser takes.
+ */
+enum { V_NULL, V_FALSE, V_TRUE, V_INT, V_REAL, V_STR, V_OTHER };
+
+struct field {
+	const char *key;
+	int kind;
+	const char *str;	/* V_STR: unescaped, NUL-terminated */
+	int64_t i;		/* V_INT */
+	double d;		/* V_INT and V_REAL */
+};
+
+struct rec {
+	const char *type;	/* a field's str */
+	int64_t seq;
+	const char *line;	/* the line as read, without '\n' */
+	size_t len;
+	const struct field *f;
+	size_t nf;
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t cap, used;
+	max_align_t data[];
+};
+
+struct arena {
+	struct chunk *head, *cur;
+};
+
+struct reader {
+	FILE *fp;
+	const char *name;
+	long lineno;
+	int errors;
+	char *line;
+	size_t cap;
+	struct field *tmp;	/* the fields of the line being parsed */
+	size_t ntmp, captmp;
+};
+
+#define CHUNK_BYTES (1 << 20)
+
+static void *
+arena_alloc(struct arena *a, size_t n)
+{
+	struct chunk *c;
+	size_t cap;
+	void *p;
+
+	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) *
+	    sizeof(max_align_t);
+	for (c = a->cur; c != NULL && c->used + n > c->cap; c = c->next)
+		a->cur = c->next != NULL ? c->next : c;
+	if (c == NULL) {
+		cap = n > CHUNK_BYTES ? n : CHUNK_BYTES;
+		if ((c = malloc(sizeof(*c) + cap)) == NULL)
+			err(KP_EXIT_FAILURE, "malloc");
+		c->next = NULL;
+		c->cap = cap;
+		c->used = 0;
+		if (a->cur != NULL) {
+			c->next = a->cur->next;
+			a->cur->next = c;
+		} else
+			a->head = c;
+		a->cur = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+/* Forgets everything allocated; keeps the memory for the next interval. */
+static void
+arena_reset(struct arena *a)
+{
+	struct chunk *c;
+
+	for (c = a->head; c != NULL; c = c->next)
+		c->used = 0;
+	a->cur = a->head;
+}
+
+static void
+arena_free(struct arena *a)
+{
+	struct chunk *c, *next;
+
+	for (c = a->head; c != NULL; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->head = a->cur = NULL;
+}
+
+/* Where the arena stands, to give back what a dropped record took. */
+struct mark {
+	struct chunk *c;
+	size_t used;
+};
+
+static struct mark
+arena_mark(struct arena *a)
+{
+	struct mark m = { a->cur, a->cur != NULL ? a->cur->used : 0 };
+
+	return m;
+}
+
+static void
+arena_release(struct arena *a, struct mark m)
+{
+	struct chunk *c;
+
+	if (m.c == NULL) {
+		arena_reset(a);
+		return;
+	}
+	/* The chunks after the current one are always empty but these. */
+	for (c = m.c->next; c != NULL; c = c->next)
+		c->used = 0;
+	m.c->used = m.used;
+	a->cur = m.c;
+}
+
+static const char *
+skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t c;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+static int
+hex4(const char *p, uint32_t *v)
+{
+	int i;
+
+	*v = 0;
+	for (i = 0; i < 4; i++, p++) {
+		*v <<= 4;
+		if (*p >= '0' && *p <= '9')
+			*v |= (uint32_t)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			*v |= (uint32_t)(*p - 'a' + 10);
+		else if (*p >= 'A' && *p <= 'F')
+			*v |= (uint32_t)(*p - 'A' + 10);
+		else
+			return 0;
+	}
+	return 1;
+}
+
+static char *
+put_utf8(char *o, uint32_t c)
+{
+	if (c < 0x80)
+		*o++ = (char)c;
+	else if (c < 0x800) {
+		*o++ = (char)(0xc0 | c >> 6);
+		*o++ = (char)(0x80 | (c & 0x3f));
+	} else if (c < 0x10000) {
+		*o++ = (char)(0xe0 | c >> 12);
+		*o++ = (char)(0x80 | (c >> 6 & 0x3f));
+		*o++ = (char)(0x80 | (c & 0x3f));
+	} else {
+		*o++ = (char)(0xf0 | c >> 18);
+		*o++ = (char)(0x80 | (c >> 12 & 0x3f));
+		*o++ = (char)(0x80 | (c >> 6 & 0x3f));
+		*o++ = (char)(0x80 | (c & 0x3f));
+	}
+	return o;
+}
+
+/*
+ * The string at p (its opening quote), unescaped into the arena when a is
+ * not NULL; returns the character after it, or NULL if it is not valid.
+ * A \u0000 is not taken: the C string would end there.
+ */
+static const char *
+parse_string(const char *p, struct arena *a, const char **str)
+{
+	const char *q;
+	uint32_t c, lo;
+	size_t n;
+	char *o = NULL;
+
+	for (q = ++p; *q != '"'; q++)
+		if (*q == '\\' && q[1] != '\0')
+			q++;
+		else if (*q == '\0')
+			return NULL;
+	if (a != NULL)
+		*str = o = arena_alloc(a, (size_t)(q - p) + 1);
+	while (*p != '"') {
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if ((unsigned char)*p >= 0x80) {
+			if ((n = utf8_len((const unsigned char *)p)) == 0)
+				return NULL;
+			if (o != NULL)
+				memcpy(o, p, n), o += n;
+			p += n;
+			continue;
+		}
+		if (*p != '\\') {
+			if (o != NULL)
+				*o++ = *p;
+			p++;
+			continue;
+		}
+		switch (p[1]) {
+		case '"': case '\\': case '/':
+			c = (unsigned char)p[1];
+			break;
+		case 'b': c = '\b'; break;
+		case 'f': c = '\f'; break;
+		case 'n': c = '\n'; break;
+		case 'r': c = '\r'; break;
+		case 't': c = '\t'; break;
+		case 'u':
+			if (!hex4(p + 2, &c) || c == 0)
+				return NULL;
+			if (c >= 0xdc00 && c <= 0xdfff)
+				return NULL;
+			if (c >= 0xd800 && c <= 0xdbff) {
+				if (p[6] != '\\' || p[7] != 'u' ||
+				    !hex4(p + 8, &lo) || lo < 0xdc00 ||
+				    lo > 0xdfff)
+					return NULL;
+				c = 0x10000 + ((c - 0xd800) << 10) +
+				    (lo - 0xdc00);
+				p += 6;
+			}
+			p += 4;
+			break;
+		default:
+			return NULL;
+		}
+		if (o != NULL)
+			o = put_utf8(o, c);
+		p += 2;
+	}
+	if (o != NULL)
+		*o = '\0';
+	return p + 1;
+}
+
+/* A number as JSON writes it; sets f->kind, f->i and f->d. */
+static const char *
+parse_number(const char *p, struct field *f)
+{
+	const char *q = p;
+	uint64_t mag = 0;
+	int neg = 0, digits = 0, real = 0;
+
+	if (*q == '-')
+		neg = 1, q++;
+	if (*q == '0')
+		q++, digits = 1;
+	else
+		for (; *q >= '0' && *q <= '9'; q++, digits++) {
+			if (mag > (UINT64_MAX - 9) / 10)
+				return NULL;	/* jansson says "too big" */
+			mag = mag * 10 + (uint64_t)(*q - '0');
+		}
+	if (digits == 0)
+		return NULL;
+	if (*q == '.') {
+		real = 1;
+		if (!(*++q >= '0' && *q <= '9'))
+			return NULL;
+		while (*q >= '0' && *q <= '9')
+			q++;
+	}
+	if (*q == 'e' || *q == 'E') {
+		real = 1;
+		if (*++q == '+' || *q == '-')
+			q++;
+		if (!(*q >= '0' && *q <= '9'))
+			return NULL;
+		while (*q >= '0' && *q <= '9')
+			q++;
+	}
+	if (real) {
+		f->kind = V_REAL;
+		f->d = strtod(p, NULL);
+		return isinf(f->d) ? NULL : q;
+	}
+	if (mag > (uint64_t)INT64_MAX + neg)
+		return NULL;
+	f->kind = V_INT;
+	f->i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+	f->d = (double)f->i;
+	return q;
+}
+
+/* Any value, checked and skipped: for arrays and objects inside records. */
+static const char *
+skip_value(const char *p, int depth)
+{
+	struct field f;
+
+	p = skip_ws(p);
+	if (depth > 64)
+		return NULL;
+	if (*p == '"')
+		return parse_string(p, NULL, NULL);
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+
+		p = skip_ws(p + 1);
+		if (*p == close)
+			return p + 1;
+		for (;;) {
+			if (close == '}') {
+				if (*p != '"' ||
+				    (p = parse_string(p, NULL, NULL)) == NULL)
+					return NULL;
+				p = skip_ws(p);
+				if (*p++ != ':')
+					return NULL;
+			}
+			if ((p = skip_value(p, depth + 1)) == NULL)
+				return NULL;
+			p = skip_ws(p);
+			if (*p == close)
+				return p + 1;
+			if (*p++ != ',')
+				return NULL;
+			p = skip_ws(p);
+		}
+	}
+	if (strncmp(p, "true", 4) == 0 || strncmp(p, "null", 4) == 0)
+		return p + 4;
+	if (strncmp(p, "false", 5) == 0)
+		return p + 5;
+	return parse_number(p, &f);
+}
+
+static void
+reader_tmp_grow(struct reader *r)
+{
+	if (r->ntmp == r->captmp) {
+		r->captmp = r->captmp ? r->captmp * 2 : 32;
+		r->tmp = xreallocarray(r->tmp, r->captmp, sizeof(*r->tmp));
+	}
+}
+
+/*
+ * Parses the object in line into rec, with its fields in the arena.
+ * Returns 0 if the parser does not take the line.
+ */
+static int
+parse_flat(struct reader *r, const char *line, struct arena *a,
+    struct rec *rec)
+{
+	const char *p;
+	struct field *f;
+	size_t i, j;
+
+	r->ntmp = 0;
+	p = skip_ws(line);
+	if (*p++ != '{')
+		return 0;
+	p = skip_ws(p);
+	while (*p != '}') {
+		reader_tmp_grow(r);
+		f = &r->tmp[r->ntmp++];
+		if (*p != '"' || (p = parse_string(p, a, &f->key)) == NULL)
+			return 0;
+		p = skip_ws(p);
+		if (*p++ != ':')
+			return 0;
+		p = skip_ws(p);
+		f->str = NULL;
+		if (*p == '"') {
+			f->kind = V_STR;
+			p = parse_string(p, a, &f->str);
+		} else if (*p == '{' || *p == '[') {
+			f->kind = V_OTHER;
+			p = skip_value(p, 0);
+		} else if (strncmp(p, "true", 4) == 0) {
+			f->kind = V_TRUE;
+			p += 4;
+		} else if (strncmp(p, "false", 5) == 0) {
+			f->kind = V_FALSE;
+			p += 5;
+		} else if (strncmp(p, "null", 4) == 0) {
+			f->kind = V_NULL;
+			p += 4;
+		} else
+			p = parse_number(p, f);
+		if (p == NULL)
+			return 0;
+		p = skip_ws(p);
+		if (*p == '}')
+			break;
+		if (*p++ != ',')
+			return 0;
+		p = skip_ws(p);
+		if (*p == '}')
+			return 0;
+	}
+	if (*skip_ws(p + 1) != '\0')
+		return 0;
+	/* Duplicate keys are an error, as for the other stages. */
+	for (i = 1; i < r->ntmp; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(r->tmp[i].key, r->tmp[j].key) == 0)
+				return 0;
+	rec->nf = r->ntmp;
+	rec->f = f = arena_alloc(a, r->ntmp * sizeof(*f) + 1);
+	memcpy(f, r->tmp, r->ntmp * sizeof(*f));
+	return 1;
+}
+
+static void
+reader_reject(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "kp-fmt: %s:%ld: ", r->name, r->lineno);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	r->errors++;
+}
+
+/*
+ * A line parse_flat did not take: jansson says why, or, when the line is a
+ * valid object after all, writes it in the form parse_flat takes.
+ */
+static int
+parse_slow(struct reader *r, const char *line, size_t len, struct arena *a,
+    struct rec *rec)
+{
+	json_error_t jerr;
+	json_t *obj;
+	char *s;
+	int ok;
+
+	if ((obj = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL) {
+		reader_reject(r, "not JSON: %s", jerr.text);
+		return 0;
+	}
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		reader_reject(r, "not a JSON object");
+		return 0;
+	}
+	s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(obj);
+	if (s == NULL)
+		errx(KP_EXIT_FAILURE, "cannot serialise a record");
+	ok = parse_flat(r, s, a, rec);
+	free(s);
+	if (!ok)
+		reader_reject(r, "a string holds \\u0000");
+	return ok;
+}
+
+static const struct field *
+fget(const struct rec *rec, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < rec->nf; i++)
+		if (rec->f[i].key[0] == key[0] && strcmp(rec->f[i].key, key) == 0)
+			return &rec->f[i];
+	return NULL;
+}
+
+/* The string field key of rec, or NULL. */
+static const char *
+fstr(const struct rec *rec, const char *key)
+{
+	const struct field *f = fget(rec, key);
+
+	return f != NULL && f->kind == V_STR ? f->str : NULL;
+}
+
+/* Returns 1 and sets *v when rec has an integer field key. */
+static int
+fint(const struct rec *rec, const char *key, int64_t *v)
+{
+	const struct field *f = fget(rec, key);
+
+	if (f == NULL || f->kind != V_INT)
+		return 0;
+	*v = f->i;
+	return 1;
+}
+
+static int
+fis_number(const struct rec *rec, const char *key)
+{
+	const struct field *f = fget(rec, key);
+
+	return f != NULL && (f->kind == V_INT || f->kind == V_REAL);
+}
+
+static int
+fis_true(const struct rec *rec, const char *key)
+{
+	const struct field *f = fget(rec, key);
+
+	return f != NULL && f->kind == V_TRUE;
+}
+
+/* A header of another major version means we cannot read what follows. */
+static void
+check_header(struct reader *r, const struct rec *rec)
+{
+	const char *version;
+	char *end;
+	long major;
+
+	version = fstr(rec, "version");
+	major = version ? strtol(version, &end, 10) : -1;
+	if (version == NULL || end == version || (*end != '.' && *end != '\0'))
+		errx(KP_EXIT_DATAERR, "%s:%ld: header without a valid "
+		    "\"version\"", r->name, r->lineno);
+	if (major != KP_PROTO_MAJOR)
+		errx(KP_EXIT_DATAERR, "%s:%ld: unsupported kp-records version "
+		    "%s (this build reads %d.x)", r->name, r->lineno, version,
+		    KP_PROTO_MAJOR);
+}
+
+/*
+ * The next record, its line and fields in the arena a: 1, or 0 at end of
+ * input.  A line that is not a record is reported and skipped.
+ */
+static int
+reader_next(struct reader *r, struct arena *a, struct rec *rec)
+{
+	struct mark m;
+	ssize_t n;
+	char *line;
+	int ok;
+
+	for (;;) {
+		if ((n = getline(&r->line, &r->cap, r->fp)) < 0) {
+			if (ferror(r->fp))
+				err(KP_EXIT_FAILURE, "%s", r->name);
+			return 0;
+		}
+		r->lineno++;
+		if (n > 0 && r->line[n - 1] == '\n')
+			r->line[--n] = '\0';
+		if (n == 0 || strspn(r->line, " \t\r") == (size_t)n)
+			continue;
+		m = arena_mark(a);
+		line = arena_alloc(a, (size_t)n + 1);
+		memcpy(line, r->line, (size_t)n + 1);
+		ok = memchr(line, '\0', (size_t)n) == NULL &&
+		    parse_flat(r, line, a, rec);
+		if (!ok && !parse_slow(r, line, (size_t)n, a, rec)) {
+			arena_release(a, m);
+			continue;
+		}
+		rec->line = line;
+		rec->len = (size_t)n;
+		if ((rec->type = fstr(rec, "type")) == NULL) {
+			reader_reject(r, "record without a string \"type\"");
+			arena_release(a, m);
+			continue;
+		}
+		if (!fint(rec, "seq", &rec->seq) || rec->seq < 0) {
+			reader_reject(r, "record without a non-negative "
+			    "integer \"seq\"");
+			arena_release(a, m);
+			continue;
+		}
+		if (strcmp(rec->type, "header") == 0)
+			check_header(r, rec);
+		return 1;
+	}
+}
 
 static void
 usage(void)
@@ -435,18 +1056,18 @@ type_wanted(const char *type)
 }
 
 static int
-is_type(json_t *rec, const char *type)
+is_type(const struct rec *rec, const char *type)
 {
-	const char *t = kp_json_str(rec, "type");
-
-	return t != NULL && strcmp(t, type) == 0;
+	return strcmp(rec->type, type) == 0;
 }
 
 /* A JSON number as a double; 0 when absent, as for sorting. */
 static double
-num(json_t *rec, const char *key)
+num(const struct rec *rec, const char *key)
 {
-	return json_number_value(json_object_get(rec, key));
+	const struct field *f = fget(rec, key);
+
+	return f != NULL && (f->kind == V_INT || f->kind == V_REAL) ? f->d : 0;
 }
 
 /* The shortest "%g" that reads back as the same double. */
@@ -462,6 +1083,22 @@ fmt_double(char *buf, size_t len, double v)
 	}
 	snprintf(buf, len, "%.17g", v);
 	return buf;
+}
+
+/* An integer in decimal, without printf's cost. */
+static const char *
+fmt_int(char *buf, size_t len, int64_t v)
+{
+	uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	char *p = buf + len;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + mag % 10);
+	while ((mag /= 10) > 0);
+	if (v < 0)
+		*--p = '-';
+	return p;
 }
 
 /* Microjoules as joules, exactly: no rounding through a double. */
@@ -514,40 +1151,40 @@ fmt_human(char *buf, size_t len, double v, const struct unit *units)
 }
 
 static const char *
-rec_watts(char *buf, size_t len, json_t *rec, const char *key)
+rec_watts(char *buf, size_t len, const struct rec *rec, const char *key)
 {
-	if (!json_is_number(json_object_get(rec, key)))
+	if (!fis_number(rec, key))
 		return "-";
 	return fmt_human(buf, len, num(rec, key), watts_units);
 }
 
 /* Energy in the unit of -u. */
 static const char *
-rec_energy(char *buf, size_t len, json_t *rec, const char *key)
+rec_energy(char *buf, size_t len, const struct rec *rec, const char *key)
 {
 	int64_t uj;
 
-	if (!kp_json_int(rec, key, &uj))
+	if (!fint(rec, key, &uj))
 		return "-";
 	return fmt_human(buf, len, uj / 1e6 / eunit->joules, eunit->units);
 }
 
 static const char *
-rec_co2(char *buf, size_t len, json_t *rec, const char *key)
+rec_co2(char *buf, size_t len, const struct rec *rec, const char *key)
 {
 	int64_t uj;
 
-	if (!kp_json_int(rec, key, &uj))
+	if (!fint(rec, key, &uj))
 		return "-";
 	return fmt_human(buf, len, co2_grams(uj), grams_units);
 }
 
 static const char *
-rec_cpu(char *buf, size_t len, json_t *rec, const char *key)
+rec_cpu(char *buf, size_t len, const struct rec *rec, const char *key)
 {
 	int64_t us;
 
-	if (!kp_json_int(rec, key, &us))
+	if (!fint(rec, key, &us))
 		return "-";
 	return fmt_human(buf, len, us / 1e6, seconds_units);
 }
@@ -639,27 +1276,26 @@ table_print(struct table *t)
 static int
 by_watts_desc(const void *a, const void *b)
 {
-	json_t *ra = *(json_t *const *)a, *rb = *(json_t *const *)b;
+	const struct rec *ra = *(const struct rec *const *)a;
+	const struct rec *rb = *(const struct rec *const *)b;
 	double wa = num(ra, "watts"), wb = num(rb, "watts");
 	static const char *const keys[] = {
 		"pid", "starttime", "container_id", "pod_id", "vm_id", "zone"
 	};
-	json_t *va, *vb;
+	const struct field *va, *vb;
 	size_t i;
 	int c;
 
 	if (wa != wb)
 		return wa < wb ? 1 : -1;
 	for (i = 0; i < NELEM(keys); i++) {
-		va = json_object_get(ra, keys[i]);
-		vb = json_object_get(rb, keys[i]);
-		if (json_is_integer(va) && json_is_integer(vb) &&
-		    json_integer_value(va) != json_integer_value(vb))
-			return json_integer_value(va) <
-			    json_integer_value(vb) ? -1 : 1;
-		if (json_is_string(va) && json_is_string(vb) &&
-		    (c = strcmp(json_string_value(va),
-		    json_string_value(vb))) != 0)
+		va = fget(ra, keys[i]);
+		vb = fget(rb, keys[i]);
+		if (va == NULL || vb == NULL || va->kind != vb->kind)
+			continue;
+		if (va->kind == V_INT && va->i != vb->i)
+			return va->i < vb->i ? -1 : 1;
+		if (va->kind == V_STR && (c = strcmp(va->str, vb->str)) != 0)
 			return c;
 	}
 	return 0;
@@ -669,10 +1305,10 @@ by_watts_desc(const void *a, const void *b)
  * The records of type, sorted by watts, highest first, at most -n of them;
  * free the result.
  */
-static json_t **
+static const struct rec **
 select_sorted(const struct block *b, const char *type, size_t *n)
 {
-	json_t **sel;
+	const struct rec **sel;
 	size_t i;
 
 	sel = xreallocarray(NULL, b->n + 1, sizeof(*sel));
@@ -686,26 +1322,26 @@ select_sorted(const struct block *b, const char *type, size_t *n)
 }
 
 static const char *
-str_or_dash(json_t *rec, const char *key)
+str_or_dash(const struct rec *rec, const char *key)
 {
-	const char *s = kp_json_str(rec, key);
+	const char *s = fstr(rec, key);
 
 	return s != NULL ? s : "-";
 }
 
 static void
-table_interval_line(const struct block *b, json_t *interval)
+table_interval_line(const struct block *b, const struct rec *interval)
 {
 	int64_t seq, dt_us;
 	char *ts;
 
 	if (interval == NULL) {
-		if (!kp_json_int(b->recs[0], "seq", &seq))
+		if (!fint(b->recs[0], "seq", &seq))
 			seq = 0;
 		fprintf(out, "interval %lld  (incomplete)\n", (long long)seq);
 		return;
 	}
-	if (!kp_json_int(interval, "seq", &seq))
+	if (!fint(interval, "seq", &seq))
 		seq = 0;
 	if (summary_first_seq >= 0)
 		fprintf(out, "summary of intervals %lld-%lld",
@@ -713,7 +1349,7 @@ table_interval_line(const struct block *b, json_t *interval)
 	else
 		fprintf(out, "interval %lld", (long long)seq);
 	ts = term_text(str_or_dash(interval, "ts"), SIZE_MAX);
-	if (kp_json_int(interval, "dt_us", &dt_us))
+	if (fint(interval, "dt_us", &dt_us))
 		fprintf(out, "  %s  (%.3f s)\n", ts, dt_us / 1e6);
 	else
 		fprintf(out, "  %s\n", ts);
@@ -727,7 +1363,7 @@ zone_width(const struct block *b)
 	size_t i, w = 0;
 
 	for (i = 0; i < b->n; i++)
-		if ((zone = kp_json_str(b->recs[i], "zone")) != NULL &&
+		if ((zone = fstr(b->recs[i], "zone")) != NULL &&
 		    text_width(zone) > w)
 			w = text_width(zone);
 	return (int)w;
@@ -744,16 +1380,15 @@ print_zone(const char *zone, int width)
 }
 
 static void
-print_source(json_t *rec)
+print_source(const struct rec *rec)
 {
 	const char *source;
 	char *s;
 
-	if ((source = kp_json_str(rec, "source")) == NULL)
+	if ((source = fstr(rec, "source")) == NULL)
 		return;
 	s = term_text(source, SIZE_MAX);
-	fprintf(out, "  source %s%s", s, json_is_true(json_object_get(rec,
-	    "estimated")) ? ", estimated" : "");
+	fprintf(out, "  source %s%s", s, fis_true(rec, "estimated") ? ", estimated" : "");
 	free(s);
 }
 
@@ -776,7 +1411,7 @@ has_node(const struct block *b, const char *zone)
 
 	for (i = 0; i < b->n; i++)
 		if (is_type(b->recs[i], "node") &&
-		    (z = kp_json_str(b->recs[i], "zone")) != NULL &&
+		    (z = fstr(b->recs[i], "zone")) != NULL &&
 		    strcmp(z, zone) == 0)
 			return 1;
 	return 0;
@@ -784,7 +1419,7 @@ has_node(const struct block *b, const char *zone)
 
 /* With --carbon-intensity: the emissions of an energy field. */
 static void
-print_co2(json_t *rec, const char *key)
+print_co2(const struct rec *rec, const char *key)
 {
 	char c[32];
 
@@ -798,14 +1433,14 @@ table_zone_lines(const struct block *b)
 {
 	char w[32], aw[32], iw[32];
 	const char *zone;
-	json_t *rec;
+	const struct rec *rec;
 	int width;
 	size_t i;
 
 	width = zone_width(b);
 	for (i = 0; i < b->n; i++) {
 		rec = b->recs[i];
-		if ((zone = kp_json_str(rec, "zone")) == NULL)
+		if ((zone = fstr(rec, "zone")) == NULL)
 			continue;
 		if (is_type(rec, "node")) {
 			print_zone(zone, width);
@@ -858,7 +1493,7 @@ table_processes(const struct block *b)
 	};
 	char pid[32], w[32], e[32], c[32], g[32];
 	struct table t;
-	json_t **sel, *rec;
+	const struct rec **sel, *rec;
 	size_t i, n;
 	int64_t v;
 
@@ -869,7 +1504,7 @@ table_processes(const struct block *b)
 		table_init(&t, "rllrrrl", head);
 	for (i = 0; i < n; i++) {
 		rec = sel[i];
-		if (kp_json_int(rec, "pid", &v))
+		if (fint(rec, "pid", &v))
 			snprintf(pid, sizeof(pid), "%lld", (long long)v);
 		else
 			snprintf(pid, sizeof(pid), "-");
@@ -894,7 +1529,7 @@ static void
 table_unattributed(const struct block *b)
 {
 	char w[32], e[32], c[32];
-	json_t *rec;
+	const struct rec *rec;
 	int width;
 	size_t i;
 
@@ -927,7 +1562,7 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 	};
 	char w[32], e[32], c[32], g[32], procs[32];
 	struct table t;
-	json_t **sel, *rec;
+	const struct rec **sel, *rec;
 	size_t i, n;
 	int64_t v;
 
@@ -940,7 +1575,7 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 		table_init(&t, "llrrrr", head);
 	for (i = 0; i < n; i++) {
 		rec = sel[i];
-		if (kp_json_int(rec, "processes", &v))
+		if (fint(rec, "processes", &v))
 			snprintf(procs, sizeof(procs), "%lld", (long long)v);
 		else
 			snprintf(procs, sizeof(procs), "-");
@@ -961,7 +1596,7 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 
 /* One interval as a block of text to out. */
 static void
-table_block(const struct block *b, json_t *interval)
+table_block(const struct block *b, const struct rec *interval)
 {
 	table_interval_line(b, interval);
 	table_zone_lines(b);
@@ -976,7 +1611,7 @@ table_block(const struct block *b, json_t *interval)
 }
 
 static void
-table_print_block(const struct block *b, json_t *interval)
+table_print_block(const struct block *b, const struct rec *interval)
 {
 	static int first = 1;
 
@@ -1086,7 +1721,7 @@ term_draw(const char *text, size_t rows, size_t cols)
 }
 
 static void
-top_print_block(const struct block *b, json_t *interval)
+top_print_block(const struct block *b, const struct rec *interval)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -1140,18 +1775,27 @@ csv_text(const char *s)
 
 /* One cell; absent fields, nulls, objects and arrays are empty. */
 static void
-csv_value(json_t *v)
+csv_value(const struct field *v)
 {
 	char buf[32];
 
-	if (json_is_string(v))
-		csv_text(json_string_value(v));
-	else if (json_is_integer(v))
-		fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-	else if (json_is_real(v))
-		fputs(fmt_double(buf, sizeof(buf), json_real_value(v)), out);
-	else if (json_is_boolean(v))
-		fputs(json_is_true(v) ? "true" : "false", out);
+	if (v == NULL)
+		return;
+	switch (v->kind) {
+	case V_STR:
+		csv_text(v->str);
+		break;
+	case V_INT:
+		fputs_unlocked(fmt_int(buf, sizeof(buf), v->i), out);
+		break;
+	case V_REAL:
+		fputs_unlocked(fmt_double(buf, sizeof(buf), v->d), out);
+		break;
+	case V_TRUE:
+	case V_FALSE:
+		fputs_unlocked(v->kind == V_TRUE ? "true" : "false", out);
+		break;
+	}
 }
 
 static void
@@ -1168,16 +1812,16 @@ csv_header(void)
 }
 
 static void
-csv_print_block(const struct block *b, json_t *interval)
+csv_print_block(const struct block *b, const struct rec *interval)
 {
 	const char *col, *type;
-	json_t *from;
+	const struct rec *from;
 	int64_t uj;
 	size_t i, j;
 
 	csv_header();
 	for (i = 0; i < b->n; i++) {
-		type = kp_json_str(b->recs[i], "type");
+		type = fstr(b->recs[i], "type");
 		if (types == NULL && !in_list(csv_default_types, type))
 			continue;
 		for (j = 0; (col = csv_columns[j]) != NULL; j++) {
@@ -1186,10 +1830,10 @@ csv_print_block(const struct block *b, json_t *interval)
 			if (j > 0)
 				putc(',', out);
 			if (strcmp(col, "co2_g") == 0) {
-				if (kp_json_int(b->recs[i], "energy_uj", &uj))
+				if (fint(b->recs[i], "energy_uj", &uj))
 					fprintf(out, "%.6g", co2_grams(uj));
 			} else
-				csv_value(json_object_get(from, col));
+				csv_value(from != NULL ? fget(from, col) : NULL);
 		}
 		putc('\n', out);
 	}
@@ -1203,21 +1847,14 @@ csv_end(void)
 
 /* The records of a block as NDJSON, with co2_g if asked for. */
 static void
-json_print_block(const struct block *b, json_t *interval)
+json_print_block(const struct block *b, const struct rec *interval)
 {
-	json_t *rec;
-	int64_t uj;
 	size_t i;
 
-	for (i = 0; i < b->n; i++) {
-		rec = json_copy(b->recs[i]);
-		if (has_carbon && kp_json_int(rec, "energy_uj", &uj))
-			json_object_set_new(rec, "co2_g",
-			    json_real(co2_grams(uj)));
-		kp_out_json_new(rec);
-	}
+	for (i = 0; i < b->n; i++)
+		json_line(b->recs[i]);
 	if (interval != NULL && type_wanted("interval"))
-		kp_out_json_new(json_incref(interval));
+		json_line(interval);
 }
 
 /* Text format 0.0.4: backslash, double quote and newline are escaped. */
@@ -1238,10 +1875,10 @@ prom_label_text(struct sbuf *sb, const char *s)
 
 /* Kepler writes a label whose value is unknown as the empty string. */
 static void
-prom_labels(struct sbuf *sb, const struct family *f, json_t *rec)
+prom_labels(struct sbuf *sb, const struct family *f, const struct rec *rec)
 {
+	const struct field *v;
 	char buf[32];
-	json_t *v;
 	size_t i;
 
 	sb_reset(sb);
@@ -1253,16 +1890,13 @@ prom_labels(struct sbuf *sb, const struct family *f, json_t *rec)
 			sb_puts(sb, ",");
 		sb_puts(sb, f->labels[i]);
 		sb_puts(sb, "=\"");
-		v = json_object_get(rec, f->labels[i]);
-		if (json_is_string(v))
-			prom_label_text(sb, json_string_value(v));
-		else if (json_is_integer(v)) {
-			snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
-			    json_integer_value(v));
-			sb_puts(sb, buf);
-		} else if (json_is_real(v))
-			sb_puts(sb, fmt_double(buf, sizeof(buf),
-			    json_real_value(v)));
+		v = fget(rec, f->labels[i]);
+		if (v != NULL && v->kind == V_STR)
+			prom_label_text(sb, v->str);
+		else if (v != NULL && v->kind == V_INT)
+			sb_puts(sb, fmt_int(buf, sizeof(buf), v->i));
+		else if (v != NULL && v->kind == V_REAL)
+			sb_puts(sb, fmt_double(buf, sizeof(buf), v->d));
 		sb_puts(sb, "\"");
 	}
 	sb_puts(sb, "}");
@@ -1275,7 +1909,7 @@ prom_labels(struct sbuf *sb, const struct family *f, json_t *rec)
  * Returns 0 when the record has neither.
  */
 static int
-prom_counter(const struct family *f, const char *series_key, json_t *rec,
+prom_counter(const struct family *f, const char *series_key, const struct rec *rec,
     int64_t *uj)
 {
 	struct series *s;
@@ -1286,7 +1920,7 @@ prom_counter(const struct family *f, const char *series_key, json_t *rec,
 			err(KP_EXIT_FAILURE, "calloc");
 		kp_map_put(prom_series, series_key, s);
 	}
-	if (kp_json_int(rec, f->field, &v)) {
+	if (fint(rec, f->field, &v)) {
 		if (s->seen && v < s->last_in)
 			s->offset += s->last_in;
 		s->last_in = v;
@@ -1294,7 +1928,7 @@ prom_counter(const struct family *f, const char *series_key, json_t *rec,
 		*uj = s->offset + v;
 		return 1;
 	}
-	if (kp_json_int(rec, f->delta, &v)) {
+	if (fint(rec, f->delta, &v)) {
 		if (v > 0)
 			s->sum_uj += v;
 		*uj = s->sum_uj;
@@ -1305,17 +1939,14 @@ prom_counter(const struct family *f, const char *series_key, json_t *rec,
 
 /* The sample value of rec in family f, or NULL when it has none. */
 static const char *
-prom_value(char *buf, size_t len, const struct family *f, json_t *rec,
+prom_value(char *buf, size_t len, const struct family *f, const struct rec *rec,
     struct sbuf *key, const struct sbuf *labels)
 {
-	json_t *v;
 	int64_t uj;
 
-	if (f->kind == GAUGE) {
-		v = json_object_get(rec, f->field);
-		return json_is_number(v) ?
-		    fmt_double(buf, len, json_number_value(v)) : NULL;
-	}
+	if (f->kind == GAUGE)
+		return fis_number(rec, f->field) ?
+		    fmt_double(buf, len, num(rec, f->field)) : NULL;
 	sb_reset(key);
 	sb_puts(key, f->name);
 	sb_add(key, labels->s, labels->len);
@@ -1337,7 +1968,7 @@ prom_family(FILE *fp, const struct family *f, const struct block *b,
 	for (i = 0; i < b->n; i++) {
 		if (!is_type(b->recs[i], f->rectype))
 			continue;
-		if (f->zone != NULL && ((zone = kp_json_str(b->recs[i],
+		if (f->zone != NULL && ((zone = fstr(b->recs[i],
 		    "zone")) == NULL || strcmp(zone, f->zone) != 0))
 			continue;
 		prom_labels(labels, f, b->recs[i]);
@@ -1399,7 +2030,7 @@ prom_text(const struct block *b, size_t *len)
 }
 
 static void
-prom_print_block(const struct block *b, json_t *interval)
+prom_print_block(const struct block *b, const struct rec *interval)
 {
 	const char *text;
 	size_t len;
@@ -1476,7 +2107,7 @@ fail:
 }
 
 static void
-block_add_new(struct block *b, json_t *rec)
+block_add_new(struct block *b, const struct rec *rec)
 {
 	if (b->n == b->cap) {
 		b->cap = b->cap ? b->cap * 2 : 64;
@@ -1486,14 +2117,36 @@ block_add_new(struct block *b, json_t *rec)
 }
 
 static void
-block_clear(struct block *b)
+block_clear(struct block *b, struct arena *a)
 {
-	size_t i;
-
-	for (i = 0; i < b->n; i++)
-		json_decref(b->recs[i]);
 	b->n = 0;
+	arena_reset(a);
 	block_gen++;
+}
+
+/* A record of the arena a made from a jansson object. */
+static const struct rec *
+rec_from_json(struct reader *r, struct arena *a, json_t *obj)
+{
+	struct rec *rec;
+	char *s, *line;
+	size_t n;
+
+	if ((s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL)
+		errx(KP_EXIT_FAILURE, "cannot serialise a record");
+	n = strlen(s);
+	line = arena_alloc(a, n + 1);
+	memcpy(line, s, n + 1);
+	free(s);
+	rec = arena_alloc(a, sizeof(*rec));
+	if (!parse_flat(r, line, a, rec))
+		errx(KP_EXIT_FAILURE, "cannot read back a record");
+	rec->line = line;
+	rec->len = n;
+	rec->type = fstr(rec, "type");
+	if (!fint(rec, "seq", &rec->seq))
+		rec->seq = 0;
+	return rec;
 }
 
 /*
@@ -1502,43 +2155,42 @@ block_clear(struct block *b)
  * the run; other fields are those of its last record.
  */
 static struct {
-	struct block recs;		/* in order of first appearance */
-	struct kp_map *index;		/* key -> a record of recs, borrowed */
+	json_t **aggs;			/* in order of first appearance */
+	size_t n, cap;
+	struct kp_map *index;		/* key -> one of aggs, borrowed */
 	int64_t first_seq, last_seq, dt_us;
-	json_t *last_interval;
-} sum = { { NULL, 0, 0 }, NULL, -1, 0, 0, NULL };
+	char *ts;			/* of the last interval */
+} sum = { NULL, 0, 0, NULL, -1, 0, 0, NULL };
 
 static const char *const sum_fields[] = {
 	"energy_uj", "active_uj", "idle_uj", "cpu_us", "total_cpu_us",
 };
 
 static void
-summary_key(struct sbuf *key, json_t *rec)
+summary_key(struct sbuf *key, const struct rec *rec)
 {
 	static const char *const fields[] = {
 		"type", "zone", "pid", "starttime", "container_id", "pod_id",
 		"vm_id",
 	};
+	const struct field *v;
 	char buf[32];
-	json_t *v;
 	size_t i;
 
 	sb_reset(key);
 	for (i = 0; i < NELEM(fields); i++) {
-		v = json_object_get(rec, fields[i]);
-		if (json_is_string(v))
-			sb_puts(key, json_string_value(v));
-		else if (json_is_integer(v)) {
-			snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
-			    json_integer_value(v));
-			sb_puts(key, buf);
-		}
+		v = fget(rec, fields[i]);
+		if (v != NULL && v->kind == V_STR)
+			sb_puts(key, v->str);
+		else if (v != NULL && v->kind == V_INT)
+			sb_puts(key, fmt_int(buf, sizeof(buf), v->i));
 		sb_puts(key, "\x1f");
 	}
 }
 
+/* Adds obj, a record of the same workload, to agg; takes obj. */
 static void
-summary_merge(json_t *agg, json_t *rec)
+summary_merge_new(json_t *agg, json_t *obj)
 {
 	int64_t a, b, total[NELEM(sum_fields)];
 	int have[NELEM(sum_fields)];
@@ -1546,11 +2198,12 @@ summary_merge(json_t *agg, json_t *rec)
 
 	for (i = 0; i < NELEM(sum_fields); i++) {
 		have[i] = kp_json_int(agg, sum_fields[i], &a) &&
-		    kp_json_int(rec, sum_fields[i], &b);
+		    kp_json_int(obj, sum_fields[i], &b);
 		if (have[i])
 			total[i] = a + b;
 	}
-	json_object_update(agg, rec);
+	json_object_update(agg, obj);
+	json_decref(obj);
 	for (i = 0; i < NELEM(sum_fields); i++)
 		if (have[i])
 			json_object_set_new(agg, sum_fields[i],
@@ -1558,40 +2211,49 @@ summary_merge(json_t *agg, json_t *rec)
 }
 
 static void
-summary_add(const struct block *b, json_t *interval)
+summary_add(const struct block *b, const struct rec *interval)
 {
 	struct sbuf key = { NULL, 0, 0 };
-	json_t *agg;
+	json_error_t jerr;
+	json_t *agg, *obj;
+	const char *ts;
 	int64_t v;
 	size_t i;
 
 	if (sum.index == NULL)
 		sum.index = kp_map_new();
 	for (i = 0; i < b->n; i++) {
-		if (kp_json_int(b->recs[i], "seq", &v) &&
-		    (sum.first_seq < 0 || v < sum.first_seq))
-			sum.first_seq = v;
+		if (sum.first_seq < 0 || b->recs[i]->seq < sum.first_seq)
+			sum.first_seq = b->recs[i]->seq;
+		obj = json_loadb(b->recs[i]->line, b->recs[i]->len, 0, &jerr);
+		if (obj == NULL)
+			errx(KP_EXIT_FAILURE, "cannot read a record again: %s",
+			    jerr.text);
 		summary_key(&key, b->recs[i]);
-		if ((agg = kp_map_get(sum.index, key.s)) != NULL)
-			summary_merge(agg, b->recs[i]);
-		else {
-			agg = json_deep_copy(b->recs[i]);
-			block_add_new(&sum.recs, agg);
-			kp_map_put(sum.index, key.s, agg);
+		if ((agg = kp_map_get(sum.index, key.s)) != NULL) {
+			summary_merge_new(agg, obj);
+			continue;
 		}
+		if (sum.n == sum.cap) {
+			sum.cap = sum.cap ? sum.cap * 2 : 64;
+			sum.aggs = xreallocarray(sum.aggs, sum.cap,
+			    sizeof(*sum.aggs));
+		}
+		sum.aggs[sum.n++] = obj;
+		kp_map_put(sum.index, key.s, obj);
 	}
 	free(key.s);
 	if (interval == NULL)
 		return;
-	if (kp_json_int(interval, "seq", &v)) {
-		sum.last_seq = v;
-		if (sum.first_seq < 0 || v < sum.first_seq)
-			sum.first_seq = v;
-	}
-	if (kp_json_int(interval, "dt_us", &v))
+	sum.last_seq = interval->seq;
+	if (sum.first_seq < 0 || interval->seq < sum.first_seq)
+		sum.first_seq = interval->seq;
+	if (fint(interval, "dt_us", &v))
 		sum.dt_us += v;
-	json_decref(sum.last_interval);
-	sum.last_interval = json_incref(interval);
+	if ((ts = fstr(interval, "ts")) != NULL) {
+		free(sum.ts);
+		sum.ts = xstrdup(ts);
+	}
 }
 
 /* Power as the mean over the run, a ratio from the sums. */
@@ -1602,6 +2264,7 @@ summary_finish(json_t *agg)
 		{ "energy_uj", "watts" }, { "active_uj", "active_watts" },
 		{ "idle_uj", "idle_watts" },
 	};
+	const char *type = kp_json_str(agg, "type");
 	int64_t e, a, t;
 	size_t i;
 
@@ -1610,45 +2273,53 @@ summary_finish(json_t *agg)
 		if (sum.dt_us > 0 && kp_json_int(agg, watts[i][0], &e))
 			json_object_set_new(agg, watts[i][1],
 			    json_real((double)e / sum.dt_us));
-	if (is_type(agg, "node") && kp_json_int(agg, "energy_uj", &e) &&
+	if (type != NULL && strcmp(type, "node") == 0 &&
+	    kp_json_int(agg, "energy_uj", &e) &&
 	    kp_json_int(agg, "active_uj", &a))
 		json_object_set_new(agg, "usage_ratio",
 		    json_real(e > 0 ? (double)a / e : 0));
-	if (is_type(agg, "cpu") && kp_json_int(agg, "cpu_us", &a) &&
+	if (type != NULL && strcmp(type, "cpu") == 0 &&
+	    kp_json_int(agg, "cpu_us", &a) &&
 	    kp_json_int(agg, "total_cpu_us", &t))
 		json_object_set_new(agg, "usage_ratio",
 		    json_real(t > 0 ? (double)a / t : 0));
 }
 
 static void
-summary_print(const struct format *fmt)
+summary_print(struct reader *r, const struct format *fmt)
 {
-	json_t *interval;
+	struct arena a = { NULL, NULL };
+	struct block b = { NULL, 0, 0 };
+	const struct rec *interval;
+	json_t *obj;
 	size_t i;
 
-	for (i = 0; i < sum.recs.n; i++)
-		summary_finish(sum.recs.recs[i]);
-	interval = kp_rec_new("interval", sum.last_seq);
-	if (sum.last_interval != NULL &&
-	    json_is_string(json_object_get(sum.last_interval, "ts")))
-		json_object_set(interval, "ts",
-		    json_object_get(sum.last_interval, "ts"));
-	json_object_set_new(interval, "dt_us", json_integer(sum.dt_us));
+	for (i = 0; i < sum.n; i++) {
+		summary_finish(sum.aggs[i]);
+		block_add_new(&b, rec_from_json(r, &a, sum.aggs[i]));
+		json_decref(sum.aggs[i]);
+	}
+	obj = kp_rec_new("interval", sum.last_seq);
+	if (sum.ts != NULL)
+		json_object_set_new(obj, "ts", json_string(sum.ts));
+	json_object_set_new(obj, "dt_us", json_integer(sum.dt_us));
+	interval = rec_from_json(r, &a, obj);
+	json_decref(obj);
 	summary_first_seq = sum.first_seq < 0 ? 0 : sum.first_seq;
 	if (fmt->print == NULL)
-		json_print_block(&sum.recs, interval);
-	else if (sum.recs.n > 0 || sum.last_interval != NULL)
-		fmt->print(&sum.recs, interval);
-	json_decref(interval);
-	json_decref(sum.last_interval);
-	block_clear(&sum.recs);
-	free(sum.recs.recs);
+		json_print_block(&b, interval);
+	else if (b.n > 0 || sum.ts != NULL)
+		fmt->print(&b, interval);
+	free(sum.aggs);
+	free(sum.ts);
 	if (sum.index != NULL)
 		kp_map_free(sum.index, NULL);
+	free(b.recs);
+	arena_free(&a);
 }
 
 static void
-no_print(const struct block *b, json_t *interval)
+no_print(const struct block *b, const struct rec *interval)
 {
 	(void)b;
 	(void)interval;
@@ -1656,13 +2327,13 @@ no_print(const struct block *b, json_t *interval)
 
 /* One record line for -f json: as it came, with co2_g if asked for. */
 static void
-json_line(const struct kp_record *rec)
+json_line(const struct rec *rec)
 {
 	char buf[64];
 	size_t len;
 	int64_t uj;
 
-	if (!has_carbon || !kp_json_int(rec->obj, "energy_uj", &uj)) {
+	if (!has_carbon || !fint(rec, "energy_uj", &uj)) {
 		kp_out_raw(rec->line, rec->len);
 		return;
 	}
@@ -1684,40 +2355,52 @@ json_line(const struct kp_record *rec)
  * -f json writes each record as it comes.
  */
 static void
-format_blocks(struct kp_reader *r, const struct format *fmt)
+format_blocks(struct reader *r, const struct format *fmt)
 {
+	struct arena a = { NULL, NULL };
 	struct block b = { NULL, 0, 0 };
-	struct kp_record rec;
-	int direct_json, collect;
+	struct rec rec, *kept;
+	struct mark m;
+	int direct_json, collect, is_interval;
 
 	direct_json = strcmp(fmt->name, "json") == 0 && !summary;
 	collect = !direct_json || textfile != NULL || summary;
-	while (kp_reader_next(r, &rec)) {
-		if (!type_wanted(rec.type) && strcmp(rec.type, "interval") != 0)
+	for (;;) {
+		m = arena_mark(&a);
+		if (!reader_next(r, &a, &rec))
+			break;
+		is_interval = strcmp(rec.type, "interval") == 0;
+		if (!is_interval && !type_wanted(rec.type)) {
+			arena_release(&a, m);
 			continue;
+		}
 		if (direct_json && type_wanted(rec.type))
 			json_line(&rec);
-		if (strcmp(rec.type, "interval") == 0) {
+		if (is_interval) {
 			if (summary)
-				summary_add(&b, rec.obj);
+				summary_add(&b, &rec);
 			else if (fmt->print != NULL)
-				fmt->print(&b, rec.obj);
+				fmt->print(&b, &rec);
 			if (textfile != NULL)
 				textfile_write(&b);
 			kp_out_flush();
-			block_clear(&b);
-		} else if (collect && strcmp(rec.type, "header") != 0)
-			block_add_new(&b, json_incref(rec.obj));
+			block_clear(&b, &a);
+		} else if (collect && strcmp(rec.type, "header") != 0) {
+			kept = arena_alloc(&a, sizeof(*kept));
+			*kept = rec;
+			block_add_new(&b, kept);
+		} else
+			arena_release(&a, m);
 	}
 	if (summary) {
 		summary_add(&b, NULL);
-		summary_print(fmt);
+		summary_print(r, fmt);
 	} else if (fmt->print != NULL)
 		fmt->print(&b, NULL);
 	if (fmt->end != NULL)
 		fmt->end();
-	block_clear(&b);
 	free(b.recs);
+	arena_free(&a);
 }
 
 int
@@ -1739,8 +2422,8 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct format *fmt = NULL;
+	struct reader r = { stdin, "<stdin>", 0, 0, NULL, 0, NULL, 0, 0 };
 	const char *columns = NULL;
-	struct kp_reader *r;
 	int ch, status;
 
 	kp_out_init();
@@ -1802,10 +2485,10 @@ main(int argc, char *argv[])
 		textfile_check();
 
 	prom_series = kp_map_new();
-	r = kp_reader_open(stdin, "<stdin>");
-	format_blocks(r, fmt);
-	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
-	kp_reader_close(r);
+	format_blocks(&r, fmt);
+	status = r.errors ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	free(r.line);
+	free(r.tmp);
 	kp_map_free(prom_series, free);
 	free(prom_cache.text);
 	free_types();
