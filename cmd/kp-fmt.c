@@ -73,7 +73,7 @@ struct family {
 	const char *delta;
 	int kind;
 	const char *help;
-	const char *labels[8];	/* NULL-terminated; none: one sample only */
+	const char *const *labels;	/* NULL-terminated; none: one sample */
 };
 
 /* One counter series: what it showed, so that it never goes backwards. */
@@ -160,92 +160,103 @@ static const char *const csv_default_types[] = {
 	NULL
 };
 
-#define PROCESS_LABELS { "pid", "comm", "zone", "state", "container_id", \
-	"pod_id", "vm_id" }
+/* Label sets, shared by the families that have them. */
+static const char *const no_labels[] = { NULL };
+static const char *const zone_labels[] = { "zone", NULL };
+static const char *const source_labels[] = { "source", NULL };
+static const char *const process_labels[] = {
+	"pid", "comm", "zone", "state", "container_id", "pod_id", "vm_id", NULL
+};
+static const char *const container_labels[] = {
+	"container_id", "pod_id", "zone", NULL
+};
+static const char *const pod_labels[] = { "pod_id", "zone", NULL };
+static const char *const vm_labels[] = { "vm_id", "zone", NULL };
 
 static const struct family families[] = {
 	{ "kepler_node_cpu_joules_total", "node", NULL, "total_uj",
 	    "energy_uj", COUNTER_J,
-	    "Energy used by the CPU zone of the node, in joules", { "zone" } },
+	    "Energy used by the CPU zone of the node, in joules", zone_labels },
 	{ "kepler_node_cpu_active_joules_total", "node", NULL,
 	    "active_total_uj", "active_uj", COUNTER_J,
 	    "Energy used by the CPU zone of the node while active, in joules",
-	    { "zone" } },
+	    zone_labels },
 	{ "kepler_node_cpu_idle_joules_total", "node", NULL, "idle_total_uj",
 	    "idle_uj", COUNTER_J,
 	    "Energy used by the CPU zone of the node while idle, in joules",
-	    { "zone" } },
+	    zone_labels },
 	{ "kepler_node_cpu_watts", "node", NULL, "watts", NULL, GAUGE,
-	    "Power of the CPU zone of the node, in watts", { "zone" } },
+	    "Power of the CPU zone of the node, in watts", zone_labels },
 	{ "kepler_node_cpu_active_watts", "node", NULL, "active_watts", NULL,
 	    GAUGE, "Power of the CPU zone of the node while active, in watts",
-	    { "zone" } },
+	    zone_labels },
 	{ "kepler_node_cpu_idle_watts", "node", NULL, "idle_watts", NULL,
 	    GAUGE, "Power of the CPU zone of the node while idle, in watts",
-	    { "zone" } },
+	    zone_labels },
 	{ "kepler_node_cpu_usage_ratio", "node", NULL, "usage_ratio", NULL,
-	    GAUGE, "Active CPU time of the node over all CPU time", { NULL } },
+	    GAUGE, "Active CPU time of the node over all CPU time", no_labels },
 	{ "kp_node_platform_joules_total", "node", "psys", "total_uj",
 	    "energy_uj", COUNTER_J,
 	    "Energy used by the whole platform (the psys zone), in joules",
-	    { "source" } },
+	    source_labels },
 	{ "kp_node_platform_watts", "node", "psys", "watts", NULL, GAUGE,
 	    "Power of the whole platform (the psys zone), in watts",
-	    { "source" } },
+	    source_labels },
 	{ "kepler_process_cpu_joules_total", "process", NULL, "total_uj",
 	    "energy_uj", COUNTER_J,
-	    "Energy attributed to the process, in joules", PROCESS_LABELS },
+	    "Energy attributed to the process, in joules", process_labels },
 	{ "kepler_process_cpu_watts", "process", NULL, "watts", NULL, GAUGE,
-	    "Power attributed to the process, in watts", PROCESS_LABELS },
+	    "Power attributed to the process, in watts", process_labels },
 	{ "kepler_container_cpu_joules_total", "container", NULL, "total_uj",
 	    "energy_uj", COUNTER_J,
 	    "Energy attributed to the container, in joules",
-	    { "container_id", "pod_id", "zone" } },
+	    container_labels },
 	{ "kepler_container_cpu_watts", "container", NULL, "watts", NULL,
 	    GAUGE, "Power attributed to the container, in watts",
-	    { "container_id", "pod_id", "zone" } },
+	    container_labels },
 	{ "kepler_pod_cpu_joules_total", "pod", NULL, "total_uj", "energy_uj",
 	    COUNTER_J, "Energy attributed to the pod, in joules",
-	    { "pod_id", "zone" } },
+	    pod_labels },
 	{ "kepler_pod_cpu_watts", "pod", NULL, "watts", NULL, GAUGE,
-	    "Power attributed to the pod, in watts", { "pod_id", "zone" } },
+	    "Power attributed to the pod, in watts", pod_labels },
 	{ "kepler_vm_cpu_joules_total", "vm", NULL, "total_uj", "energy_uj",
 	    COUNTER_J, "Energy attributed to the virtual machine, in joules",
-	    { "vm_id", "zone" } },
+	    vm_labels },
 	{ "kepler_vm_cpu_watts", "vm", NULL, "watts", NULL, GAUGE,
 	    "Power attributed to the virtual machine, in watts",
-	    { "vm_id", "zone" } },
+	    vm_labels },
 	{ "kp_unattributed_cpu_joules_total", "unattributed", NULL, "total_uj",
 	    "energy_uj", COUNTER_J,
-	    "Active energy no process accounts for, in joules", { "zone" } },
+	    "Active energy no process accounts for, in joules", zone_labels },
 	{ "kp_unattributed_cpu_watts", "unattributed", NULL, "watts", NULL,
 	    GAUGE, "Active power no process accounts for, in watts",
-	    { "zone" } },
+	    zone_labels },
 	/* Only with --carbon-intensity. */
 	{ "kp_node_cpu_co2_grams_total", "node", NULL, "total_uj", "energy_uj",
 	    COUNTER_CO2, "Emissions of the CPU zone of the node, in grams "
-	    "of CO2 equivalent", { "zone" } },
+	    "of CO2 equivalent", zone_labels },
 	{ "kp_process_cpu_co2_grams_total", "process", NULL, "total_uj",
 	    "energy_uj", COUNTER_CO2, "Emissions attributed to the process, "
-	    "in grams of CO2 equivalent", PROCESS_LABELS },
+	    "in grams of CO2 equivalent", process_labels },
 	{ "kp_container_cpu_co2_grams_total", "container", NULL, "total_uj",
 	    "energy_uj", COUNTER_CO2, "Emissions attributed to the container, "
-	    "in grams of CO2 equivalent", { "container_id", "pod_id", "zone" } },
+	    "in grams of CO2 equivalent", container_labels },
 	{ "kp_pod_cpu_co2_grams_total", "pod", NULL, "total_uj", "energy_uj",
 	    COUNTER_CO2, "Emissions attributed to the pod, in grams of CO2 "
-	    "equivalent", { "pod_id", "zone" } },
+	    "equivalent", pod_labels },
 	{ "kp_vm_cpu_co2_grams_total", "vm", NULL, "total_uj", "energy_uj",
 	    COUNTER_CO2, "Emissions attributed to the virtual machine, in "
-	    "grams of CO2 equivalent", { "vm_id", "zone" } },
+	    "grams of CO2 equivalent", vm_labels },
 	{ "kp_unattributed_cpu_co2_grams_total", "unattributed", NULL,
 	    "total_uj", "energy_uj", COUNTER_CO2, "Emissions of the active "
 	    "energy no process accounts for, in grams of CO2 equivalent",
-	    { "zone" } },
+	    zone_labels },
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 static void *xreallocarray(void *p, size_t n, size_t size);
+static const char *fmt_int(char *buf, size_t len, int64_t v);
 
 /* The command line. */
 static size_t top_rows;			/* -n; 0: all */
@@ -275,10 +286,12 @@ enum { V_NULL, V_FALSE, V_TRUE, V_INT, V_REAL, V_STR, V_OTHER };
 
 struct field {
 	const char *key;
+	size_t klen;
 	int kind;
 	const char *str;	/* V_STR: unescaped, NUL-terminated */
+	const char *raw;	/* V_REAL: as written, not NUL-terminated */
+	size_t rawlen;
 	int64_t i;		/* V_INT */
-	double d;		/* V_INT and V_REAL */
 };
 
 struct rec {
@@ -343,6 +356,18 @@ arena_alloc(struct arena *a, size_t n)
 	return p;
 }
 
+/* A copy of the n bytes at s, NUL-terminated. */
+static char *
+arena_strdup(struct arena *a, const char *s, size_t n)
+{
+	char *p;
+
+	p = arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
 /* Forgets everything allocated; keeps the memory for the next interval. */
 static void
 arena_reset(struct arena *a)
@@ -396,8 +421,8 @@ arena_release(struct arena *a, struct mark m)
 	a->cur = m.c;
 }
 
-static const char *
-skip_ws(const char *p)
+static char *
+skip_ws(char *p)
 {
 	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 		p++;
@@ -472,39 +497,42 @@ put_utf8(char *o, uint32_t c)
 }
 
 /*
- * The string at p (its opening quote), unescaped into the arena when a is
- * not NULL; returns the character after it, or NULL if it is not valid.
- * A \u0000 is not taken: the C string would end there.
+ * The string at p (its opening quote), unescaped in place when str is not
+ * NULL, into a NUL-terminated *str of length *len; returns the character
+ * after it, or NULL if it is not valid.  A \u0000 is not taken: the C
+ * string would end there.
  */
-static const char *
-parse_string(const char *p, struct arena *a, const char **str)
+static char *
+parse_string(char *p, const char **str, size_t *len)
 {
-	const char *q;
+	char *o, *start;
 	uint32_t c, lo;
 	size_t n;
-	char *o = NULL;
 
-	for (q = ++p; *q != '"'; q++)
-		if (*q == '\\' && q[1] != '\0')
-			q++;
-		else if (*q == '\0')
-			return NULL;
-	if (a != NULL)
-		*str = o = arena_alloc(a, (size_t)(q - p) + 1);
-	while (*p != '"') {
+	start = o = ++p;
+	for (;;) {
+		/* The common case: plain ASCII, nothing to rewrite. */
+		if (o == p)
+			while ((unsigned char)*p >= 0x20 && *p != '"' &&
+			    *p != '\\' && (unsigned char)*p < 0x80)
+				o = ++p;
+		if (*p == '"')
+			break;
 		if ((unsigned char)*p < 0x20)
 			return NULL;
 		if ((unsigned char)*p >= 0x80) {
 			if ((n = utf8_len((const unsigned char *)p)) == 0)
 				return NULL;
-			if (o != NULL)
-				memcpy(o, p, n), o += n;
+			if (str != NULL)
+				memmove(o, p, n);
+			o += n;
 			p += n;
 			continue;
 		}
 		if (*p != '\\') {
-			if (o != NULL)
-				*o++ = *p;
+			if (str != NULL)
+				*o = *p;
+			o++;
 			p++;
 			continue;
 		}
@@ -536,20 +564,29 @@ parse_string(const char *p, struct arena *a, const char **str)
 		default:
 			return NULL;
 		}
-		if (o != NULL)
-			o = put_utf8(o, c);
 		p += 2;
+		if (str != NULL)
+			o = put_utf8(o, c);
+		else
+			o = p;	/* only the length is wrong, and unused */
 	}
-	if (o != NULL)
+	if (str != NULL) {
 		*o = '\0';
+		*str = start;
+		*len = (size_t)(o - start);
+	}
 	return p + 1;
 }
 
-/* A number as JSON writes it; sets f->kind, f->i and f->d. */
-static const char *
-parse_number(const char *p, struct field *f)
+/*
+ * A number as JSON writes it; sets f->kind, and f->i or f->raw.  The value
+ * of a real is read only when it is used (field_double), but for a check
+ * that it fits a double, where it may not.
+ */
+static char *
+parse_number(char *p, struct field *f)
 {
-	const char *q = p;
+	char *q = p;
 	uint64_t mag = 0;
 	int neg = 0, digits = 0, real = 0;
 
@@ -583,20 +620,24 @@ parse_number(const char *p, struct field *f)
 	}
 	if (real) {
 		f->kind = V_REAL;
-		f->d = strtod(p, NULL);
-		return isinf(f->d) ? NULL : q;
+		f->raw = p;
+		f->rawlen = (size_t)(q - p);
+		if ((memchr(p, 'e', f->rawlen) != NULL ||
+		    memchr(p, 'E', f->rawlen) != NULL || f->rawlen > 300) &&
+		    isinf(strtod(p, NULL)))
+			return NULL;
+		return q;
 	}
 	if (mag > (uint64_t)INT64_MAX + neg)
 		return NULL;
 	f->kind = V_INT;
 	f->i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-	f->d = (double)f->i;
 	return q;
 }
 
 /* Any value, checked and skipped: for arrays and objects inside records. */
-static const char *
-skip_value(const char *p, int depth)
+static char *
+skip_value(char *p, int depth)
 {
 	struct field f;
 
@@ -651,10 +692,10 @@ reader_tmp_grow(struct reader *r)
  * Returns 0 if the parser does not take the line.
  */
 static int
-parse_flat(struct reader *r, const char *line, struct arena *a,
-    struct rec *rec)
+parse_flat(struct reader *r, char *line, struct arena *a, struct rec *rec)
 {
-	const char *p;
+	size_t slen;
+	char *p;
 	struct field *f;
 	size_t i, j;
 
@@ -666,7 +707,8 @@ parse_flat(struct reader *r, const char *line, struct arena *a,
 	while (*p != '}') {
 		reader_tmp_grow(r);
 		f = &r->tmp[r->ntmp++];
-		if (*p != '"' || (p = parse_string(p, a, &f->key)) == NULL)
+		if (*p != '"' ||
+		    (p = parse_string(p, &f->key, &f->klen)) == NULL)
 			return 0;
 		p = skip_ws(p);
 		if (*p++ != ':')
@@ -675,7 +717,7 @@ parse_flat(struct reader *r, const char *line, struct arena *a,
 		f->str = NULL;
 		if (*p == '"') {
 			f->kind = V_STR;
-			p = parse_string(p, a, &f->str);
+			p = parse_string(p, &f->str, &slen);
 		} else if (*p == '{' || *p == '[') {
 			f->kind = V_OTHER;
 			p = skip_value(p, 0);
@@ -706,7 +748,9 @@ parse_flat(struct reader *r, const char *line, struct arena *a,
 	/* Duplicate keys are an error, as for the other stages. */
 	for (i = 1; i < r->ntmp; i++)
 		for (j = 0; j < i; j++)
-			if (strcmp(r->tmp[i].key, r->tmp[j].key) == 0)
+			if (r->tmp[i].klen == r->tmp[j].klen &&
+			    memcmp(r->tmp[i].key, r->tmp[j].key,
+			    r->tmp[i].klen) == 0)
 				return 0;
 	rec->nf = r->ntmp;
 	rec->f = f = arena_alloc(a, r->ntmp * sizeof(*f) + 1);
@@ -754,20 +798,32 @@ parse_slow(struct reader *r, const char *line, size_t len, struct arena *a,
 	json_decref(obj);
 	if (s == NULL)
 		errx(KP_EXIT_FAILURE, "cannot serialise a record");
-	ok = parse_flat(r, s, a, rec);
+	ok = parse_flat(r, arena_strdup(a, s, strlen(s)), a, rec);
 	free(s);
 	if (!ok)
 		reader_reject(r, "a string holds \\u0000");
 	return ok;
 }
 
+/* A number's value; 0 for other values. */
+static double
+field_double(const struct field *f)
+{
+	if (f->kind == V_INT)
+		return (double)f->i;
+	if (f->kind == V_REAL)
+		return strtod(f->raw, NULL);
+	return 0;
+}
+
 static const struct field *
 fget(const struct rec *rec, const char *key)
 {
-	size_t i;
+	size_t i, klen = strlen(key);
 
 	for (i = 0; i < rec->nf; i++)
-		if (rec->f[i].key[0] == key[0] && strcmp(rec->f[i].key, key) == 0)
+		if (rec->f[i].klen == klen && rec->f[i].key[0] == key[0] &&
+		    memcmp(rec->f[i].key, key, klen) == 0)
 			return &rec->f[i];
 	return NULL;
 }
@@ -852,10 +908,10 @@ reader_next(struct reader *r, struct arena *a, struct rec *rec)
 		if (n == 0 || strspn(r->line, " \t\r") == (size_t)n)
 			continue;
 		m = arena_mark(a);
-		line = arena_alloc(a, (size_t)n + 1);
-		memcpy(line, r->line, (size_t)n + 1);
+		/* One copy as read, one that parse_flat unescapes in place. */
+		line = arena_strdup(a, r->line, (size_t)n);
 		ok = memchr(line, '\0', (size_t)n) == NULL &&
-		    parse_flat(r, line, a, rec);
+		    parse_flat(r, arena_strdup(a, line, (size_t)n), a, rec);
 		if (!ok && !parse_slow(r, line, (size_t)n, a, rec)) {
 			arena_release(a, m);
 			continue;
@@ -1067,7 +1123,7 @@ num(const struct rec *rec, const char *key)
 {
 	const struct field *f = fget(rec, key);
 
-	return f != NULL && (f->kind == V_INT || f->kind == V_REAL) ? f->d : 0;
+	return f != NULL ? field_double(f) : 0;
 }
 
 /* The shortest "%g" that reads back as the same double. */
@@ -1082,6 +1138,56 @@ fmt_double(char *buf, size_t len, double v)
 			return buf;
 	}
 	snprintf(buf, len, "%.17g", v);
+	return buf;
+}
+
+/*
+ * A JSON number as fmt_double writes its value.  A plain decimal of at
+ * most 15 significant digits is what "%.15g" writes of it, less the zeros
+ * that %g drops, so it is rewritten without printf and strtod.
+ */
+static const char *
+fmt_number(char *buf, size_t len, const struct field *f)
+{
+	const char *p, *end, *ip, *fp, *fend;
+	size_t ilen, sig, lead;
+	char *o;
+
+	if (f->kind == V_INT && f->i > -1000000000000000 &&
+	    f->i < 1000000000000000)
+		return fmt_int(buf, len, f->i);
+	if (f->kind != V_REAL || f->rawlen + 2 > len ||
+	    memchr(f->raw, 'e', f->rawlen) != NULL ||
+	    memchr(f->raw, 'E', f->rawlen) != NULL)
+		return fmt_double(buf, len, field_double(f));
+	p = f->raw;
+	end = p + f->rawlen;
+	o = buf;
+	if (*p == '-')
+		*o++ = *p++;
+	for (ip = p; p < end && *p != '.'; p++)
+		;
+	ilen = (size_t)(p - ip);
+	fp = p < end ? p + 1 : end;
+	for (fend = end; fend > fp && fend[-1] == '0'; fend--)
+		;
+	if (ilen == 1 && *ip == '0') {
+		/* 0.000ddd: %g keeps it plain down to 1e-4. */
+		for (lead = 0; fp + lead < fend && fp[lead] == '0'; lead++)
+			;
+		sig = (size_t)(fend - fp) - lead;
+		if (lead > 3 || sig > 15)
+			return fmt_double(buf, len, field_double(f));
+	} else if (ilen + (size_t)(fend - fp) > 15)
+		return fmt_double(buf, len, field_double(f));
+	memcpy(o, ip, ilen);
+	o += ilen;
+	if (fend > fp) {
+		*o++ = '.';
+		memcpy(o, fp, (size_t)(fend - fp));
+		o += fend - fp;
+	}
+	*o = '\0';
 	return buf;
 }
 
@@ -1105,12 +1211,22 @@ fmt_int(char *buf, size_t len, int64_t v)
 static const char *
 fmt_joules(char *buf, size_t len, int64_t uj)
 {
-	unsigned long long mag;
+	uint64_t mag = uj < 0 ? 0 - (uint64_t)uj : (uint64_t)uj;
+	uint64_t frac = mag % 1000000;
+	char *p = buf + len;
+	int i;
 
-	mag = uj < 0 ? -(unsigned long long)uj : (unsigned long long)uj;
-	snprintf(buf, len, "%s%llu.%06llu", uj < 0 ? "-" : "",
-	    mag / 1000000, mag % 1000000);
-	return buf;
+	*--p = '\0';
+	for (i = 0; i < 6; i++, frac /= 10)
+		*--p = (char)('0' + frac % 10);
+	*--p = '.';
+	mag /= 1000000;
+	do
+		*--p = (char)('0' + mag % 10);
+	while ((mag /= 10) > 0);
+	if (uj < 0)
+		*--p = '-';
+	return p;
 }
 
 /* Grams of CO2e for an energy, at the --carbon-intensity. */
@@ -1789,7 +1905,7 @@ csv_value(const struct field *v)
 		fputs_unlocked(fmt_int(buf, sizeof(buf), v->i), out);
 		break;
 	case V_REAL:
-		fputs_unlocked(fmt_double(buf, sizeof(buf), v->d), out);
+		fputs_unlocked(fmt_number(buf, sizeof(buf), v), out);
 		break;
 	case V_TRUE:
 	case V_FALSE:
@@ -1896,7 +2012,7 @@ prom_labels(struct sbuf *sb, const struct family *f, const struct rec *rec)
 		else if (v != NULL && v->kind == V_INT)
 			sb_puts(sb, fmt_int(buf, sizeof(buf), v->i));
 		else if (v != NULL && v->kind == V_REAL)
-			sb_puts(sb, fmt_double(buf, sizeof(buf), v->d));
+			sb_puts(sb, fmt_number(buf, sizeof(buf), v));
 		sb_puts(sb, "\"");
 	}
 	sb_puts(sb, "}");
@@ -1944,9 +2060,13 @@ prom_value(char *buf, size_t len, const struct family *f, const struct rec *rec,
 {
 	int64_t uj;
 
-	if (f->kind == GAUGE)
-		return fis_number(rec, f->field) ?
-		    fmt_double(buf, len, num(rec, f->field)) : NULL;
+	const struct field *v;
+
+	if (f->kind == GAUGE) {
+		v = fget(rec, f->field);
+		return v != NULL && (v->kind == V_INT || v->kind == V_REAL) ?
+		    fmt_number(buf, len, v) : NULL;
+	}
 	sb_reset(key);
 	sb_puts(key, f->name);
 	sb_add(key, labels->s, labels->len);
@@ -1957,21 +2077,66 @@ prom_value(char *buf, size_t len, const struct family *f, const struct rec *rec,
 	return fmt_double(buf, len, co2_grams(uj));
 }
 
+/*
+ * The label text of each record of the block for one label set, made
+ * once for the families that share the set.
+ */
+static struct {
+	const char *const *set;
+	struct sbuf *s;			/* one per record */
+	char *ok;			/* s[i] is made */
+	size_t cap;
+} labcache;
+
+static void
+labcache_prepare(size_t n)
+{
+	if (n > labcache.cap) {
+		labcache.s = xreallocarray(labcache.s, n, sizeof(*labcache.s));
+		memset(labcache.s + labcache.cap, 0,
+		    (n - labcache.cap) * sizeof(*labcache.s));
+		labcache.ok = xreallocarray(labcache.ok, n, 1);
+		labcache.cap = n;
+	}
+	labcache.set = NULL;
+}
+
+static void
+labcache_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < labcache.cap; i++)
+		free(labcache.s[i].s);
+	free(labcache.s);
+	free(labcache.ok);
+}
+
 static void
 prom_family(FILE *fp, const struct family *f, const struct block *b,
-    struct sbuf *labels, struct sbuf *key)
+    struct sbuf *key)
 {
 	const char *value, *zone;
+	struct sbuf *labels;
 	char buf[64];
 	size_t i, samples = 0;
 
+	if (labcache.set != f->labels) {
+		labcache.set = f->labels;
+		if (b->n > 0)
+			memset(labcache.ok, 0, b->n);
+	}
 	for (i = 0; i < b->n; i++) {
 		if (!is_type(b->recs[i], f->rectype))
 			continue;
 		if (f->zone != NULL && ((zone = fstr(b->recs[i],
 		    "zone")) == NULL || strcmp(zone, f->zone) != 0))
 			continue;
-		prom_labels(labels, f, b->recs[i]);
+		labels = &labcache.s[i];
+		if (!labcache.ok[i]) {
+			prom_labels(labels, f, b->recs[i]);
+			labcache.ok[i] = 1;
+		}
 		if ((value = prom_value(buf, sizeof(buf), f, b->recs[i], key,
 		    labels)) == NULL)
 			continue;
@@ -1980,8 +2145,12 @@ prom_family(FILE *fp, const struct family *f, const struct block *b,
 			fprintf(fp, "# TYPE %s %s\n", f->name,
 			    f->kind == GAUGE ? "gauge" : "counter");
 		}
-		fprintf(fp, "%s%s %s\n", f->name, labels->s ? labels->s : "",
-		    value);
+		fputs_unlocked(f->name, fp);
+		if (labels->s != NULL)
+			fputs_unlocked(labels->s, fp);
+		putc_unlocked(' ', fp);
+		fputs_unlocked(value, fp);
+		putc_unlocked('\n', fp);
 		/* Without labels a second sample would repeat the series. */
 		if (f->labels[0] == NULL)
 			break;
@@ -2003,7 +2172,7 @@ static unsigned long block_gen;
 static const char *
 prom_text(const struct block *b, size_t *len)
 {
-	struct sbuf labels = { NULL, 0, 0 }, key = { NULL, 0, 0 };
+	struct sbuf key = { NULL, 0, 0 };
 	FILE *mem;
 	size_t i;
 
@@ -2016,12 +2185,12 @@ prom_text(const struct block *b, size_t *len)
 	prom_cache.text = NULL;
 	if ((mem = open_memstream(&prom_cache.text, &prom_cache.len)) == NULL)
 		err(KP_EXIT_FAILURE, "open_memstream");
+	labcache_prepare(b->n);
 	for (i = 0; i < NELEM(families); i++)
 		if (families[i].kind != COUNTER_CO2 || has_carbon)
-			prom_family(mem, &families[i], b, &labels, &key);
+			prom_family(mem, &families[i], b, &key);
 	if (fclose(mem) == EOF)
 		err(KP_EXIT_FAILURE, "open_memstream");
-	free(labels.s);
 	free(key.s);
 	prom_cache.b = b;
 	prom_cache.gen = block_gen;
@@ -2135,11 +2304,10 @@ rec_from_json(struct reader *r, struct arena *a, json_t *obj)
 	if ((s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL)
 		errx(KP_EXIT_FAILURE, "cannot serialise a record");
 	n = strlen(s);
-	line = arena_alloc(a, n + 1);
-	memcpy(line, s, n + 1);
+	line = arena_strdup(a, s, n);
 	free(s);
 	rec = arena_alloc(a, sizeof(*rec));
-	if (!parse_flat(r, line, a, rec))
+	if (!parse_flat(r, arena_strdup(a, line, n), a, rec))
 		errx(KP_EXIT_FAILURE, "cannot read back a record");
 	rec->line = line;
 	rec->len = n;
@@ -2491,6 +2659,7 @@ main(int argc, char *argv[])
 	free(r.tmp);
 	kp_map_free(prom_series, free);
 	free(prom_cache.text);
+	labcache_free();
 	free_types();
 	return kp_out_finish(status);
 }
