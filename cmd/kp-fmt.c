@@ -314,12 +314,14 @@ struct arena {
 };
 
 struct reader {
-	FILE *fp;
+	int fd;
 	const char *name;
 	long lineno;
 	int errors;
-	char *line;
-	size_t cap;
+	char *buf;		/* what was read, from start to end */
+	size_t cap, start, end;
+	int eof;
+	void (*wait)(int fd);	/* called before each read, if not NULL */
 	struct field *tmp;	/* the fields of the line being parsed */
 	size_t ntmp, captmp;
 };
@@ -885,6 +887,53 @@ check_header(struct reader *r, const struct rec *rec)
 }
 
 /*
+ * The next line, without its newline, NUL-terminated in the reader's
+ * buffer until the next call; NULL at the end of the input.
+ */
+static char *
+read_line(struct reader *r, size_t *len)
+{
+	char *line, *nl;
+	ssize_t n;
+
+	for (;;) {
+		line = r->buf + r->start;
+		nl = memchr(line, '\n', r->end - r->start);
+		if (nl != NULL || (r->eof && r->end > r->start)) {
+			if (nl == NULL)
+				nl = r->buf + r->end;
+			*nl = '\0';
+			*len = (size_t)(nl - line);
+			r->start = nl == r->buf + r->end ? r->end :
+			    (size_t)(nl - r->buf) + 1;
+			return line;
+		}
+		if (r->eof)
+			return NULL;
+		if (r->start > 0) {
+			memmove(r->buf, line, r->end - r->start);
+			r->end -= r->start;
+			r->start = 0;
+		}
+		/* Room for a NUL after the last line, too. */
+		if (r->end + 1 >= r->cap) {
+			r->cap = r->cap ? r->cap * 2 : 1 << 16;
+			r->buf = xreallocarray(r->buf, r->cap, 1);
+		}
+		if (r->wait != NULL)
+			r->wait(r->fd);
+		if ((n = read(r->fd, r->buf + r->end, r->cap - r->end - 1)) < 0) {
+			if (errno == EINTR)
+				continue;
+			err(KP_EXIT_FAILURE, "%s", r->name);
+		}
+		if (n == 0)
+			r->eof = 1;
+		r->end += (size_t)n;
+	}
+}
+
+/*
  * The next record, its line and fields in the arena a: 1, or 0 at end of
  * input.  A line that is not a record is reported and skipped.
  */
@@ -892,24 +941,19 @@ static int
 reader_next(struct reader *r, struct arena *a, struct rec *rec)
 {
 	struct mark m;
-	ssize_t n;
-	char *line;
+	char *raw, *line;
+	size_t n;
 	int ok;
 
 	for (;;) {
-		if ((n = getline(&r->line, &r->cap, r->fp)) < 0) {
-			if (ferror(r->fp))
-				err(KP_EXIT_FAILURE, "%s", r->name);
+		if ((raw = read_line(r, &n)) == NULL)
 			return 0;
-		}
 		r->lineno++;
-		if (n > 0 && r->line[n - 1] == '\n')
-			r->line[--n] = '\0';
-		if (n == 0 || strspn(r->line, " \t\r") == (size_t)n)
+		if (n == 0 || strspn(raw, " \t\r") == n)
 			continue;
 		m = arena_mark(a);
 		/* One copy as read, one that parse_flat unescapes in place. */
-		line = arena_strdup(a, r->line, (size_t)n);
+		line = arena_strdup(a, raw, n);
 		ok = memchr(line, '\0', (size_t)n) == NULL &&
 		    parse_flat(r, arena_strdup(a, line, (size_t)n), a, rec);
 		if (!ok && !parse_slow(r, line, (size_t)n, a, rec)) {
@@ -2590,7 +2634,8 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct format *fmt = NULL;
-	struct reader r = { stdin, "<stdin>", 0, 0, NULL, 0, NULL, 0, 0 };
+	struct reader r = { STDIN_FILENO, "<stdin>", 0, 0, NULL, 0, 0, 0, 0,
+	    NULL, NULL, 0, 0 };
 	const char *columns = NULL;
 	int ch, status;
 
@@ -2655,7 +2700,7 @@ main(int argc, char *argv[])
 	prom_series = kp_map_new();
 	format_blocks(&r, fmt);
 	status = r.errors ? KP_EXIT_DATAERR : KP_EXIT_OK;
-	free(r.line);
+	free(r.buf);
 	free(r.tmp);
 	kp_map_free(prom_series, free);
 	free(prom_cache.text);
