@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1785,8 +1786,10 @@ table_print_block(const struct block *b, const struct rec *interval)
 
 /*
  * -f top: the table of each interval redrawn in place on the alternate
- * screen, cut to the terminal's size, which is read again after SIGWINCH.
- * The terminal is given back on exit and on SIGINT, SIGTERM and SIGHUP.
+ * screen, cut to the terminal's size.  While it waits for input, a
+ * SIGWINCH interrupts poll(2) and the last frame is drawn again at the new
+ * size.  The terminal is given back on exit and on SIGINT, SIGTERM and
+ * SIGHUP.
  */
 #define TERM_ENTER "\033[?1049h\033[?25l"
 #define TERM_LEAVE "\033[?25h\033[?1049l"
@@ -1794,6 +1797,7 @@ table_print_block(const struct block *b, const struct rec *interval)
 static volatile sig_atomic_t term_active;
 static volatile sig_atomic_t term_resized = 1;
 static unsigned short term_rows = 24, term_cols = 80;
+static char *term_frame;		/* the last interval's table */
 
 static void
 term_leave(void)
@@ -1856,15 +1860,29 @@ term_size(void)
 	}
 }
 
-/* Writes text to stdout, each line cut to the screen, at most rows lines. */
+/*
+ * Writes a status line and text to stdout, each line cut to the screen,
+ * as many lines as it has.
+ */
 static void
-term_draw(const char *text, size_t rows, size_t cols)
+term_draw(const char *text)
 {
+	char status[64];
 	const char *p;
-	size_t row, w;
+	size_t row, rows, cols, w;
 
-	fputs("\033[H", stdout);
-	for (row = 0, p = text; *p != '\0' && row < rows; row++) {
+	if (term_resized)
+		term_size();
+	rows = term_rows;
+	cols = term_cols;
+	snprintf(status, sizeof(status), "kp-fmt top  %ux%u  Ctrl-C quits",
+	    term_cols, term_rows);
+	fputs("\033[H\033[7m", stdout);
+	for (p = status, w = 0; *p != '\0' && w < cols; p++, w++)
+		putchar(*p);
+	fputs("\033[0m\033[K", stdout);
+	for (row = 1, p = text; *p != '\0' && row < rows; row++) {
+		putchar('\n');
 		for (w = 0; *p != '\0' && *p != '\n'; p++) {
 			if (((unsigned char)*p & 0xc0) != 0x80 && w++ >= cols)
 				continue;
@@ -1874,10 +1892,23 @@ term_draw(const char *text, size_t rows, size_t cols)
 		fputs("\033[K", stdout);
 		if (*p == '\n')
 			p++;
-		if (row + 1 < rows)
-			putchar('\n');
 	}
 	fputs("\033[J", stdout);
+	kp_out_flush();
+}
+
+/* The reader's wait: redraw after a resize until there is input. */
+static void
+top_wait(int fd)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+
+	while (poll(&pfd, 1, -1) < 0) {
+		if (errno != EINTR)
+			err(KP_EXIT_FAILURE, "poll");
+		if (term_resized && term_frame != NULL)
+			term_draw(term_frame);
+	}
 }
 
 static void
@@ -1895,25 +1926,24 @@ top_print_block(const struct block *b, const struct rec *interval)
 		return;
 	if (!term_active)
 		term_enter();
-	if (term_resized)
-		term_size();
 	if ((mem = open_memstream(&text, &len)) == NULL)
 		err(KP_EXIT_FAILURE, "open_memstream");
 	out = mem;
 	table_block(b, interval);
-	fprintf(out, "\nkp-fmt top: %ux%u, Ctrl-C quits", term_cols,
-	    term_rows);
 	out = stdout;
 	if (fclose(mem) == EOF)
 		err(KP_EXIT_FAILURE, "open_memstream");
-	term_draw(text, term_rows, term_cols);
-	free(text);
+	free(term_frame);
+	term_frame = text;
+	term_draw(term_frame);
 }
 
 static void
 top_end(void)
 {
 	term_leave();
+	free(term_frame);
+	term_frame = NULL;
 }
 
 /* RFC 4180: quoted when it holds a comma, quote, CR or LF. */
@@ -2697,6 +2727,8 @@ main(int argc, char *argv[])
 	if (textfile != NULL)
 		textfile_check();
 
+	if (fmt->print == top_print_block && isatty(STDOUT_FILENO))
+		r.wait = top_wait;
 	prom_series = kp_map_new();
 	format_blocks(&r, fmt);
 	status = r.errors ? KP_EXIT_DATAERR : KP_EXIT_OK;

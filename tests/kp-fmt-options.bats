@@ -214,7 +214,7 @@ EOF2
 	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
 	assert_line "interval 2  2026-11-22T13:48:37.123498Z  (1.000 s)"
 	assert_line " PID  COMM             ZONE       WATTS   ENERGY     CPU  CO"
-	refute_line --partial "kp-fmt top"
+	assert_line "kp-fmt top  60x12  Ctrl-C quits"
 	run -0 bash -c 'sed "s/\x1b\[[0-9;?]*[A-Za-z]/\n/g; s/\r//" "$1" | awk "length > 60"' _ "$out"
 	assert_output ""
 }
@@ -222,8 +222,22 @@ EOF2
 @test "top follows the terminal size and restores the terminal on SIGINT" {
 	local out=$BATS_TEST_TMPDIR/out
 	script -qec "stty rows 40 cols 100; { cat '$TWO'; sleep 20; } | kp-fmt -f top & sleep 1; kill -INT \$!; wait" /dev/null </dev/null >"$out" || true
-	# The status line fits in 40 rows and says the size it used.
-	run -0 bash -c 'sed "s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
-	assert_line --partial "kp-fmt top: 100x40, Ctrl-C quits"
+	# The status line says the size it used.
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
+	assert_line "kp-fmt top  100x40  Ctrl-C quits"
+	assert_equal "$(tail -c 20 "$out" | grep -c $'\e\[?25h\e\[?1049l')" 1
+}
+
+@test "top redraws at once at the new size when the terminal is resized" {
+	local out=$BATS_TEST_TMPDIR/out
+	script -qec "stty rows 40 cols 100; { cat '$TWO'; sleep 20; } | kp-fmt -f top & sleep 1; stty rows 10 cols 50; kill -WINCH \$!; sleep 1; kill -TERM \$!; wait" /dev/null </dev/null >"$out" || true
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
+	# Both intervals at the first size, then the second again at the new.
+	assert_line "kp-fmt top  100x40  Ctrl-C quits"
+	assert_line "kp-fmt top  50x10  Ctrl-C quits"
+	sed -n '/50x10/,$p' <<<"$output" | grep -q '^interval 2 ' ||
+	    fail "interval 2 is not drawn again after the resize"
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1" | sed -n "/50x10/,\$p" | awk "length > 50"' _ "$out"
+	assert_output ""
 	assert_equal "$(tail -c 20 "$out" | grep -c $'\e\[?25h\e\[?1049l')" 1
 }
