@@ -3,6 +3,7 @@
  * Prometheus text.  Each interval is written as soon as its interval record
  * is read.
  */
+#include <ctype.h>
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
@@ -65,6 +66,7 @@ enum { GAUGE, COUNTER_J, COUNTER_CO2 };
 struct family {
 	const char *name;
 	const char *rectype;
+	const char *rectype2;	/* a second record type, or NULL */
 	const char *zone;	/* only records of this zone; NULL: all */
 	const char *field;
 	/*
@@ -74,7 +76,12 @@ struct family {
 	const char *delta;
 	int kind;
 	const char *help;
-	const char *const *labels;	/* NULL-terminated; none: one sample */
+	/*
+	 * NULL-terminated; none: one sample.  A name that starts with '?' is
+	 * left out of a record that lacks the field; "group" is the value of
+	 * the field that a group record's "by" names.
+	 */
+	const char *const *labels;
 };
 
 /* One counter series: what it showed, so that it never goes backwards. */
@@ -148,108 +155,147 @@ static const struct energy_unit energy_units[] = {
 static const char *const csv_all_columns[] = {
 	"seq", "ts", "dt_us", "type", "zone", "pid", "starttime", "comm",
 	"state", "container_id", "pod_id", "vm_id", "unit", "cpu_us",
-	"energy_uj", "active_uj", "idle_uj", "watts", "total_uj",
+	"energy_uj", "active_uj", "idle_uj", "watts", "total_uj", "socket",
+	"level", "by", "group",
 	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
 	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
-	"source", "estimated", "sockets",
+	"idle_kept_uj", "source", "estimated", "sockets", "scaled_down",
+	"excess_cpu_us",
 };
-#define DEFAULT_COLUMNS 19
+#define DEFAULT_COLUMNS 23
 #define MAX_COLUMNS 64
 
 static const char *const csv_default_types[] = {
 	"energy", "node", "process", "unattributed", "container", "pod", "vm",
-	NULL
+	"unit", "group", "host", NULL
 };
 
 /* Label sets, shared by the families that have them. */
 static const char *const no_labels[] = { NULL };
-static const char *const zone_labels[] = { "zone", NULL };
-static const char *const source_labels[] = { "source", NULL };
+static const char *const zone_labels[] = { "zone", "?socket", NULL };
+static const char *const source_labels[] = { "source", "?socket", NULL };
 static const char *const process_labels[] = {
-	"pid", "comm", "zone", "state", "container_id", "pod_id", "vm_id", NULL
+	"pid", "comm", "zone", "state", "container_id", "pod_id", "vm_id",
+	"?socket", NULL
 };
 static const char *const container_labels[] = {
-	"container_id", "pod_id", "zone", NULL
+	"container_id", "pod_id", "zone", "?state", NULL
 };
-static const char *const pod_labels[] = { "pod_id", "zone", NULL };
-static const char *const vm_labels[] = { "vm_id", "zone", NULL };
+static const char *const pod_labels[] = { "pod_id", "zone", "?state", NULL };
+static const char *const vm_labels[] = { "vm_id", "zone", "?state", NULL };
+static const char *const unit_labels[] = { "unit", "zone", "?state", NULL };
+static const char *const group_labels[] = {
+	"by", "group", "zone", "?state", NULL
+};
+static const char *const host_labels[] = { "level", "zone", NULL };
 
 static const struct family families[] = {
-	{ "kepler_node_cpu_joules_total", "node", NULL, "total_uj",
+	{ "kepler_node_cpu_joules_total", "node", "energy", NULL, "total_uj",
 	    "energy_uj", COUNTER_J,
 	    "Energy used by the CPU zone of the node, in joules", zone_labels },
-	{ "kepler_node_cpu_active_joules_total", "node", NULL,
+	{ "kepler_node_cpu_active_joules_total", "node", NULL, NULL,
 	    "active_total_uj", "active_uj", COUNTER_J,
 	    "Energy used by the CPU zone of the node while active, in joules",
 	    zone_labels },
-	{ "kepler_node_cpu_idle_joules_total", "node", NULL, "idle_total_uj",
+	{ "kepler_node_cpu_idle_joules_total", "node", NULL, NULL, "idle_total_uj",
 	    "idle_uj", COUNTER_J,
 	    "Energy used by the CPU zone of the node while idle, in joules",
 	    zone_labels },
-	{ "kepler_node_cpu_watts", "node", NULL, "watts", NULL, GAUGE,
+	{ "kepler_node_cpu_watts", "node", "energy", NULL, "watts", NULL, GAUGE,
 	    "Power of the CPU zone of the node, in watts", zone_labels },
-	{ "kepler_node_cpu_active_watts", "node", NULL, "active_watts", NULL,
+	{ "kepler_node_cpu_active_watts", "node", NULL, NULL, "active_watts", NULL,
 	    GAUGE, "Power of the CPU zone of the node while active, in watts",
 	    zone_labels },
-	{ "kepler_node_cpu_idle_watts", "node", NULL, "idle_watts", NULL,
+	{ "kepler_node_cpu_idle_watts", "node", NULL, NULL, "idle_watts", NULL,
 	    GAUGE, "Power of the CPU zone of the node while idle, in watts",
 	    zone_labels },
-	{ "kepler_node_cpu_usage_ratio", "node", NULL, "usage_ratio", NULL,
+	{ "kp_node_cpu_idle_kept_joules_total", "node", NULL, NULL, NULL,
+	    "idle_kept_uj", COUNTER_J, "Idle energy of the CPU zone of the "
+	    "node that is not shared out to the processes, in joules",
+	    zone_labels },
+	{ "kepler_node_cpu_usage_ratio", "node", NULL, NULL, "usage_ratio", NULL,
 	    GAUGE, "Active CPU time of the node over all CPU time", no_labels },
-	{ "kp_node_platform_joules_total", "node", "psys", "total_uj",
+	{ "kp_node_platform_joules_total", "node", "energy", "psys", "total_uj",
 	    "energy_uj", COUNTER_J,
 	    "Energy used by the whole platform (the psys zone), in joules",
 	    source_labels },
-	{ "kp_node_platform_watts", "node", "psys", "watts", NULL, GAUGE,
+	{ "kp_node_platform_watts", "node", "energy", "psys", "watts", NULL, GAUGE,
 	    "Power of the whole platform (the psys zone), in watts",
 	    source_labels },
-	{ "kepler_process_cpu_joules_total", "process", NULL, "total_uj",
+	{ "kepler_process_cpu_joules_total", "process", NULL, NULL, "total_uj",
 	    "energy_uj", COUNTER_J,
 	    "Energy attributed to the process, in joules", process_labels },
-	{ "kepler_process_cpu_watts", "process", NULL, "watts", NULL, GAUGE,
+	{ "kepler_process_cpu_watts", "process", NULL, NULL, "watts", NULL, GAUGE,
 	    "Power attributed to the process, in watts", process_labels },
-	{ "kepler_container_cpu_joules_total", "container", NULL, "total_uj",
+	{ "kepler_container_cpu_joules_total", "container", NULL, NULL, "total_uj",
 	    "energy_uj", COUNTER_J,
 	    "Energy attributed to the container, in joules",
 	    container_labels },
-	{ "kepler_container_cpu_watts", "container", NULL, "watts", NULL,
+	{ "kepler_container_cpu_watts", "container", NULL, NULL, "watts", NULL,
 	    GAUGE, "Power attributed to the container, in watts",
 	    container_labels },
-	{ "kepler_pod_cpu_joules_total", "pod", NULL, "total_uj", "energy_uj",
+	{ "kepler_pod_cpu_joules_total", "pod", NULL, NULL, "total_uj", "energy_uj",
 	    COUNTER_J, "Energy attributed to the pod, in joules",
 	    pod_labels },
-	{ "kepler_pod_cpu_watts", "pod", NULL, "watts", NULL, GAUGE,
+	{ "kepler_pod_cpu_watts", "pod", NULL, NULL, "watts", NULL, GAUGE,
 	    "Power attributed to the pod, in watts", pod_labels },
-	{ "kepler_vm_cpu_joules_total", "vm", NULL, "total_uj", "energy_uj",
+	{ "kepler_vm_cpu_joules_total", "vm", NULL, NULL, "total_uj", "energy_uj",
 	    COUNTER_J, "Energy attributed to the virtual machine, in joules",
 	    vm_labels },
-	{ "kepler_vm_cpu_watts", "vm", NULL, "watts", NULL, GAUGE,
+	{ "kepler_vm_cpu_watts", "vm", NULL, NULL, "watts", NULL, GAUGE,
 	    "Power attributed to the virtual machine, in watts",
 	    vm_labels },
-	{ "kp_unattributed_cpu_joules_total", "unattributed", NULL, "total_uj",
+	{ "kp_unit_cpu_joules_total", "unit", NULL, NULL, "total_uj",
+	    "energy_uj", COUNTER_J,
+	    "Energy attributed to the systemd unit, in joules", unit_labels },
+	{ "kp_unit_cpu_watts", "unit", NULL, NULL, "watts", NULL, GAUGE,
+	    "Power attributed to the systemd unit, in watts", unit_labels },
+	{ "kp_group_cpu_joules_total", "group", NULL, NULL, "total_uj",
+	    "energy_uj", COUNTER_J, "Energy attributed to the processes "
+	    "grouped by one field, in joules", group_labels },
+	{ "kp_group_cpu_watts", "group", NULL, NULL, "watts", NULL, GAUGE,
+	    "Power attributed to the processes grouped by one field, in watts",
+	    group_labels },
+	{ "kp_host_cpu_joules_total", "host", NULL, NULL, "total_uj",
+	    "energy_uj", COUNTER_J, "Energy attributed to the processes in "
+	    "no group of the level, in joules", host_labels },
+	{ "kp_host_cpu_watts", "host", NULL, NULL, "watts", NULL, GAUGE,
+	    "Power attributed to the processes in no group of the level, "
+	    "in watts", host_labels },
+	{ "kp_unattributed_cpu_joules_total", "unattributed", NULL, NULL, "total_uj",
 	    "energy_uj", COUNTER_J,
 	    "Active energy no process accounts for, in joules", zone_labels },
-	{ "kp_unattributed_cpu_watts", "unattributed", NULL, "watts", NULL,
+	{ "kp_unattributed_cpu_watts", "unattributed", NULL, NULL, "watts", NULL,
 	    GAUGE, "Active power no process accounts for, in watts",
 	    zone_labels },
 	/* Only with --carbon-intensity. */
-	{ "kp_node_cpu_co2_grams_total", "node", NULL, "total_uj", "energy_uj",
+	{ "kp_node_cpu_co2_grams_total", "node", NULL, NULL, "total_uj", "energy_uj",
 	    COUNTER_CO2, "Emissions of the CPU zone of the node, in grams "
 	    "of CO2 equivalent", zone_labels },
-	{ "kp_process_cpu_co2_grams_total", "process", NULL, "total_uj",
+	{ "kp_process_cpu_co2_grams_total", "process", NULL, NULL, "total_uj",
 	    "energy_uj", COUNTER_CO2, "Emissions attributed to the process, "
 	    "in grams of CO2 equivalent", process_labels },
-	{ "kp_container_cpu_co2_grams_total", "container", NULL, "total_uj",
+	{ "kp_container_cpu_co2_grams_total", "container", NULL, NULL, "total_uj",
 	    "energy_uj", COUNTER_CO2, "Emissions attributed to the container, "
 	    "in grams of CO2 equivalent", container_labels },
-	{ "kp_pod_cpu_co2_grams_total", "pod", NULL, "total_uj", "energy_uj",
+	{ "kp_pod_cpu_co2_grams_total", "pod", NULL, NULL, "total_uj", "energy_uj",
 	    COUNTER_CO2, "Emissions attributed to the pod, in grams of CO2 "
 	    "equivalent", pod_labels },
-	{ "kp_vm_cpu_co2_grams_total", "vm", NULL, "total_uj", "energy_uj",
+	{ "kp_vm_cpu_co2_grams_total", "vm", NULL, NULL, "total_uj", "energy_uj",
 	    COUNTER_CO2, "Emissions attributed to the virtual machine, in "
 	    "grams of CO2 equivalent", vm_labels },
+	{ "kp_unit_cpu_co2_grams_total", "unit", NULL, NULL, "total_uj",
+	    "energy_uj", COUNTER_CO2, "Emissions attributed to the systemd "
+	    "unit, in grams of CO2 equivalent", unit_labels },
+	{ "kp_group_cpu_co2_grams_total", "group", NULL, NULL, "total_uj",
+	    "energy_uj", COUNTER_CO2, "Emissions attributed to the processes "
+	    "grouped by one field, in grams of CO2 equivalent", group_labels },
+	{ "kp_host_cpu_co2_grams_total", "host", NULL, NULL, "total_uj",
+	    "energy_uj", COUNTER_CO2, "Emissions attributed to the processes "
+	    "in no group of the level, in grams of CO2 equivalent",
+	    host_labels },
 	{ "kp_unattributed_cpu_co2_grams_total", "unattributed", NULL,
-	    "total_uj", "energy_uj", COUNTER_CO2, "Emissions of the active "
+	    NULL, "total_uj", "energy_uj", COUNTER_CO2, "Emissions of the active "
 	    "energy no process accounts for, in grams of CO2 equivalent",
 	    zone_labels },
 };
@@ -1441,7 +1487,8 @@ by_watts_desc(const void *a, const void *b)
 	const struct rec *rb = *(const struct rec *const *)b;
 	double wa = num(ra, "watts"), wb = num(rb, "watts");
 	static const char *const keys[] = {
-		"pid", "starttime", "container_id", "pod_id", "vm_id", "zone"
+		"pid", "starttime", "container_id", "pod_id", "vm_id", "unit",
+		"level", "by", "zone", "socket"
 	};
 	const struct field *va, *vb;
 	size_t i;
@@ -1459,7 +1506,11 @@ by_watts_desc(const void *a, const void *b)
 		if (va->kind == V_STR && (c = strcmp(va->str, vb->str)) != 0)
 			return c;
 	}
-	return 0;
+	/* Group records differ in a field of any name: the lines decide. */
+	if ((c = memcmp(ra->line, rb->line, ra->len < rb->len ? ra->len :
+	    rb->len)) != 0)
+		return c;
+	return ra->len < rb->len ? -1 : ra->len > rb->len;
 }
 
 /*
@@ -1517,25 +1568,38 @@ table_interval_line(const struct block *b, const struct rec *interval)
 	free(ts);
 }
 
+/* The zone of a record, with its socket after a slash when it has one. */
+static const char *
+zone_text(char *buf, size_t len, const struct rec *rec)
+{
+	const char *zone = str_or_dash(rec, "zone");
+	int64_t socket;
+
+	if (!fint(rec, "socket", &socket))
+		return zone;
+	snprintf(buf, len, "%s/%lld", zone, (long long)socket);
+	return buf;
+}
+
 static int
 zone_width(const struct block *b)
 {
-	const char *zone;
+	char buf[64];
 	size_t i, w = 0;
 
 	for (i = 0; i < b->n; i++)
-		if ((zone = fstr(b->recs[i], "zone")) != NULL &&
-		    text_width(zone) > w)
-			w = text_width(zone);
+		if (fstr(b->recs[i], "zone") != NULL &&
+		    text_width(zone_text(buf, sizeof(buf), b->recs[i])) > w)
+			w = text_width(zone_text(buf, sizeof(buf), b->recs[i]));
 	return (int)w;
 }
 
 static void
-print_zone(const char *zone, int width)
+print_zone(const struct rec *rec, int width)
 {
-	char *z;
+	char buf[64], *z;
 
-	z = term_text(zone, SIZE_MAX);
+	z = term_text(zone_text(buf, sizeof(buf), rec), SIZE_MAX);
 	fprintf(out, "%s%*s", z, width - (int)text_width(z), "");
 	free(z);
 }
@@ -1588,6 +1652,25 @@ print_co2(const struct rec *rec, const char *key)
 		fprintf(out, "  co2 %s", rec_co2(c, sizeof(c), rec, key));
 }
 
+/*
+ * The idle power that stays at node level, when kp-attribute shared some
+ * of it out to the processes (--idle proportional).
+ */
+static void
+print_idle_kept(const struct rec *rec)
+{
+	char kw[32];
+	int64_t idle, kept;
+	double watts;
+
+	if (!fint(rec, "idle_uj", &idle) || !fint(rec, "idle_kept_uj", &kept) ||
+	    kept == idle)
+		return;
+	watts = idle > 0 ? num(rec, "idle_watts") * ((double)kept / idle) : 0;
+	fprintf(out, ", node keeps %s",
+	    fmt_human(kw, sizeof(kw), watts, watts_units));
+}
+
 /* A node record per zone, or, in a stream without them, the energy record. */
 static void
 table_zone_lines(const struct block *b)
@@ -1604,14 +1687,16 @@ table_zone_lines(const struct block *b)
 		if ((zone = fstr(rec, "zone")) == NULL)
 			continue;
 		if (is_type(rec, "node")) {
-			print_zone(zone, width);
-			fprintf(out, "  %s  (active %s, idle %s)  usage %.1f%%",
+			print_zone(rec, width);
+			fprintf(out, "  %s  (active %s, idle %s",
 			    rec_watts(w, sizeof(w), rec, "watts"),
 			    rec_watts(aw, sizeof(aw), rec, "active_watts"),
-			    rec_watts(iw, sizeof(iw), rec, "idle_watts"),
+			    rec_watts(iw, sizeof(iw), rec, "idle_watts"));
+			print_idle_kept(rec);
+			fprintf(out, ")  usage %.1f%%",
 			    num(rec, "usage_ratio") * 100);
 		} else if (is_type(rec, "energy") && !has_node(b, zone)) {
-			print_zone(zone, width);
+			print_zone(rec, width);
 			fprintf(out, "  %s",
 			    rec_watts(w, sizeof(w), rec, "watts"));
 		} else
@@ -1652,7 +1737,7 @@ table_processes(const struct block *b)
 		"PID", "COMM", "ZONE", "WATTS", "ENERGY", "CO2", "CPU",
 		"CONTAINER"
 	};
-	char pid[32], w[32], e[32], c[32], g[32];
+	char pid[32], w[32], e[32], c[32], g[32], z[64];
 	struct table t;
 	const struct rec **sel, *rec;
 	size_t i, n;
@@ -1671,7 +1756,7 @@ table_processes(const struct block *b)
 			snprintf(pid, sizeof(pid), "-");
 		table_cell(&t, pid, SIZE_MAX);
 		table_cell(&t, str_or_dash(rec, "comm"), SIZE_MAX);
-		table_cell(&t, str_or_dash(rec, "zone"), SIZE_MAX);
+		table_cell(&t, zone_text(z, sizeof(z), rec), SIZE_MAX);
 		table_cell(&t, rec_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
 		table_cell(&t, rec_energy(e, sizeof(e), rec, "energy_uj"),
 		    SIZE_MAX);
@@ -1700,7 +1785,7 @@ table_unattributed(const struct block *b)
 		if (!is_type(rec, "unattributed"))
 			continue;
 		fprintf(out, "unattributed  ");
-		print_zone(str_or_dash(rec, "zone"), width);
+		print_zone(rec, width);
 		fprintf(out, "  %s  %s  cpu %s",
 		    rec_watts(w, sizeof(w), rec, "watts"),
 		    rec_energy(e, sizeof(e), rec, "energy_uj"),
@@ -1710,7 +1795,27 @@ table_unattributed(const struct block *b)
 	}
 }
 
-/* Containers, pods or vms: type names the records, id_key their id. */
+/*
+ * The name of a group record: its id_key field, or with id_key NULL the
+ * field its "by" names.
+ */
+static const char *
+group_name(char *buf, size_t len, const struct rec *rec, const char *id_key)
+{
+	const struct field *v;
+
+	if (id_key == NULL && (id_key = fstr(rec, "by")) == NULL)
+		return "-";
+	if ((v = fget(rec, id_key)) != NULL && v->kind == V_INT)
+		return fmt_int(buf, len, v->i);
+	return v != NULL && v->kind == V_STR ? v->str : "-";
+}
+
+/*
+ * Containers, pods, vms, units, groups by a field (id_key NULL, titled
+ * by the field's name) or the host records of each level: type names the
+ * records, id_key their id.
+ */
 static void
 table_groups(const struct block *b, const char *type, const char *id_key,
     const char *title, size_t id_max)
@@ -1721,7 +1826,7 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 	const char *head_co2[] = {
 		title, "ZONE", "WATTS", "ENERGY", "CO2", "CPU", "PROCS"
 	};
-	char w[32], e[32], c[32], g[32], procs[32];
+	char w[32], e[32], c[32], g[32], procs[32], z[64], id[32], by[32];
 	struct table t;
 	const struct rec **sel, *rec;
 	size_t i, n;
@@ -1730,6 +1835,13 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 	sel = select_sorted(b, type, &n);
 	if (n > 0)
 		putc('\n', out);
+	if (id_key == NULL && n > 0) {
+		/* As the field is named, in capitals. */
+		snprintf(by, sizeof(by), "%s", str_or_dash(sel[0], "by"));
+		for (i = 0; by[i] != '\0'; i++)
+			by[i] = (char)toupper((unsigned char)by[i]);
+		head[0] = head_co2[0] = by;
+	}
 	if (has_carbon)
 		table_init(&t, "llrrrrr", head_co2);
 	else
@@ -1740,8 +1852,8 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 			snprintf(procs, sizeof(procs), "%lld", (long long)v);
 		else
 			snprintf(procs, sizeof(procs), "-");
-		table_cell(&t, str_or_dash(rec, id_key), id_max);
-		table_cell(&t, str_or_dash(rec, "zone"), SIZE_MAX);
+		table_cell(&t, group_name(id, sizeof(id), rec, id_key), id_max);
+		table_cell(&t, zone_text(z, sizeof(z), rec), SIZE_MAX);
 		table_cell(&t, rec_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
 		table_cell(&t, rec_energy(e, sizeof(e), rec, "energy_uj"),
 		    SIZE_MAX);
@@ -1769,6 +1881,9 @@ table_block(const struct block *b, const struct rec *interval)
 	table_groups(b, "container", "container_id", "CONTAINER", 12);
 	table_groups(b, "pod", "pod_id", "POD", SIZE_MAX);
 	table_groups(b, "vm", "vm_id", "VM", SIZE_MAX);
+	table_groups(b, "unit", "unit", "UNIT", SIZE_MAX);
+	table_groups(b, "group", NULL, "GROUP", SIZE_MAX);
+	table_groups(b, "host", "level", "HOST LEVEL", SIZE_MAX);
 }
 
 static void
@@ -2004,7 +2119,7 @@ csv_header(void)
 static void
 csv_print_block(const struct block *b, const struct rec *interval)
 {
-	const char *col, *type;
+	const char *col, *type, *by;
 	const struct rec *from;
 	int64_t uj;
 	size_t i, j;
@@ -2022,6 +2137,10 @@ csv_print_block(const struct block *b, const struct rec *interval)
 			if (strcmp(col, "co2_g") == 0) {
 				if (fint(b->recs[i], "energy_uj", &uj))
 					fprintf(out, "%.6g", co2_grams(uj));
+			} else if (strcmp(col, "group") == 0) {
+				/* The value of the field the group is by. */
+				if ((by = fstr(b->recs[i], "by")) != NULL)
+					csv_value(fget(b->recs[i], by));
 			} else
 				csv_value(from != NULL ? fget(from, col) : NULL);
 		}
@@ -2071,16 +2190,26 @@ prom_labels(struct sbuf *sb, const struct family *f, const struct rec *rec)
 	char buf[32];
 	size_t i;
 
+	const char *name, *by;
+	size_t n = 0;
+
 	sb_reset(sb);
 	if (f->labels[0] == NULL)
 		return;
 	sb_puts(sb, "{");
 	for (i = 0; f->labels[i] != NULL; i++) {
-		if (i > 0)
+		name = f->labels[i];
+		if (*name == '?' && fget(rec, ++name) == NULL)
+			continue;
+		if (n++ > 0)
 			sb_puts(sb, ",");
-		sb_puts(sb, f->labels[i]);
+		sb_puts(sb, name);
 		sb_puts(sb, "=\"");
-		v = fget(rec, f->labels[i]);
+		if (strcmp(name, "group") == 0 &&
+		    (by = fstr(rec, "by")) != NULL)
+			v = fget(rec, by);
+		else
+			v = fget(rec, name);
 		if (v != NULL && v->kind == V_STR)
 			prom_label_text(sb, v->str);
 		else if (v != NULL && v->kind == V_INT)
@@ -2110,7 +2239,7 @@ prom_counter(const struct family *f, const char *series_key, const struct rec *r
 			err(KP_EXIT_FAILURE, "calloc");
 		kp_map_put(prom_series, series_key, s);
 	}
-	if (fint(rec, f->field, &v)) {
+	if (f->field != NULL && fint(rec, f->field, &v)) {
 		if (s->seen && v < s->last_in)
 			s->offset += s->last_in;
 		s->last_in = v;
@@ -2201,10 +2330,15 @@ prom_family(FILE *fp, const struct family *f, const struct block *b,
 			memset(labcache.ok, 0, b->n);
 	}
 	for (i = 0; i < b->n; i++) {
-		if (!is_type(b->recs[i], f->rectype))
+		if (!is_type(b->recs[i], f->rectype) && (f->rectype2 == NULL ||
+		    !is_type(b->recs[i], f->rectype2)))
 			continue;
 		if (f->zone != NULL && ((zone = fstr(b->recs[i],
 		    "zone")) == NULL || strcmp(zone, f->zone) != 0))
+			continue;
+		/* An energy record only stands for a node record missing. */
+		if (is_type(b->recs[i], "energy") && ((zone = fstr(b->recs[i],
+		    "zone")) == NULL || has_node(b, zone)))
 			continue;
 		labels = &labcache.s[i];
 		if (!labcache.ok[i]) {
@@ -2405,23 +2539,28 @@ static struct {
 } sum = { NULL, 0, 0, NULL, -1, 0, 0, NULL };
 
 static const char *const sum_fields[] = {
-	"energy_uj", "active_uj", "idle_uj", "cpu_us", "total_cpu_us",
+	"energy_uj", "active_uj", "idle_uj", "idle_kept_uj", "cpu_us",
+	"total_cpu_us",
 };
 
 static void
 summary_key(struct sbuf *key, const struct rec *rec)
 {
 	static const char *const fields[] = {
-		"type", "zone", "pid", "starttime", "container_id", "pod_id",
-		"vm_id",
+		"type", "zone", "socket", "pid", "starttime", "container_id",
+		"pod_id", "vm_id", "unit", "level", "by", NULL,
 	};
 	const struct field *v;
+	const char *name;
 	char buf[32];
 	size_t i;
 
 	sb_reset(key);
 	for (i = 0; i < NELEM(fields); i++) {
-		v = fget(rec, fields[i]);
+		/* Last, for a group record, the value of its "by" field. */
+		if ((name = fields[i]) == NULL && (name = fstr(rec, "by")) == NULL)
+			break;
+		v = fget(rec, name);
 		if (v != NULL && v->kind == V_STR)
 			sb_puts(key, v->str);
 		else if (v != NULL && v->kind == V_INT)

@@ -97,7 +97,7 @@ EOF2
 
 @test "the benchmark runs and reports ratios to jq" {
 	run -0 "$KP_ROOT/scripts/bench-fmt" 2000
-	assert_line -n 0 --regexp '^bench-fmt: 2[0-9]{3} records in [0-9]+ intervals$'
+	assert_line -n 0 --regexp '^bench-fmt: 2000 records of [0-9]+ intervals of kp-gen$'
 	assert_line -n 1 --regexp '^jq -c \. \(baseline\) +[0-9.]+ ms +[0-9]+ records/s +1\.00x jq$'
 	assert_line -n 2 --regexp '^kp-fmt -f csv +[0-9.]+ ms +[0-9]+ records/s +[0-9.]+x jq$'
 	assert_line -n 3 --regexp '^kp-fmt -f prometheus +[0-9.]+ ms +[0-9]+ records/s +[0-9.]+x jq$'

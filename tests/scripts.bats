@@ -128,6 +128,18 @@ PY
 		# The PNG signature: \x89 P N G \r \n \x1a \n.
 		assert_equal "$(head -c 8 "$png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a
 	done
+	# Units, groups by a field and host levels, from the whole pipeline.
+	"$SCRIPTS/kp-gen" --intervals 4 --processes 30 >"$BATS_TEST_TMPDIR/gen"
+	kp-attribute <"$BATS_TEST_TMPDIR/gen" | kp-aggregate --level unit |
+	    kp-fmt -f csv >"$csv"
+	kp-attribute <"$BATS_TEST_TMPDIR/gen" | kp-aggregate --by comm |
+	    kp-fmt -f csv -H | grep ',group,' >>"$csv"
+	for t in unit group host; do
+		png=$BATS_TEST_TMPDIR/$t.png
+		run -0 --separate-stderr "$SCRIPTS/kp-plot" -t "$t" -o "$png" "$csv"
+		assert_equal "$stderr" ""
+		assert_equal "$(head -c 8 "$png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a
+	done
 	# From standard input, with a quoted comm, into the default kp.png.
 	cd "$BATS_TEST_TMPDIR"
 	kp-fmt -f csv <"$FIXTURES/streams/odd-names.ndjson" >odd.csv
@@ -139,7 +151,7 @@ PY
 	local csv=$BATS_TEST_TMPDIR/log.csv
 	kp-fmt -f csv <"$TWO" >"$csv"
 	run -2 --separate-stderr "$SCRIPTS/kp-plot" -t disk "$csv"
-	assert_equal "$stderr" "kp-plot: unknown type 'disk' (process, container, pod, vm, unattributed)"
+	assert_equal "$stderr" "kp-plot: unknown type 'disk' (process, container, pod, vm, unit, group, host, unattributed)"
 	run -3 --separate-stderr "$SCRIPTS/kp-plot" -z psys -o "$BATS_TEST_TMPDIR/x.png" "$csv"
 	assert_equal "$stderr" "kp-plot: no process records of zone psys in the log"
 	run -1 --separate-stderr "$SCRIPTS/kp-plot" "$BATS_TEST_TMPDIR/none.csv"
@@ -149,4 +161,85 @@ PY
 	printf 'a,b\n1,2\n' >"$BATS_TEST_TMPDIR/other.csv"
 	run -3 --separate-stderr "$SCRIPTS/kp-plot" "$BATS_TEST_TMPDIR/other.csv"
 	assert_equal "$stderr" "kp-plot: the log has no ts column"
+}
+
+# Applies udev rule file $1 to the powercap devices of sysfs tree $2 as
+# udevd would on their "add" event, with group $3 for the rule's "power":
+# each line's keys are checked, matched against the device, and its RUN
+# programs run with /sys%p made the device's directory in the tree.
+# Prints the kernel name of each device the rule matched.
+apply_udev_rule() {
+	local line rest key op val dev kernel devpath match glob
+	local -a runs argv globs
+	while IFS= read -r line; do
+		[[ -z $line || $line == \#* ]] && continue
+		runs=() match=1 rest=$line
+		while [[ -n $rest ]]; do
+			[[ $rest =~ ^([A-Z]+)(==|!=|\+=|=)\"([^\"]*)\"(,\ |$)(.*)$ ]] ||
+			    { echo "not a udev key: '$rest'" >&2; return 1; }
+			key=${BASH_REMATCH[1]} op=${BASH_REMATCH[2]}
+			val=${BASH_REMATCH[3]} rest=${BASH_REMATCH[5]}
+			case $key$op in
+			ACTION==|SUBSYSTEM==|KERNEL==) ;;
+			RUN+=) runs+=("$val") ;;
+			*) echo "unexpected key '$key$op'" >&2; return 1 ;;
+			esac
+		done
+		while IFS= read -r dev; do
+			dev=${dev%/energy_uj} kernel=${dev##*/}
+			devpath=${dev#"$2"}
+			match=1
+			rest=${line}
+			[[ $line == *'ACTION=="add"'* ]] || match=0
+			[[ $line == *'SUBSYSTEM=="powercap"'* ]] || match=0
+			[[ $line =~ KERNEL==\"([^\"]*)\" ]] || match=0
+			IFS='|' read -ra globs <<<"${BASH_REMATCH[1]}"
+			glob=0
+			for val in "${globs[@]}"; do
+				# shellcheck disable=SC2053
+				[[ $kernel == $val ]] && glob=1
+			done
+			((match && glob)) || continue
+			echo "$kernel"
+			for val in "${runs[@]}"; do
+				val=${val//\/sys%p/$2$devpath}
+				read -ra argv <<<"$val"
+				[[ ${argv[1]} == power ]] && argv[1]=$3
+				"${argv[@]}" || return 1
+			done
+		done < <(find "$2/devices" -name energy_uj | sort)
+	done <"$1"
+}
+
+@test "the udev rule is well formed and, applied, lets its group read energy_uj" {
+	local rule=$SCRIPTS/70-powercap.rules dir
+	# The README says how to install it.
+	grep -q 'scripts/70-powercap.rules' "$KP_ROOT/README"
+	grep -q 'udevadm control --reload' "$KP_ROOT/README"
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/kp-udev.XXXXXX")
+	chmod 755 "$dir"
+	cp -R "$FIXTURES/sysfs-mmio" "$dir/sys"
+	chmod -R a+rX "$dir/sys"
+	find "$dir/sys/devices" -name energy_uj -exec chmod 0400 {} +
+	if [ "$(id -u)" -eq 0 ]; then
+		# Before: nobody cannot read the counters.
+		run -5 as_nobody rapl-read --sysfs "$dir/sys" --source powercap -n 1 -i 10ms
+	fi
+	run -0 apply_udev_rule "$rule" "$dir/sys" "$(id -gn nobody 2>/dev/null || id -gn)"
+	# The package, core and mmio zones; not the control type itself.
+	assert_output - <<'EOF2'
+intel-rapl-mmio:0
+intel-rapl:0
+intel-rapl:0:0
+intel-rapl:1
+EOF2
+	run -0 bash -c 'find "$1/sys/devices" -name energy_uj -exec stat -c %A {} + | sort -u' _ "$dir"
+	assert_output "-r--r-----"
+	if [ "$(id -u)" -eq 0 ]; then
+		# After: a member of the group (here nobody's own) can.
+		run -0 as_nobody rapl-read --sysfs "$dir/sys" --source powercap -n 1 -i 10ms
+		assert_line --partial '"type":"energy","seq":1,"zone":"package",'
+		assert_line --partial '"source":"powercap"'
+	fi
+	rm -rf "$dir"
 }
