@@ -241,3 +241,31 @@ EOF2
 	assert_output ""
 	assert_equal "$(tail -c 20 "$out" | grep -c $'\e\[?25h\e\[?1049l')" 1
 }
+
+@test "--summary after rapl-read -- command: the energy of that one command" {
+	local s=$BATS_TEST_TMPDIR/cmd.ndjson
+	rapl-read --source model -i 100ms -- sh -c 'sleep 0.35' >"$s"
+	# Intervals until the command ends: the last one is cut short.
+	[ "$(grep -c '"type":"interval"' "$s")" -ge 3 ]
+	assert_equal "$(kp-fmt -f json --summary -t energy,interval <"$s" | jq -sc '[.[0].energy_uj, .[1].dt_us]')" \
+	    "$(jq -sc '[(map(select(.type == "energy") | .energy_uj) | add), (map(select(.type == "interval") | .dt_us) | add)]' "$s")"
+	run -0 kp-fmt -f table --summary <"$s"
+	assert_line -n 0 --regexp '^summary of intervals 1-[0-9]+  .*  \(0\.[0-9]{3} s\)$'
+	assert_line -n 1 --regexp '^package  [0-9.]+ W  source model, estimated$'
+}
+
+@test "--textfile: each interval is a new file renamed over the last" {
+	local tf=$BATS_TEST_TMPDIR/kp.prom n i ino
+	n=$(grep -n '"type":"interval"' "$TWO" | head -n 1 | cut -d: -f1)
+	{ head -n "$n" "$TWO"; sleep 2; tail -n "+$((n + 1))" "$TWO"; } |
+	    kp-fmt --textfile "$tf" 3>&- &
+	for i in $(seq 30); do
+		[ -s "$tf" ] && break
+		sleep 0.1
+	done
+	ino=$(stat -c %i "$tf")
+	wait
+	# A new inode: written beside and renamed, never rewritten in place.
+	[ "$(stat -c %i "$tf")" != "$ino" ]
+	assert_equal "$(ls "$BATS_TEST_TMPDIR" | grep -c '^kp\.prom')" 1
+}
