@@ -130,3 +130,20 @@ EOF2
 	    jq -r '.data.result[0].value[1]')
 	assert_equal "$v" "$(awk 'BEGIN { printf "%.6f", (27261880 + 3245102) / 1e6 }')"
 }
+
+@test "node_exporter serves every sample of a whole pipeline's levels, none dropped" {
+	local dir=$BATS_TEST_TMPDIR/textfile want got
+	mkdir "$dir"
+	"$KP_ROOT/scripts/kp-gen" --intervals 3 --processes 40 --churn 300 |
+	    kp-attribute | kp-aggregate --level container,pod,vm,unit |
+	    kp-fmt --textfile "$dir/kp.prom"
+	start_node_exporter "$dir"
+	run -0 curl -fsS "http://127.0.0.1:$NE_PORT/metrics"
+	assert_line "node_textfile_scrape_error 0"
+	# node_exporter drops a repeated series without a word: count them.
+	want=$(grep -c '^k[ep]' "$dir/kp.prom")
+	got=$(grep -c '^k[ep]' <<<"$output")
+	assert_equal "$got" "$want"
+	assert_line --regexp '^kp_unit_cpu_joules_total\{state="running",unit="svc[0-9]+\.service",zone="package"\} '
+	assert_line --regexp '^kp_host_cpu_joules_total\{level="container",zone="package"\} '
+}
