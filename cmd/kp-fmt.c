@@ -944,8 +944,10 @@ read_line(struct reader *r, size_t *len)
 	ssize_t n;
 
 	for (;;) {
-		line = r->buf + r->start;
-		nl = memchr(line, '\n', r->end - r->start);
+		/* No pointer arithmetic on the NULL buffer of no input yet. */
+		line = r->buf != NULL ? r->buf + r->start : NULL;
+		nl = r->end > r->start ? memchr(line, '\n', r->end - r->start) :
+		    NULL;
 		if (nl != NULL || (r->eof && r->end > r->start)) {
 			if (nl == NULL)
 				nl = r->buf + r->end;
