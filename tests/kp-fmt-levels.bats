@@ -1,0 +1,205 @@
+#!/usr/bin/env bats
+# kp-fmt on the records of the whole pipeline: unit, group and host records
+# from kp-aggregate, idle kept at node level, terminated groups, and the
+# socket of rapl-read --per-socket, in every format.
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+setup() {
+	GEN=$KP_ROOT/scripts/kp-gen
+	# Three intervals of a churning fleet: containers, pods, VMs, units.
+	"$GEN" --intervals 3 --processes 40 --containers 12 --pods 2 \
+	    --churn 500 >"$BATS_TEST_TMPDIR/gen.ndjson"
+	LEVELS=$BATS_TEST_TMPDIR/levels.ndjson
+	BY=$BATS_TEST_TMPDIR/by.ndjson
+	kp-attribute <"$BATS_TEST_TMPDIR/gen.ndjson" |
+	    kp-aggregate --level container,pod,vm,unit >"$LEVELS"
+	kp-attribute <"$BATS_TEST_TMPDIR/gen.ndjson" |
+	    kp-aggregate --by comm >"$BY"
+}
+
+# Splits kp-fmt -f prometheus output $1 into one file per interval,
+# $1.N.prom.
+split_expositions() {
+	awk -v d="$1" 'BEGIN { n = 1 } /^$/ { n++; next }
+	    { print > (d "." n ".prom") }' "$1"
+}
+
+# Fails when an exposition file $1 has a series (name and labels) twice:
+# promtool does not see it, node_exporter refuses the whole file.
+no_duplicate_series() {
+	local dup
+	dup=$(grep -v '^#' "$1" | sed 's/ [^ ]*$//' | sort | uniq -d)
+	[ -z "$dup" ] || { echo "duplicate series in $1: $dup" >&2; return 1; }
+}
+
+# Every exposition of stream $1: promtool accepts it, no duplicate series,
+# a HELP and a TYPE for each family with samples.
+check_expositions() {
+	local f out=$BATS_TEST_TMPDIR/check.$RANDOM
+	kp-fmt -f prometheus "${@:2}" <"$1" >"$out"
+	split_expositions "$out"
+	for f in "$out".*.prom; do
+		run -0 promtool check metrics <"$f"
+		assert_output ""
+		no_duplicate_series "$f"
+		assert_equal "$(grep -v '^#' "$f" | sed 's/[{ ].*//' | sort -u)" \
+		    "$(sed -n 's/^# TYPE \([^ ]*\) .*/\1/p' "$f" | sort)"
+		assert_equal "$(sed -n 's/^# HELP \([^ ]*\) .*/\1/p' "$f" | sort)" \
+		    "$(sed -n 's/^# TYPE \([^ ]*\) .*/\1/p' "$f" | sort)"
+	done
+}
+
+@test "prometheus: unit, group and host families; promtool passes on each interval" {
+	check_expositions "$LEVELS"
+	check_expositions "$BY"
+	check_expositions "$LEVELS" --carbon-intensity 300
+	run -0 kp-fmt -f prometheus <"$LEVELS"
+	assert_line "# TYPE kp_unit_cpu_joules_total counter"
+	assert_line "# TYPE kp_unit_cpu_watts gauge"
+	assert_line "# TYPE kp_host_cpu_joules_total counter"
+	run -0 kp-fmt -f prometheus <"$BY"
+	assert_line "# TYPE kp_group_cpu_joules_total counter"
+	assert_line "# TYPE kp_group_cpu_watts gauge"
+}
+
+@test "prometheus: each unit, group and host sample is its record's total in joules" {
+	local want got
+	# The last interval's records, as the samples of the last exposition.
+	want=$(jq -r 'select(.seq == 3 and .type == "unit") |
+	    "kp_unit_cpu_joules_total{unit=\"\(.unit)\",zone=\"\(.zone)\",state=\"\(.state)\"} \(.total_uj)"' "$LEVELS" | sort)
+	got=$(kp-fmt -f prometheus <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
+	    grep '^kp_unit_cpu_joules_total' |
+	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
+	[ -n "$want" ]
+	assert_equal "$got" "$want"
+	want=$(jq -r 'select(.seq == 3 and .type == "host") |
+	    "kp_host_cpu_joules_total{level=\"\(.level)\",zone=\"\(.zone)\"} \(.total_uj)"' "$LEVELS" | sort)
+	got=$(kp-fmt -f prometheus <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
+	    grep '^kp_host_cpu_joules_total' |
+	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
+	[ -n "$want" ]
+	assert_equal "$got" "$want"
+	# A group's label is the value of the field it is grouped by.
+	want=$(jq -r 'select(.seq == 3 and .type == "group") |
+	    "kp_group_cpu_joules_total{by=\"comm\",group=\"\(.comm)\",zone=\"\(.zone)\",state=\"\(.state)\"} \(.total_uj)"' "$BY" | sort)
+	got=$(kp-fmt -f prometheus <"$BY" | awk '/^$/ { n++ } n == 2' |
+	    grep '^kp_group_cpu_joules_total' |
+	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
+	[ -n "$want" ]
+	assert_equal "$got" "$want"
+}
+
+@test "prometheus: a terminated container is one last sample with state terminated" {
+	local n
+	n=$(jq -r 'select(.type == "container" and .state == "terminated") | .zone' "$LEVELS" | wc -l)
+	[ "$n" -gt 0 ]
+	run -0 kp-fmt -f prometheus <"$LEVELS"
+	assert_equal "$(grep -c '^kepler_container_cpu_joules_total{.*state="terminated"}' <<<"$output")" "$n"
+}
+
+@test "prometheus: idle kept at node level, all of it or none with --idle proportional" {
+	local idle
+	idle=$(jq -s 'map(select(.type == "node" and .zone == "package") | .idle_uj) | add' "$LEVELS")
+	run -0 kp-fmt -f prometheus <"$LEVELS"
+	assert_equal "$(grep '^kp_node_cpu_idle_kept_joules_total{zone="package"}' <<<"$output" | tail -n 1)" \
+	    "kp_node_cpu_idle_kept_joules_total{zone=\"package\"} $(awk -v u="$idle" 'BEGIN { printf "%.6f", u / 1e6 }')"
+	run -0 bash -c 'kp-attribute --idle proportional <"$1" | kp-fmt -f prometheus' _ "$BATS_TEST_TMPDIR/gen.ndjson"
+	assert_equal "$(grep '^kp_node_cpu_idle_kept_joules_total{zone="package"}' <<<"$output" | tail -n 1)" \
+	    'kp_node_cpu_idle_kept_joules_total{zone="package"} 0.000000'
+}
+
+@test "rapl-read --per-socket: a socket label, no duplicate series, promtool passes" {
+	rapl-read --sysfs "$FIXTURES/sysfs-2socket" --per-socket -n 2 -i 50ms \
+	    >"$BATS_TEST_TMPDIR/ps.ndjson"
+	check_expositions "$BATS_TEST_TMPDIR/ps.ndjson"
+	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/ps.ndjson"
+	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="0"} 0.000000'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="1"} 0.000000'
+	# Each socket's counter is the sum of its own energy.
+	cat >"$BATS_TEST_TMPDIR/sock.ndjson" <<'EOF'
+{"type":"energy","seq":1,"zone":"package","socket":0,"energy_uj":3000000,"watts":3.0,"source":"powercap","estimated":false,"sockets":1}
+{"type":"energy","seq":1,"zone":"package","socket":1,"energy_uj":5000000,"watts":5.0,"source":"powercap","estimated":false,"sockets":1}
+{"type":"interval","seq":1,"ts":"2026-11-23T11:23:44.114995Z","dt_us":1000000}
+{"type":"energy","seq":2,"zone":"package","socket":0,"energy_uj":1000000,"watts":1.0,"source":"powercap","estimated":false,"sockets":1}
+{"type":"energy","seq":2,"zone":"package","socket":1,"energy_uj":2000000,"watts":2.0,"source":"powercap","estimated":false,"sockets":1}
+{"type":"interval","seq":2,"ts":"2026-11-23T11:23:45.114995Z","dt_us":1000000}
+EOF
+	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/sock.ndjson"
+	assert_equal "$(grep '^kepler_node_cpu_joules_total' <<<"$output" | tail -n 2)" \
+	    'kepler_node_cpu_joules_total{zone="package",socket="0"} 4.000000
+kepler_node_cpu_joules_total{zone="package",socket="1"} 7.000000'
+	# The check does catch a series written twice: the socket removed.
+	sed 's/"socket":[01],//' "$BATS_TEST_TMPDIR/sock.ndjson" |
+	    kp-fmt -f prometheus | awk '/^$/ { exit } 1' >"$BATS_TEST_TMPDIR/dup.prom"
+	run no_duplicate_series "$BATS_TEST_TMPDIR/dup.prom"
+	assert_failure
+}
+
+@test "table: units, groups by a field, host records, sockets and idle kept" {
+	run -0 kp-fmt -f table <"$LEVELS"
+	assert_line --regexp '^UNIT +ZONE +WATTS +ENERGY +CPU +PROCS$'
+	assert_line --regexp '^HOST LEVEL +ZONE +WATTS +ENERGY +CPU +PROCS$'
+	assert_line --regexp '^container +package +[0-9.]+ m?W'
+	assert_line --regexp '^svc[0-9]+\.service +package '
+	refute_line --partial "node keeps"
+	run -0 kp-fmt -f table <"$BY"
+	assert_line --regexp '^COMM +ZONE +WATTS +ENERGY +CPU +PROCS$'
+	assert_line --regexp '^worker[0-9] +package '
+	run -0 bash -c 'kp-attribute --idle proportional <"$1" | kp-fmt -f table' _ "$BATS_TEST_TMPDIR/gen.ndjson"
+	assert_line --regexp '^package .*idle [0-9.]+ W, node keeps 0 W\)'
+	rapl-read --sysfs "$FIXTURES/sysfs-2socket" --per-socket -n 1 -i 50ms |
+	    kp-fmt -f table >"$BATS_TEST_TMPDIR/t"
+	run -0 cat "$BATS_TEST_TMPDIR/t"
+	assert_line --regexp '^package/0 +0 W  source powercap$'
+	assert_line --regexp '^package/1 +0 W  source powercap$'
+}
+
+@test "csv: unit, group and host records by default, with level, by, group and socket" {
+	run -0 kp-fmt -f csv <"$BY"
+	assert_line -n 0 --partial ",total_uj,socket,level,by,group"
+	# A group row: by names the field, group holds its value.
+	assert_equal "$(grep -c ',group,' <<<"$output")" \
+	    "$(jq -c 'select(.type == "group")' "$BY" | wc -l)"
+	run -0 kp-fmt -f csv -o type,by,group,comm,energy_uj -t group <"$BY"
+	assert_equal "$(sed 1d <<<"$output" | awk -F, '$2 != "comm" || $3 != $4' | wc -l)" 0
+	run -0 kp-fmt -f csv -o type,zone,level,energy_uj -t host <"$LEVELS"
+	assert_equal "$(sed 1d <<<"$output" | sort)" \
+	    "$(jq -r 'select(.type == "host") | "host,\(.zone),\(.level),\(.energy_uj)"' "$LEVELS" | sort)"
+	run -0 kp-fmt -f csv -o type,unit,state,energy_uj -t unit <"$LEVELS"
+	assert_line --regexp '^unit,svc[0-9]+\.service,running,[0-9]+$'
+	run -0 kp-fmt -f csv -o zone,socket,energy_uj <"$FIXTURES/streams/energy-only.ndjson"
+	assert_line -n 1 "package,,2460123"
+	run -0 bash -c 'kp-attribute --idle proportional <"$1" | kp-fmt -f csv -o type,idle_uj,idle_kept_uj -t node' _ "$BATS_TEST_TMPDIR/gen.ndjson"
+	assert_equal "$(sed 1d <<<"$output" | awk -F, '$3 != 0' | wc -l)" 0
+	run -0 kp-fmt -f csv -o type,scaled_down,excess_cpu_us -t unattributed <"$LEVELS"
+	assert_line -n 1 --regexp '^unattributed,(true|false),'
+}
+
+@test "--summary keeps groups, units, host levels and sockets apart" {
+	local want got
+	want=$(jq -rs 'map(select(.type == "group")) | group_by(.comm + "/" + .zone) |
+	    map("\(.[0].comm) \(.[0].zone) \(map(.energy_uj) | add)") | .[]' "$BY" | sort)
+	got=$(kp-fmt -f json --summary -t group <"$BY" |
+	    jq -r 'select(.type == "group") | "\(.comm) \(.zone) \(.energy_uj)"' | sort)
+	[ -n "$want" ]
+	assert_equal "$got" "$want"
+	want=$(jq -rs 'map(select(.type == "host")) | group_by(.level + "/" + .zone) |
+	    map("\(.[0].level) \(.[0].zone) \(map(.energy_uj) | add)") | .[]' "$LEVELS" | sort)
+	got=$(kp-fmt -f json --summary -t host <"$LEVELS" |
+	    jq -r 'select(.type == "host") | "\(.level) \(.zone) \(.energy_uj)"' | sort)
+	assert_equal "$got" "$want"
+	printf '%s\n' \
+	    '{"type":"energy","seq":1,"zone":"package","socket":0,"energy_uj":3,"watts":3.0}' \
+	    '{"type":"energy","seq":1,"zone":"package","socket":1,"energy_uj":5,"watts":5.0}' \
+	    '{"type":"interval","seq":1,"dt_us":1000000}' \
+	    '{"type":"energy","seq":2,"zone":"package","socket":0,"energy_uj":1,"watts":1.0}' \
+	    '{"type":"energy","seq":2,"zone":"package","socket":1,"energy_uj":2,"watts":2.0}' \
+	    '{"type":"interval","seq":2,"dt_us":1000000}' >"$BATS_TEST_TMPDIR/s.ndjson"
+	run -0 bash -c 'kp-fmt -f json --summary -t energy <"$1" | jq -c "[.socket, .energy_uj]"' _ "$BATS_TEST_TMPDIR/s.ndjson"
+	assert_output - <<'EOF'
+[0,4]
+[1,7]
+EOF
+}

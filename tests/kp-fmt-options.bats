@@ -1,0 +1,271 @@
+#!/usr/bin/env bats
+# kp-fmt's options beside -f: rows, columns, types, units, carbon,
+# --summary, --textfile, and the live view of -f top.
+
+load test_helper
+
+setup() {
+	STREAMS=$FIXTURES/streams
+	TWO=$STREAMS/two-intervals.ndjson
+}
+
+@test "-n keeps the rows of highest power in each table" {
+	run -0 kp-fmt -f table -n 2 <"$TWO"
+	run -0 bash -c 'kp-fmt -f table -n 2 <"$1" | sed "/^interval 2 /,\$d"' _ "$TWO"
+	assert_output - <<'EOF2'
+interval 1  2026-11-22T13:48:36.123456Z  (1.000 s)
+package  35.0 W  (active 14.0 W, idle 21.0 W)  usage 40.0%  source powercap
+dram     4.50 W  (active 1.80 W, idle 2.70 W)  usage 40.0%  source powercap
+
+ PID  COMM  ZONE      WATTS  ENERGY     CPU  CONTAINER
+  42  burn  package  8.75 W  8.75 J  2.00 s  3f4e5d6c7b8a
+4242  gzip  package  2.62 W  2.62 J  600 ms  3f4e5d6c7b8a
+unattributed  package  219 mW  219 mJ  cpu 50.0 ms
+unattributed  dram     28.1 mW  28.1 mJ  cpu 50.0 ms
+
+CONTAINER     ZONE      WATTS  ENERGY     CPU  PROCS
+3f4e5d6c7b8a  package  11.4 W  11.4 J  2.60 s      2
+a1b2c3d4e5f6  package  1.75 W  1.75 J  400 ms      1
+
+POD                                   ZONE      WATTS  ENERGY     CPU  PROCS
+1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d  package  11.4 W  11.4 J  2.60 s      2
+1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d  dram     1.46 W  1.46 J  2.60 s      2
+
+VM             ZONE       WATTS   ENERGY     CPU  PROCS
+qemu-1-ubuntu  package   656 mW   656 mJ  150 ms      1
+qemu-1-ubuntu  dram     84.4 mW  84.4 mJ  150 ms      1
+EOF2
+	run -2 --separate-stderr kp-fmt -n 0 </dev/null
+	assert_equal "$stderr" "kp-fmt: -n rows must be an integer from 1 to 1000000: '0'"
+}
+
+@test "-u shows energy in Wh or kWh, and rejects other units" {
+	run -0 kp-fmt -f table -u Wh <"$TWO"
+	# 8.75 J is 2.43 mWh; 11.375 J is 3.16 mWh.
+	assert_line "  42  burn             package   8.75 W  2.43 mWh  2.00 s  3f4e5d6c7b8a"
+	assert_line "3f4e5d6c7b8a  package  11.4 W  3.16 mWh  2.60 s      2"
+	run -0 kp-fmt -f table --energy-unit=kWh <"$TWO"
+	assert_line "  42  burn             package   8.75 W  2.43e-06 kWh  2.00 s  3f4e5d6c7b8a"
+	run -2 --separate-stderr kp-fmt -u cal </dev/null
+	assert_equal "$stderr" "kp-fmt: unknown energy unit 'cal' (J, Wh, kWh)"
+}
+
+@test "-o chooses and orders the CSV columns, -H drops the header" {
+	run -0 kp-fmt -f csv -o type,pid,comm,energy_uj -t process <"$TWO"
+	assert_line -n 0 "type,pid,comm,energy_uj"
+	assert_line -n 1 "process,42,burn,8750000"
+	assert_equal "${#lines[@]}" 17
+	run -0 kp-fmt -f csv -H --columns=seq,zone,processes,source -t node,container <"$TWO"
+	assert_line -n 0 "1,package,,powercap"
+	assert_line -n 2 "1,package,2,"
+	assert_equal "${#lines[@]}" 12
+}
+
+@test "--list-columns lists what -o takes; an unknown column lists them too" {
+	run -0 kp-fmt --list-columns
+	assert_line -n 0 "seq"
+	assert_line "co2_g"
+	assert_line "usage_ratio"
+	local all
+	all=$(kp-fmt --list-columns | paste -sd, | sed 's/,/, /g')
+	run -2 --separate-stderr kp-fmt -f csv -o seq,joules </dev/null
+	assert_equal "$stderr" "kp-fmt: unknown column 'joules' ($all)"
+	# Every listed column is accepted.
+	run -0 kp-fmt -f csv -o "$(kp-fmt --list-columns | paste -sd,)" <"$TWO"
+}
+
+@test "-t chooses the record types of json" {
+	run -0 kp-fmt -f json -t node,interval <"$TWO"
+	assert_equal "${#lines[@]}" 6
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r .type | sort -u | paste -sd,)" "interval,node"
+	# Each line is the input's own.
+	assert_equal "${lines[0]}" "$(grep -m 1 '"type":"node"' "$TWO")"
+	run -0 kp-fmt -f json --types=pod <"$TWO"
+	assert_equal "${#lines[@]}" 4
+}
+
+@test "--carbon-intensity adds grams of CO2e in every format" {
+	# 8750000 uJ = 8.75 J = 8.75 / 3.6e6 kWh; at 400 g/kWh, 0.000972 g.
+	run -0 kp-fmt -f csv --carbon-intensity 400 -t process <"$TWO"
+	assert_line -n 0 --partial ",total_uj,socket,level,by,group,co2_g"
+	assert_line -n 1 --partial ",8.75,12500000,,,,,0.000972222"
+	run -0 kp-fmt -f json --carbon-intensity 400 -t process <"$TWO"
+	assert_equal "$(jq -s '.[0].co2_g' <<<"$output")" 0.000972222
+	assert_equal "$(jq -s '.[0].energy_uj' <<<"$output")" 8750000
+	run -0 kp-fmt -f table --carbon-intensity 400 <"$TWO"
+	assert_line "  42  burn             package   8.75 W   8.75 J   972 µg  2.00 s  3f4e5d6c7b8a"
+	assert_line "package  35.0 W  (active 14.0 W, idle 21.0 W)  usage 40.0%  source powercap  co2 3.89 mg"
+	run -0 kp-fmt -f prometheus --carbon-intensity 1000 <"$TWO"
+	assert_line "# TYPE kp_node_cpu_co2_grams_total counter"
+	# 5076.000123 J at 1000 g/kWh.
+	assert_line 'kp_node_cpu_co2_grams_total{zone="package"} 1.4100000341666667'
+	assert_line --partial 'kp_container_cpu_co2_grams_total{container_id="a1b2'
+	run -0 kp-fmt -f prometheus <"$TWO"
+	refute_line --partial "co2"
+	run -2 --separate-stderr kp-fmt --carbon-intensity -1 </dev/null
+	assert_equal "$stderr" "kp-fmt: --carbon-intensity must be a number from 0 to 1e+06: '-1'"
+}
+
+@test "--summary: one block over the run, energy summed, mean power" {
+	run -0 kp-fmt -f csv --summary -o seq,dt_us,type,zone,pid,state,energy_uj,watts -t process,node <"$TWO"
+	assert_output - <<'EOF2'
+seq,dt_us,type,zone,pid,state,energy_uj,watts
+2,2000042,node,package,,,76000123,37.999263515466176
+2,2000042,node,dram,,,9100456,4.550132447218608
+2,2000042,process,package,42,running,24636880,12.318181318192318
+2,2000042,process,package,4242,terminated,2625000,1.3124724380788004
+2,2000042,process,package,777,running,4312400,2.1561547207508642
+2,2000042,process,package,1500,running,1937450,0.9687046572021988
+2,2000042,process,dram,42,running,2907602,1.4537704708201127
+2,2000042,process,dram,4242,terminated,337500,0.16874645632441718
+2,2000042,process,dram,777,running,512516,0.25625261869500743
+2,2000042,process,dram,1500,running,228133,0.11406410465380228
+EOF2
+	# The sums are those of the intervals.
+	assert_equal "$(jq_sum process energy_uj "$TWO")" \
+	    "$(kp-fmt -f json --summary -t process <"$TWO" | jq -s 'map(.energy_uj) | add')"
+	run -0 kp-fmt -f table --summary <"$TWO"
+	assert_line -n 0 "summary of intervals 1-2  2026-11-22T13:48:37.123498Z  (2.000 s)"
+	assert_line "  42  burn             package  12.3 W  24.6 J  5.10 s  3f4e5d6c7b8a"
+	run -0 kp-fmt -f json --summary -t node,interval <"$TWO"
+	assert_equal "$(jq -sc '.[] | select(.type == "node" and .zone == "package") | [.energy_uj, .active_uj, .idle_uj]' <<<"$output")" "[76000123,34499200,41500923]"
+	assert_equal "$(jq -sc '.[-1]' <<<"$output")" '{"type":"interval","seq":2,"ts":"2026-11-22T13:48:37.123498Z","dt_us":2000042}'
+}
+
+@test "prometheus: kp-fmt sums the energy itself when records have no totals" {
+	run -0 kp-fmt -f prometheus <"$STREAMS/no-totals.ndjson"
+	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+	assert_line 'kepler_node_cpu_active_joules_total{zone="psys"} 30.000000'
+	assert_line 'kepler_process_cpu_joules_total{pid="7",comm="job",zone="psys",state="running",container_id="",pod_id="",vm_id=""} 18.750000'
+	assert_line 'kp_node_platform_joules_total{source="powercap"} 90.000000'
+	assert_line 'kp_node_platform_watts{source="powercap"} 40'
+}
+
+@test "prometheus: a counter whose input total is reset never goes backwards" {
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$STREAMS/total-reset.ndjson"
+	assert_output - <<'EOF2'
+9.000000
+11.000000
+12.000000
+EOF2
+}
+
+@test "prometheus: the platform families only from the psys zone" {
+	run -0 kp-fmt -f prometheus <"$TWO"
+	refute_line --partial "kp_node_platform"
+}
+
+@test "--textfile replaces the file atomically after each interval" {
+	local tf=$BATS_TEST_TMPDIR/tf/kp.prom
+	mkdir "$BATS_TEST_TMPDIR/tf"
+	run -0 --separate-stderr kp-fmt --textfile "$tf" <"$TWO"
+	# Nothing on stdout without -f, nothing left beside the file.
+	assert_output ""
+	assert_equal "$(ls "$BATS_TEST_TMPDIR/tf")" "kp.prom"
+	assert_equal "$(stat -c %a "$tf")" 644
+	# The file holds the last interval, which stdout shows the same.
+	kp-fmt -f prometheus <"$TWO" | awk 'BEGIN { RS = ""; ORS = "\n" } { last = $0 } END { print last }' >"$BATS_TEST_TMPDIR/want"
+	cmp "$BATS_TEST_TMPDIR/want" "$tf"
+	# With -f as well, stdout gets the format and the counters move once.
+	run -0 kp-fmt -f prometheus --textfile "$tf" <"$STREAMS/no-totals.ndjson"
+	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+	run -0 grep '^kepler_node_cpu_joules_total' "$tf"
+	assert_output 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+}
+
+@test "--textfile is written while the stream goes on" {
+	local tf=$BATS_TEST_TMPDIR/kp.prom n i
+	n=$(grep -n '"type":"interval"' "$TWO" | head -n 1 | cut -d: -f1)
+	{ head -n "$n" "$TWO"; sleep 3; tail -n "+$((n + 1))" "$TWO"; } |
+	    kp-fmt -f csv --textfile "$tf" >/dev/null 3>&- &
+	for i in $(seq 30); do
+		[ -s "$tf" ] && break
+		sleep 0.1
+	done
+	run -0 grep '^kepler_node_cpu_joules_total{zone="package"}' "$tf"
+	assert_output 'kepler_node_cpu_joules_total{zone="package"} 5035.000000'
+	wait
+	run -0 grep '^kepler_node_cpu_joules_total{zone="package"}' "$tf"
+	assert_output 'kepler_node_cpu_joules_total{zone="package"} 5076.000123'
+}
+
+@test "--textfile in a directory that cannot be written fails at the start" {
+	run -1 --separate-stderr kp-fmt --textfile "$BATS_TEST_TMPDIR/none/kp.prom" </dev/null
+	assert_equal "$stderr" "kp-fmt: textfile '$BATS_TEST_TMPDIR/none/kp.prom': cannot create a file in its directory: No such file or directory"
+	mkdir -m 755 "$BATS_TEST_TMPDIR/ro"
+	chmod 755 "$BATS_TEST_TMPDIR"
+	# Before any input: the stream is never read.
+	run -1 --separate-stderr as_nobody kp-fmt --textfile "$BATS_TEST_TMPDIR/ro/kp.prom" < <(sleep 30)
+	assert_equal "$stderr" "kp-fmt: textfile '$BATS_TEST_TMPDIR/ro/kp.prom': cannot create a file in its directory: Permission denied"
+}
+
+@test "top falls back to table when stdout is not a terminal" {
+	diff <(kp-fmt -f top <"$TWO") <(kp-fmt -f table <"$TWO")
+}
+
+@test "top draws each interval on the alternate screen and gives it back" {
+	local out=$BATS_TEST_TMPDIR/out
+	script -qec "stty rows 12 cols 60; kp-fmt -f top <'$TWO'" /dev/null </dev/null >"$out"
+	# Enter the alternate screen and hide the cursor once; leave at the end.
+	assert_equal "$(grep -c $'\e\[?1049h' "$out")" 1
+	assert_equal "$(tail -c 20 "$out" | grep -c $'\e\[?25h\e\[?1049l')" 1
+	# Each interval starts at home; its lines are cut to the width.
+	assert_equal "$(grep -o $'\e\[H' "$out" | wc -l)" 2
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
+	assert_line "interval 2  2026-11-22T13:48:37.123498Z  (1.000 s)"
+	assert_line " PID  COMM             ZONE       WATTS   ENERGY     CPU  CO"
+	assert_line "kp-fmt top  60x12  Ctrl-C quits"
+	run -0 bash -c 'sed "s/\x1b\[[0-9;?]*[A-Za-z]/\n/g; s/\r//" "$1" | awk "length > 60"' _ "$out"
+	assert_output ""
+}
+
+@test "top follows the terminal size and restores the terminal on SIGINT" {
+	local out=$BATS_TEST_TMPDIR/out
+	script -qec "stty rows 40 cols 100; { cat '$TWO'; sleep 20; } | kp-fmt -f top & sleep 1; kill -INT \$!; wait" /dev/null </dev/null >"$out" || true
+	# The status line says the size it used.
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
+	assert_line "kp-fmt top  100x40  Ctrl-C quits"
+	assert_equal "$(tail -c 20 "$out" | grep -c $'\e\[?25h\e\[?1049l')" 1
+}
+
+@test "top redraws at once at the new size when the terminal is resized" {
+	local out=$BATS_TEST_TMPDIR/out
+	script -qec "stty rows 40 cols 100; { cat '$TWO'; sleep 20; } | kp-fmt -f top & sleep 1; stty rows 10 cols 50; kill -WINCH \$!; sleep 1; kill -TERM \$!; wait" /dev/null </dev/null >"$out" || true
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
+	# Both intervals at the first size, then the second again at the new.
+	assert_line "kp-fmt top  100x40  Ctrl-C quits"
+	assert_line "kp-fmt top  50x10  Ctrl-C quits"
+	sed -n '/50x10/,$p' <<<"$output" | grep -q '^interval 2 ' ||
+	    fail "interval 2 is not drawn again after the resize"
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1" | sed -n "/50x10/,\$p" | awk "length > 50"' _ "$out"
+	assert_output ""
+	assert_equal "$(tail -c 20 "$out" | grep -c $'\e\[?25h\e\[?1049l')" 1
+}
+
+@test "--summary after rapl-read -- command: the energy of that one command" {
+	local s=$BATS_TEST_TMPDIR/cmd.ndjson
+	rapl-read --source model -i 100ms -- sh -c 'sleep 0.35' >"$s"
+	# Intervals until the command ends: the last one is cut short.
+	[ "$(grep -c '"type":"interval"' "$s")" -ge 3 ]
+	assert_equal "$(kp-fmt -f json --summary -t energy,interval <"$s" | jq -sc '[.[0].energy_uj, .[1].dt_us]')" \
+	    "$(jq -sc '[(map(select(.type == "energy") | .energy_uj) | add), (map(select(.type == "interval") | .dt_us) | add)]' "$s")"
+	run -0 kp-fmt -f table --summary <"$s"
+	assert_line -n 0 --regexp '^summary of intervals 1-[0-9]+  .*  \(0\.[0-9]{3} s\)$'
+	assert_line -n 1 --regexp '^package  [0-9.]+ W  source model, estimated$'
+}
+
+@test "--textfile: each interval is a new file renamed over the last" {
+	local tf=$BATS_TEST_TMPDIR/kp.prom n i ino
+	n=$(grep -n '"type":"interval"' "$TWO" | head -n 1 | cut -d: -f1)
+	{ head -n "$n" "$TWO"; sleep 2; tail -n "+$((n + 1))" "$TWO"; } |
+	    kp-fmt --textfile "$tf" 3>&- &
+	for i in $(seq 30); do
+		[ -s "$tf" ] && break
+		sleep 0.1
+	done
+	ino=$(stat -c %i "$tf")
+	wait
+	# A new inode: written beside and renamed, never rewritten in place.
+	[ "$(stat -c %i "$tf")" != "$ino" ]
+	assert_equal "$(ls "$BATS_TEST_TMPDIR" | grep -c '^kp\.prom')" 1
+}

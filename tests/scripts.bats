@@ -1,0 +1,245 @@
+#!/usr/bin/env bats
+# scripts/ for deployment: the systemd units, the README's crontab line, the
+# DaemonSet and kp-plot, each validated and, where it can be, run.
+
+load test_helper
+
+setup() {
+	SCRIPTS=$KP_ROOT/scripts
+	TWO=$FIXTURES/streams/two-intervals.ndjson
+}
+
+# Command $1 with the deployment's paths moved into the test's directory
+# and the programs taken from PATH.
+localise() {
+	sed "s|/var/lib/kp|$BATS_TEST_TMPDIR/lib|g; s|/var/log/kp|$BATS_TEST_TMPDIR/log|g; s|/usr/local/bin/||g" <<<"$1"
+}
+
+# Checks an energy log made by three runs: one header, then intervals 1, 2.
+check_log() {
+	run -0 cut -d, -f1 "$1"
+	assert_equal "$(grep -c '^seq$' <<<"$output")" 1
+	assert_line -n 0 "seq"
+	assert_equal "$(sort -u <<<"$output" | paste -sd,)" "1,2,seq"
+	# Every row is a record of one of the two intervals, with energy.
+	run -0 awk -F, 'NR > 1 && ($15 == "" || $4 == "") { print }' "$1"
+	assert_output ""
+	assert_equal "$(grep -c ',node,package,' "$1")" 2
+}
+
+@test "the systemd service and timer pass systemd-analyze verify" {
+	command -v systemd-analyze >/dev/null ||
+	    fail "systemd-analyze is not installed (see the README's apt-get list)"
+	run -0 systemd-analyze verify --man=no \
+	    "$SCRIPTS/kp-energy-log.service" "$SCRIPTS/kp-energy-log.timer"
+	assert_output ""
+	# And the keys that matter.
+	run -0 grep -Fx -e '[Service]' -e 'Type=oneshot' -e 'StateDirectory=kp' \
+	    -e 'LogsDirectory=kp' "$SCRIPTS/kp-energy-log.service"
+	assert_equal "${#lines[@]}" 4
+	run -0 grep -Fx -e '[Timer]' -e 'OnUnitActiveSec=5min' \
+	    -e 'WantedBy=timers.target' "$SCRIPTS/kp-energy-log.timer"
+	assert_equal "${#lines[@]}" 3
+	# A unit systemd would reject is seen as one.
+	sed 's/^OnUnitActiveSec/OnUnitActiveSek/' \
+	    "$SCRIPTS/kp-energy-log.timer" >"$BATS_TEST_TMPDIR/kp-energy-log.timer"
+	run systemd-analyze verify --man=no "$BATS_TEST_TMPDIR/kp-energy-log.timer"
+	assert_output --partial "Unknown key 'OnUnitActiveSek'"
+}
+
+@test "the service appends one interval per run to a CSV log with one header" {
+	local pre start i
+	pre=$(localise "$(sed -n 's/^ExecStartPre=//p' "$SCRIPTS/kp-energy-log.service")")
+	start=$(localise "$(sed -n 's/^ExecStart=//p' "$SCRIPTS/kp-energy-log.service")")
+	mkdir "$BATS_TEST_TMPDIR/lib" "$BATS_TEST_TMPDIR/log"
+	for i in 1 2 3; do
+		eval "$pre"
+		eval "$start" 2>/dev/null
+		sleep 0.2
+	done
+	check_log "$BATS_TEST_TMPDIR/log/energy.csv"
+}
+
+@test "the README's crontab line appends one interval per run" {
+	local line i
+	line=$(grep -m 1 '^    \*/5 \* \* \* \* mkdir' "$KP_ROOT/README" | sed 's/^    \*\/5 \* \* \* \* //')
+	[ -n "$line" ] || fail "no crontab line in the README"
+	line=$(localise "$line")
+	for i in 1 2 3; do
+		sh -c "$line" 2>/dev/null
+		sleep 0.2
+	done
+	check_log "$BATS_TEST_TMPDIR/log/energy.csv"
+}
+
+@test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar" {
+	local y=$SCRIPTS/kp-daemonset.yaml
+	run -0 yamllint -s -d '{extends: default, rules: {line-length: {max: 100}}}' "$y"
+	run -0 python3 - "$y" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+assert len(docs) == 1
+ds = docs[0]
+assert ds["apiVersion"] == "apps/v1" and ds["kind"] == "DaemonSet"
+spec = ds["spec"]["template"]["spec"]
+labels = ds["spec"]["template"]["metadata"]["labels"]
+assert ds["spec"]["selector"]["matchLabels"].items() <= labels.items()
+cs = {c["name"]: c for c in spec["containers"]}
+assert set(cs) == {"kp", "node-exporter"}, cs.keys()
+vols = {v["name"]: v for v in spec["volumes"]}
+assert vols["proc"]["hostPath"]["path"] == "/proc"
+assert vols["sys"]["hostPath"]["path"] == "/sys"
+assert "emptyDir" in vols["textfile"]
+mounts = {c: {m["name"]: m for m in cs[c]["volumeMounts"]} for c in cs}
+# The host's /proc and /sys, read-only, only in the pipeline.
+for v in ("proc", "sys"):
+    assert mounts["kp"][v]["readOnly"] is True
+    assert v not in mounts["node-exporter"]
+# One textfile directory, written by kp-fmt and read by node_exporter.
+d = mounts["kp"]["textfile"]["mountPath"]
+assert mounts["node-exporter"]["textfile"]["mountPath"] == d
+cmd = " ".join(cs["kp"]["command"])
+assert "--textfile " + d + "/" in cmd, cmd
+assert "--collector.textfile.directory=" + d in cs["node-exporter"]["args"]
+for c in cs.values():
+    assert c["image"]
+print(cmd.split(" -c ", 1)[1])
+PY
+	# The pipeline itself runs, here on this host's /proc and /sys.
+	local cmd=${lines[-1]}
+	cmd=${cmd//\/host\//\/}
+	cmd=${cmd//\/var\/lib\/kp\/textfile/$BATS_TEST_TMPDIR}
+	cmd=${cmd//-i 10s/-n 2 -i 200ms}
+	sh -c "$cmd" 2>/dev/null
+	run -0 grep -c '^kepler_node_cpu_joules_total{zone="package"} ' "$BATS_TEST_TMPDIR/kp.prom"
+	assert_output 1
+}
+
+@test "kp-plot draws a PNG of power per workload from a CSV log" {
+	local csv=$BATS_TEST_TMPDIR/log.csv png
+	kp-fmt -f csv <"$TWO" >"$csv"
+	for t in process container pod vm; do
+		png=$BATS_TEST_TMPDIR/$t.png
+		run -0 --separate-stderr "$SCRIPTS/kp-plot" -t "$t" -o "$png" "$csv"
+		assert_equal "$stderr" ""
+		[ -s "$png" ] || fail "no $png"
+		# The PNG signature: \x89 P N G \r \n \x1a \n.
+		assert_equal "$(head -c 8 "$png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a
+	done
+	# Units, groups by a field and host levels, from the whole pipeline.
+	"$SCRIPTS/kp-gen" --intervals 4 --processes 30 >"$BATS_TEST_TMPDIR/gen"
+	kp-attribute <"$BATS_TEST_TMPDIR/gen" | kp-aggregate --level unit |
+	    kp-fmt -f csv >"$csv"
+	kp-attribute <"$BATS_TEST_TMPDIR/gen" | kp-aggregate --by comm |
+	    kp-fmt -f csv -H | grep ',group,' >>"$csv"
+	for t in unit group host; do
+		png=$BATS_TEST_TMPDIR/$t.png
+		run -0 --separate-stderr "$SCRIPTS/kp-plot" -t "$t" -o "$png" "$csv"
+		assert_equal "$stderr" ""
+		assert_equal "$(head -c 8 "$png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a
+	done
+	# From standard input, with a quoted comm, into the default kp.png.
+	cd "$BATS_TEST_TMPDIR"
+	kp-fmt -f csv <"$FIXTURES/streams/odd-names.ndjson" >odd.csv
+	run -0 "$SCRIPTS/kp-plot" -n 1 <odd.csv
+	assert_equal "$(head -c 4 kp.png | od -An -c | tr -d ' ')" '211PNG'
+}
+
+@test "kp-plot: errors" {
+	local csv=$BATS_TEST_TMPDIR/log.csv
+	kp-fmt -f csv <"$TWO" >"$csv"
+	run -2 --separate-stderr "$SCRIPTS/kp-plot" -t disk "$csv"
+	assert_equal "$stderr" "kp-plot: unknown type 'disk' (process, container, pod, vm, unit, group, host, unattributed)"
+	run -3 --separate-stderr "$SCRIPTS/kp-plot" -z psys -o "$BATS_TEST_TMPDIR/x.png" "$csv"
+	assert_equal "$stderr" "kp-plot: no process records of zone psys in the log"
+	run -1 --separate-stderr "$SCRIPTS/kp-plot" "$BATS_TEST_TMPDIR/none.csv"
+	assert_equal "$stderr" "kp-plot: cannot read '$BATS_TEST_TMPDIR/none.csv'"
+	run -2 --separate-stderr "$SCRIPTS/kp-plot" -n x "$csv"
+	assert_equal "$stderr" "kp-plot: -n must be a positive integer: 'x'"
+	printf 'a,b\n1,2\n' >"$BATS_TEST_TMPDIR/other.csv"
+	run -3 --separate-stderr "$SCRIPTS/kp-plot" "$BATS_TEST_TMPDIR/other.csv"
+	assert_equal "$stderr" "kp-plot: the log has no ts column"
+}
+
+# Applies udev rule file $1 to the powercap devices of sysfs tree $2 as
+# udevd would on their "add" event, with group $3 for the rule's "power":
+# each line's keys are checked, matched against the device, and its RUN
+# programs run with /sys%p made the device's directory in the tree.
+# Prints the kernel name of each device the rule matched.
+apply_udev_rule() {
+	local line rest key op val dev kernel devpath match glob
+	local -a runs argv globs
+	while IFS= read -r line; do
+		[[ -z $line || $line == \#* ]] && continue
+		runs=() rest=$line
+		while [[ -n $rest ]]; do
+			[[ $rest =~ ^([A-Z]+)(==|!=|\+=|=)\"([^\"]*)\"(,\ |$)(.*)$ ]] ||
+			    { echo "not a udev key: '$rest'" >&2; return 1; }
+			key=${BASH_REMATCH[1]} op=${BASH_REMATCH[2]}
+			val=${BASH_REMATCH[3]} rest=${BASH_REMATCH[5]}
+			case $key$op in
+			ACTION==|SUBSYSTEM==|KERNEL==) ;;
+			RUN+=) runs+=("$val") ;;
+			*) echo "unexpected key '$key$op'" >&2; return 1 ;;
+			esac
+		done
+		while IFS= read -r dev; do
+			dev=${dev%/energy_uj} kernel=${dev##*/}
+			devpath=${dev#"$2"}
+			match=1
+			[[ $line == *'ACTION=="add"'* ]] || match=0
+			[[ $line == *'SUBSYSTEM=="powercap"'* ]] || match=0
+			[[ $line =~ KERNEL==\"([^\"]*)\" ]] || match=0
+			IFS='|' read -ra globs <<<"${BASH_REMATCH[1]}"
+			glob=0
+			for val in "${globs[@]}"; do
+				# shellcheck disable=SC2053
+				[[ $kernel == $val ]] && glob=1
+			done
+			((match && glob)) || continue
+			echo "$kernel"
+			for val in "${runs[@]}"; do
+				val=${val//\/sys%p/$2$devpath}
+				read -ra argv <<<"$val"
+				[[ ${argv[1]} == power ]] && argv[1]=$3
+				"${argv[@]}" || return 1
+			done
+		done < <(find "$2/devices" -name energy_uj | sort)
+	done <"$1"
+}
+
+@test "the udev rule is well formed and, applied, lets its group read energy_uj" {
+	local rule=$SCRIPTS/70-powercap.rules dir group
+	# The README says how to install it.
+	grep -q 'scripts/70-powercap.rules' "$KP_ROOT/README"
+	grep -q 'udevadm control --reload' "$KP_ROOT/README"
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/kp-udev.XXXXXX")
+	chmod 755 "$dir"
+	cp -R "$FIXTURES/sysfs-mmio" "$dir/sys"
+	chmod -R a+rX "$dir/sys"
+	find "$dir/sys/devices" -name energy_uj -exec chmod 0400 {} +
+	if [ "$(id -u)" -eq 0 ]; then
+		# Before: nobody cannot read the counters.
+		run -5 as_nobody rapl-read --sysfs "$dir/sys" --source powercap -n 1 -i 10ms
+	fi
+	# As root the group is nobody's, which then reads; else one's own.
+	group=$(id -gn)
+	[ "$(id -u)" -ne 0 ] || group=$(id -gn nobody)
+	run -0 apply_udev_rule "$rule" "$dir/sys" "$group"
+	# The package, core and mmio zones; not the control type itself.
+	assert_output - <<'EOF2'
+intel-rapl-mmio:0
+intel-rapl:0
+intel-rapl:0:0
+intel-rapl:1
+EOF2
+	run -0 bash -c 'find "$1/sys/devices" -name energy_uj -exec stat -c %A {} + | sort -u' _ "$dir"
+	assert_output "-r--r-----"
+	if [ "$(id -u)" -eq 0 ]; then
+		# After: a member of the group (here nobody's own) can.
+		run -0 as_nobody rapl-read --sysfs "$dir/sys" --source powercap -n 1 -i 10ms
+		assert_line --partial '"type":"energy","seq":1,"zone":"package",'
+		assert_line --partial '"source":"powercap"'
+	fi
+	rm -rf "$dir"
+}
