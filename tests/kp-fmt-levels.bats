@@ -137,6 +137,23 @@ kepler_node_cpu_joules_total{zone="package",socket="1"} 7.000000'
 	assert_failure
 }
 
+
+@test "rapl-read --per-socket through kp-attribute and kp-aggregate: no duplicate series" {
+	cat >"$BATS_TEST_TMPDIR/in.ndjson" <<'EOF2'
+{"type":"energy","seq":1,"zone":"package","socket":0,"energy_uj":3000000,"watts":3.0,"source":"powercap","estimated":false,"sockets":1}
+{"type":"energy","seq":1,"zone":"package","socket":1,"energy_uj":5000000,"watts":5.0,"source":"powercap","estimated":false,"sockets":1}
+{"type":"cpu","seq":1,"cpu_us":500000,"total_cpu_us":1000000,"usage_ratio":0.5}
+{"type":"proc","seq":1,"pid":42,"starttime":1,"comm":"p","cpu_us":250000,"state":"running","container_id":"c1"}
+{"type":"interval","seq":1,"ts":"2026-11-23T11:23:44.114995Z","dt_us":1000000}
+EOF2
+	kp-attribute <"$BATS_TEST_TMPDIR/in.ndjson" | kp-aggregate \
+	    >"$BATS_TEST_TMPDIR/agg.ndjson"
+	check_expositions "$BATS_TEST_TMPDIR/agg.ndjson"
+	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/agg.ndjson"
+	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="1"} 5.000000'
+	assert_line --regexp '^kepler_process_cpu_joules_total\{.*zone="package".*socket="1".*\} 1\.250000$'
+	assert_line --regexp '^kepler_container_cpu_joules_total\{.*container_id="c1".*zone="package".*\} 2\.000000$'
+}
 @test "table: units, groups by a field, host records, sockets and idle kept" {
 	run -0 kp-fmt -f table <"$LEVELS"
 	assert_line --regexp '^UNIT +ZONE +WATTS +ENERGY +CPU +PROCS$'
