@@ -15,13 +15,14 @@
 static void usage(void);
 
 static const char *procdir = "/proc";
+static const char *pods_log = "/var/log/pods";
 static int emit_all;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
-	    "[--proc dir] [--state file]\n");
+	    "[--pods-log dir] [--proc dir] [--state file]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -151,6 +152,7 @@ main(int argc, char *argv[])
 		{ "count", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "pods-log", required_argument, NULL, 'L' },
 		{ "proc", required_argument, NULL, 'P' },
 		{ "state", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
@@ -177,6 +179,9 @@ main(int argc, char *argv[])
 			count = kp_parse_int(optarg, 1, INT64_MAX, "count");
 			clock = 1;
 			break;
+		case 'L':
+			pods_log = optarg;
+			break;
 		case 'P':
 			procdir = optarg;
 			break;
@@ -195,6 +200,7 @@ main(int argc, char *argv[])
 		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
 
 	s = kp_sampler_new(procdir, emit_all);
+	kp_sampler_set_pods_log(s, pods_log);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
 	if (!clock && stdin_is_stream()) {

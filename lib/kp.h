@@ -79,6 +79,8 @@ struct kp_cpu_times {
 };
 struct kp_pid_stat {
 	pid_t pid;
+	pid_t ppid;
+	unsigned long flags;	/* PF_*: PF_KTHREAD marks a kernel thread */
 	char comm[64];		/* after the first '(' up to the last ')' */
 	uint64_t cpu_ticks;	/* utime + stime */
 	uint64_t starttime;	/* clock ticks after boot, as in proc(5) */
@@ -92,14 +94,27 @@ int kp_read_boot_id(const char *procdir, char *buf, size_t len);
 
 /* cgroup.c: who a process belongs to, from its cgroup path. */
 struct kp_identity {
+	char kind[16];		/* kernel, vm, container, pod, service, ... */
 	char cgroup[512];
-	char container_id[80];
+	char container_id[72];
+	char runtime[16];	/* docker, containerd, cri-o, podman */
+	char container_name[64];
 	char pod_id[40];
+	char pod_name[256];
+	char pod_namespace[64];
+	char pod_qos[16];	/* guaranteed, burstable, besteffort */
 	char vm_id[128];
+	char vm_name[128];
 	char unit[128];
+	char user_slice[32];
+	char session[16];
 };
 void kp_identity_from_cgroup_file(const char *text, struct kp_identity *id);
 void kp_identity_from_path(const char *path, struct kp_identity *id);
+void kp_identity_from_cmdline(const char *args, size_t len,
+    struct kp_identity *id);
+void kp_identity_from_pods_log(const char *dir, struct kp_identity *id);
+void kp_identity_classify(struct kp_identity *id, int kernel_thread);
 void kp_identity_to_json(const struct kp_identity *id, json_t *rec);
 
 /* map.c: a string-keyed hash map of owned void * values. */
@@ -117,6 +132,7 @@ void kp_map_free(struct kp_map *m, void (*free_val)(void *));
 /* sampler.c: node and per-process CPU time between two scans of /proc. */
 struct kp_sampler;
 struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
+void kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir);
 int kp_sampler_scan(struct kp_sampler *s);
 int kp_sampler_has_baseline(const struct kp_sampler *s);
 void kp_sampler_emit(struct kp_sampler *s, int64_t seq,

@@ -115,8 +115,8 @@ kp_read_uptime_ticks(const char *procdir, uint64_t *ticks)
 
 /*
  * PID (COMM) STATE PPID ... : comm may hold spaces and parentheses, so it
- * ends at the last ')'.  Fields counted after it: state is 0, utime 11,
- * stime 12, starttime 19.
+ * ends at the last ')'.  Fields counted after it: state is 0, ppid 1,
+ * flags 6, utime 11, stime 12, starttime 19.
  */
 int
 kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
@@ -142,17 +142,28 @@ kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 			p++;
 		if (*p == '\0')
 			return -1;
-		if (field == 11 || field == 12 || field == 19) {
+		if (field == 1 || field == 6 || field == 11 || field == 12 ||
+		    field == 19) {
 			errno = 0;
 			v = strtoull(p, &end, 10);
 			if (end == p || errno == ERANGE)
 				return -1;
-			if (field == 11)
+			switch (field) {
+			case 1:
+				ps->ppid = (pid_t)v;
+				break;
+			case 6:
+				ps->flags = (unsigned long)v;
+				break;
+			case 11:
 				utime = v;
-			else if (field == 12)
+				break;
+			case 12:
 				stime = v;
-			else
+				break;
+			default:
 				ps->starttime = v;
+			}
 		}
 		p += strcspn(p, " ");
 	}

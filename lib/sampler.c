@@ -23,6 +23,7 @@ struct proc {
 
 struct kp_sampler {
 	char *procdir;
+	char *pods_log;			/* the kubelet's /var/log/pods, or NULL */
 	int emit_all;
 	int scans;			/* scans taken, a loaded one included */
 	unsigned gen;
@@ -44,6 +45,16 @@ kp_sampler_new(const char *procdir, int emit_all)
 	s->emit_all = emit_all;
 	s->procs = kp_map_new();
 	return s;
+}
+
+/* Where the kubelet keeps pod logs, for pod and container names. */
+void
+kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir)
+{
+	free(s->pods_log);
+	s->pods_log = NULL;
+	if (dir != NULL && (s->pods_log = strdup(dir)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
 }
 
 static void
@@ -73,16 +84,38 @@ delta(uint64_t now, uint64_t before)
 	return now > before ? now - before : 0;
 }
 
-/* Read once per process: a process does not change cgroup often enough. */
+#define PF_KTHREAD 0x00200000	/* include/linux/sched.h */
+
+/* kthreadd (pid 2) and its children, or anything the kernel flags so. */
+static int
+kernel_thread(const struct kp_pid_stat *ps)
+{
+	return ps->pid == 2 || ps->ppid == 2 || (ps->flags & PF_KTHREAD);
+}
+
+/*
+ * Read once per process: a process does not change cgroup often enough.
+ * The command line matters only to QEMU, so it is read only for a process
+ * called qemu* or one inside a libvirt machine.
+ */
 static void
-read_identity(int procfd, struct proc *p)
+read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 {
 	char path[64], buf[8192];
+	int n;
 
 	snprintf(path, sizeof(path), "%ld/cgroup", (long)p->stat.pid);
 	if (kp_read_file(procfd, path, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	kp_identity_from_cgroup_file(buf, &p->id);
+	if (strncmp(p->stat.comm, "qemu", 4) == 0 || p->id.vm_id[0]) {
+		snprintf(path, sizeof(path), "%ld/cmdline", (long)p->stat.pid);
+		if ((n = kp_read_file(procfd, path, buf, sizeof(buf))) > 0)
+			kp_identity_from_cmdline(buf, (size_t)n, &p->id);
+	}
+	if (p->id.pod_id[0])
+		kp_identity_from_pods_log(s->pods_log, &p->id);
+	kp_identity_classify(&p->id, kernel_thread(&p->stat));
 	p->have_identity = 1;
 }
 
@@ -113,7 +146,7 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	}
 	p->gen = s->gen;
 	if (!p->have_identity)
-		read_identity(procfd, p);
+		read_identity(s, procfd, p);
 }
 
 static void
@@ -269,12 +302,13 @@ kp_sampler_save(const struct kp_sampler *s)
 	for (i = 0; i < s->nlist; i++) {
 		if (s->list[i]->gen != s->gen)
 			continue;
-		json_array_append_new(procs, json_pack("[I,I,I,o,o]",
+		json_array_append_new(procs, json_pack("[I,I,I,o,o,I]",
 		    (json_int_t)s->list[i]->stat.pid,
 		    (json_int_t)s->list[i]->stat.starttime,
 		    (json_int_t)s->list[i]->stat.cpu_ticks,
 		    kp_json_text(s->list[i]->stat.comm),
-		    kp_json_text(s->list[i]->id.cgroup)));
+		    kp_json_text(s->list[i]->id.cgroup),
+		    (json_int_t)s->list[i]->stat.ppid));
 	}
 	saved = json_pack("{s:I,s:I,s:I,s:o}",
 	    "total_ticks", (json_int_t)s->cpu.total_ticks,
@@ -287,7 +321,7 @@ kp_sampler_save(const struct kp_sampler *s)
 static int
 load(struct kp_sampler *s, json_t *saved)
 {
-	json_int_t total, active, uptime, pid, start, ticks;
+	json_int_t total, active, uptime, pid, start, ticks, ppid;
 	const char *comm, *cgroup;
 	json_t *procs, *row;
 	struct kp_pid_stat ps;
@@ -303,19 +337,27 @@ load(struct kp_sampler *s, json_t *saved)
 	s->cpu.active_ticks = (uint64_t)active;
 	s->uptime_ticks = (uint64_t)uptime;
 	json_array_foreach(procs, i, row) {
-		if (json_unpack(row, "[IIIss]", &pid, &start, &ticks, &comm,
+		ppid = 0;	/* absent from state files of older builds */
+		if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
 		    &cgroup) < 0 ||
-		    pid <= 0 || start < 0 || ticks < 0)
+		    (json_array_size(row) > 5 &&
+		    json_unpack(json_array_get(row, 5), "I", &ppid) < 0) ||
+		    pid <= 0 || start < 0 || ticks < 0 || ppid < 0)
 			return -1;
 		memset(&ps, 0, sizeof(ps));
 		ps.pid = (pid_t)pid;
 		ps.starttime = (uint64_t)start;
 		ps.cpu_ticks = (uint64_t)ticks;
+		ps.ppid = (pid_t)ppid;
 		snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
 		p = proc_add(s, &ps);
 		p->gen = s->gen;
+		/*
+		 * The path alone, for a process that ends before the next scan;
+		 * one still running is read whole again then.
+		 */
 		kp_identity_from_path(cgroup, &p->id);
-		p->have_identity = 1;
+		kp_identity_classify(&p->id, kernel_thread(&ps));
 	}
 	return 0;
 }
@@ -351,5 +393,6 @@ kp_sampler_free(struct kp_sampler *s)
 	kp_map_free(s->procs, free);
 	free(s->list);
 	free(s->procdir);
+	free(s->pods_log);
 	free(s);
 }

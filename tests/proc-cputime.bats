@@ -46,7 +46,7 @@ run_state() {
 @test "-h prints usage and exits 2" {
 	run -2 --separate-stderr proc-cputime -h
 	assert_equal "${stderr_lines[0]}" \
-	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--proc dir] [--state file]"
+	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--pods-log dir] [--proc dir] [--state file]"
 }
 
 @test "bad options are usage errors naming the value" {
@@ -79,8 +79,8 @@ run_state() {
 	assert_success
 	assert_equal "${#lines[@]}" 5
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
-	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}"
-	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\"}"
+	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\"runtime\":\"docker\"}"
+	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"runtime\":\"containerd\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\",\"pod_qos\":\"burstable\"}"
 	assert_line -n 4 --regexp '^\{"type":"interval","seq":1,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
 }
 
@@ -127,7 +127,7 @@ run_state() {
 	advance_node
 	rm -r "$P/300"
 	run_state
-	assert_line --partial '"pid":300,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
+	assert_line --partial '"pid":300,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","kind":"service","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
 }
 
 @test "-a emits every process, with or without CPU time" {
