@@ -1,7 +1,9 @@
 /*
- * kp-aggregate: sums each interval's process records into container, pod
- * and vm records.  Every group is the exact sum of its members; process
- * records pass on unchanged.
+ * kp-aggregate: sums each interval's process records into groups: container,
+ * pod, vm and unit records, and group records by any field.  Every group is
+ * the exact sum of its members, and what belongs to no group of a level is
+ * that level's host record, so that at every level
+ * sum(groups) + host + unattributed = node active, exactly.
  */
 #include <err.h>
 #include <getopt.h>
@@ -10,175 +12,641 @@
 
 #include "kp.h"
 
-/* A level of grouping: the record type it writes and the field it groups by. */
-static const struct level {
-	const char *type;
-	const char *id_key;
-} levels[] = {
-	{ "container", "container_id" },
-	{ "pod", "pod_id" },
-	{ "vm", "vm_id" },
+#define ZONES_MAX 16
+#define LEVELS_MAX 16
+
+/* A group: its id as JSON text, its totals and this interval's sums. */
+struct group {
+	char *id;		/* the member field's value, as JSON text */
+	char *pod;		/* a container's pod_id, as JSON text, or NULL */
+	int64_t total_uj[ZONES_MAX];
+	int64_t processes[ZONES_MAX], cpu_us[ZONES_MAX], energy_uj[ZONES_MAX];
+	unsigned touched;	/* zones with members this interval */
+	long live;		/* member processes not yet terminated */
+	int listed;		/* in this interval's list */
+	int ended;
 };
-#define NLEVELS (sizeof(levels) / sizeof(levels[0]))
+
+/* A level of grouping: the record type it writes and the field it groups by. */
+struct level {
+	const char *type;
+	char *field;
+	int by;			/* --by: the record says "by":field */
+	struct kp_map *groups;	/* id text -> group */
+	int64_t host_total_uj[ZONES_MAX];
+	int64_t host_processes[ZONES_MAX], host_cpu_us[ZONES_MAX],
+	    host_energy_uj[ZONES_MAX];
+};
+
+/* A live process: the group it is in at each level, or NULL. */
+struct member {
+	struct group *g[LEVELS_MAX];
+};
+
+/* A group to write at the end of the interval. */
+struct item {
+	size_t level;
+	struct group *g;
+};
 
 static void usage(void);
+
+static struct level levels[LEVELS_MAX];
+static size_t nlevels;
+static char zones[ZONES_MAX][32];
+static size_t nzones;
+static unsigned zones_seen;		/* this interval */
+static struct kp_map *members;		/* "pid:starttime" -> member */
+static struct item *items;
+static size_t nitems, capitems;
+static int drop_processes;
+static size_t held;			/* process records this interval */
+static struct kp_buf out;
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: kp-aggregate [-h]\n");
+	fprintf(stderr, "usage: kp-aggregate [-h] [--by field] "
+	    "[--drop-processes] [--level level[,level ...]] [--state file]\n");
 	exit(KP_EXIT_USAGE);
 }
 
-static int64_t
-add_int(json_t *obj, const char *key, int64_t n)
+static int
+zone_index(const char *name, size_t len)
 {
-	int64_t v = 0;
+	size_t i;
 
-	kp_json_int(obj, key, &v);
-	json_object_set_new(obj, key, json_integer(v + n));
-	return v + n;
+	for (i = 0; i < nzones; i++)
+		if (strlen(zones[i]) == len && memcmp(zones[i], name, len) == 0)
+			return (int)i;
+	if (nzones == ZONES_MAX || len >= sizeof(zones[0]))
+		return -1;
+	memcpy(zones[nzones], name, len);
+	zones[nzones][len] = '\0';
+	return (int)nzones++;
 }
 
-/* Adds one process record to its group of one level, keyed "zone\tid". */
 static void
-add_member(json_t *groups, const struct level *lv, json_t *proc)
+add_level(const char *type, const char *field, int by)
 {
-	const char *zone, *id, *pod_id;
-	int64_t cpu_us = 0, energy_uj = 0;
-	json_t *g;
+	size_t i;
+
+	for (i = 0; i < nlevels; i++)
+		if (strcmp(levels[i].field, field) == 0)
+			return;
+	if (nlevels == LEVELS_MAX)
+		errx(KP_EXIT_USAGE, "at most %d levels", LEVELS_MAX);
+	levels[nlevels].type = type;
+	if ((levels[nlevels].field = strdup(field)) == NULL)
+		err(KP_EXIT_FAILURE, "strdup");
+	levels[nlevels].by = by;
+	levels[nlevels].groups = kp_map_new();
+	nlevels++;
+}
+
+static void
+parse_levels(const char *arg)
+{
+	static const struct { const char *type, *field; } known[] = {
+		{ "container", "container_id" }, { "pod", "pod_id" },
+		{ "vm", "vm_id" }, { "unit", "unit" },
+	};
+	char *list, *name, *save;
+	size_t i;
+
+	if ((list = strdup(arg)) == NULL)
+		err(KP_EXIT_FAILURE, "strdup");
+	for (name = strtok_r(list, ",", &save); name;
+	    name = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strcmp(name, known[i].type) == 0)
+				break;
+		if (i == sizeof(known) / sizeof(known[0]))
+			errx(KP_EXIT_USAGE, "--level must be container, pod, "
+			    "vm or unit: '%s'", name);
+		add_level(known[i].type, known[i].field, 0);
+	}
+	free(list);
+}
+
+static struct group *
+group_get(struct level *lv, const char *id, size_t len)
+{
+	struct group *g;
 	char *key;
 
-	zone = kp_json_str(proc, "zone");
-	if ((id = kp_json_str(proc, lv->id_key)) == NULL || zone == NULL)
+	if ((key = strndup(id, len)) == NULL)
+		err(KP_EXIT_FAILURE, "strndup");
+	if ((g = kp_map_get(lv->groups, key)) == NULL) {
+		if ((g = calloc(1, sizeof(*g))) == NULL)
+			err(KP_EXIT_FAILURE, "calloc");
+		g->id = key;
+		kp_map_put(lv->groups, key, g);
+	} else
+		free(key);
+	return g;
+}
+
+static void
+list_group(size_t l, struct group *g)
+{
+	if (g->listed)
 		return;
-	if (asprintf(&key, "%s\t%s", zone, id) < 0)
-		err(KP_EXIT_FAILURE, "asprintf");
-	if ((g = json_object_get(groups, key)) == NULL) {
-		g = json_pack("{s:s,s:s}", "zone", zone, lv->id_key, id);
-		pod_id = kp_json_str(proc, "pod_id");
-		if (strcmp(lv->id_key, "container_id") == 0 && pod_id)
-			json_object_set_new(g, "pod_id", json_string(pod_id));
-		json_object_set_new(groups, key, g);
+	if (nitems == capitems) {
+		capitems = capitems * 2 + 64;
+		if ((items = reallocarray(items, capitems, sizeof(*items))) ==
+		    NULL)
+			err(KP_EXIT_FAILURE, "realloc");
 	}
-	free(key);
-	kp_json_int(proc, "cpu_us", &cpu_us);
-	kp_json_int(proc, "energy_uj", &energy_uj);
-	add_int(g, "processes", 1);
-	add_int(g, "cpu_us", cpu_us);
-	add_int(g, "energy_uj", energy_uj);
+	items[nitems].level = l;
+	items[nitems++].g = g;
+	g->listed = 1;
+}
+
+/* One process record: its sums go to its group, or the host, at each level. */
+static int
+add_process(const struct kp_flat *f)
+{
+	const char *zone, *state, *id, *pod;
+	int64_t energy_uj, cpu_us = 0, pid = 0, starttime = 0;
+	size_t len, idlen, podlen, l;
+	struct member *m;
+	struct group *g;
+	char key[48];
+	int z, terminated;
+
+	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
+	    memchr(zone, '\\', len) != NULL ||
+	    (z = zone_index(zone + 1, len - 2)) < 0 ||
+	    !kp_flat_int(f, "energy_uj", &energy_uj) || energy_uj < 0)
+		return -1;
+	kp_flat_int(f, "cpu_us", &cpu_us);
+	kp_flat_int(f, "pid", &pid);
+	kp_flat_int(f, "starttime", &starttime);
+	state = kp_flat_str(f, "state", &len);
+	terminated = state != NULL && len == 12 &&
+	    memcmp(state, "\"terminated\"", 12) == 0;
+	zones_seen |= 1u << z;
+	held++;
+
+	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
+	    (long long)starttime);
+	if ((m = kp_map_get(members, key)) == NULL) {
+		if ((m = calloc(1, sizeof(*m))) == NULL)
+			err(KP_EXIT_FAILURE, "calloc");
+		for (l = 0; l < nlevels; l++) {
+			int i = kp_flat_find(f, levels[l].field);
+
+			if (i < 0)
+				continue;
+			id = f->val[i];
+			idlen = f->vallen[i];
+			m->g[l] = g = group_get(&levels[l], id, idlen);
+			g->live++;
+			g->ended = 0;
+			if (g->pod == NULL && strcmp(levels[l].field,
+			    "container_id") == 0 &&
+			    (pod = kp_flat_str(f, "pod_id", &podlen)) != NULL &&
+			    (g->pod = strndup(pod, podlen)) == NULL)
+				err(KP_EXIT_FAILURE, "strndup");
+		}
+		kp_map_put(members, key, m);
+	}
+	for (l = 0; l < nlevels; l++) {
+		if ((g = m->g[l]) == NULL) {
+			levels[l].host_processes[z]++;
+			levels[l].host_cpu_us[z] += cpu_us;
+			levels[l].host_energy_uj[z] += energy_uj;
+			continue;
+		}
+		g->processes[z]++;
+		g->cpu_us[z] += cpu_us;
+		g->energy_uj[z] += energy_uj;
+		g->touched |= 1u << z;
+		list_group(l, g);
+	}
+	if (terminated) {
+		for (l = 0; l < nlevels; l++)
+			if ((g = m->g[l]) != NULL && --g->live <= 0)
+				g->ended = 1;
+		free(kp_map_remove(members, key));
+	}
+	return 0;
+}
+
+/* A node or unattributed record: its zone has a host record at every level. */
+static void
+see_zone(struct kp_record *rec)
+{
+	struct kp_flat f;
+	const char *zone;
+	size_t len;
+	int z;
+
+	if (kp_flat_scan(rec->line, rec->len, &f) == 0 &&
+	    (zone = kp_flat_str(&f, "zone", &len)) != NULL &&
+	    memchr(zone, '\\', len) == NULL &&
+	    (z = zone_index(zone + 1, len - 2)) >= 0)
+		zones_seen |= 1u << z;
 }
 
 static int
-by_key(const void *a, const void *b)
+by_item(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	const struct item *p = a, *q = b;
+
+	if (p->level != q->level)
+		return p->level < q->level ? -1 : 1;
+	return strcmp(p->g->id, q->g->id);
 }
 
-/* The groups of one level in key order, each with watts and its total. */
-static void
-emit_level(const struct level *lv, json_t *groups, int64_t seq,
-    int64_t dt_us, json_t *totals)
+static int
+by_zone(const void *a, const void *b)
 {
-	const char **keys;
-	const char *key;
-	size_t i, n = json_object_size(groups);
-	int64_t energy_uj;
-	json_t *g, *rec;
+	return strcmp(zones[*(const int *)a], zones[*(const int *)b]);
+}
 
-	if ((keys = calloc(n + 1, sizeof(*keys))) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
-	i = 0;
-	json_object_foreach(groups, key, g)
-		keys[i++] = key;
-	qsort(keys, n, sizeof(*keys), by_key);
-	for (i = 0; i < n; i++) {
-		g = json_object_get(groups, keys[i]);
-		energy_uj = 0;
-		kp_json_int(g, "energy_uj", &energy_uj);
-		rec = kp_rec_new(lv->type, seq);
-		json_object_update(rec, g);
-		json_object_set_new(rec, "watts", json_real(dt_us > 0 ?
-		    (double)energy_uj / (double)dt_us : 0));
-		json_object_set_new(rec, "total_uj", json_integer(
-		    add_int(totals, keys[i], energy_uj)));
-		kp_out_json_new(rec);
+static double
+watts(int64_t energy_uj, int64_t dt_us)
+{
+	return dt_us > 0 ? (double)energy_uj / (double)dt_us : 0;
+}
+
+static void
+rec_start(const char *type, int64_t seq, int z)
+{
+	kp_buf_rec(&out, type, seq);
+	kp_buf_add(&out, ",\"zone\":\"", 9);
+	kp_buf_add(&out, zones[z], strlen(zones[z]));
+	kp_buf_add(&out, "\"", 1);
+}
+
+/* ,"key":"s" for a plain s: a zone, a level, a checked field name */
+static void
+str_member(const char *key, const char *s)
+{
+	kp_buf_raw(&out, key, "\"", 1);
+	kp_buf_add(&out, s, strlen(s));
+	kp_buf_add(&out, "\"", 1);
+}
+
+static void
+rec_sums(int64_t processes, int64_t cpu_us, int64_t energy_uj,
+    int64_t total_uj, int64_t dt_us)
+{
+	kp_buf_int(&out, "processes", processes);
+	kp_buf_int(&out, "cpu_us", cpu_us);
+	kp_buf_int(&out, "energy_uj", energy_uj);
+	kp_buf_real(&out, "watts", watts(energy_uj, dt_us));
+	kp_buf_int(&out, "total_uj", total_uj);
+}
+
+static void
+emit_group(const struct level *lv, struct group *g, int z, int64_t seq,
+    int64_t dt_us)
+{
+	g->total_uj[z] += g->energy_uj[z];
+	rec_start(lv->type, seq, z);
+	if (lv->by)
+		str_member("by", lv->field);
+	kp_buf_raw(&out, lv->field, g->id, strlen(g->id));
+	if (g->pod)
+		kp_buf_raw(&out, "pod_id", g->pod, strlen(g->pod));
+	rec_sums(g->processes[z], g->cpu_us[z], g->energy_uj[z],
+	    g->total_uj[z], dt_us);
+	kp_buf_add(&out, g->ended ? ",\"state\":\"terminated\"" :
+	    ",\"state\":\"running\"", g->ended ? 21 : 18);
+	kp_out_buf(&out);
+	g->processes[z] = g->cpu_us[z] = g->energy_uj[z] = 0;
+}
+
+static void
+group_free(void *p)
+{
+	struct group *g = p;
+
+	free(g->pod);
+	free(g);	/* g->id is freed by the caller */
+}
+
+/*
+ * The interval ends: for each level, its groups in order of zone and id,
+ * then its host record for each zone.  Ended groups are written once more,
+ * in every zone they have a total in, as terminated, and forgotten.
+ */
+static void
+end_interval(int64_t seq, int64_t dt_us)
+{
+	int order[ZONES_MAX];
+	size_t i, j, l, zi, nz = 0;
+	struct level *lv;
+	struct group *g;
+	int z;
+
+	for (z = 0; z < (int)nzones; z++)
+		order[nz++] = z;
+	qsort(order, nz, sizeof(order[0]), by_zone);
+	if (nitems > 0)
+		qsort(items, nitems, sizeof(*items), by_item);
+	for (i = 0, l = 0; l < nlevels; l++) {
+		lv = &levels[l];
+		for (zi = 0; zi < nz; zi++) {
+			z = order[zi];
+			for (j = i; j < nitems && items[j].level == l; j++) {
+				g = items[j].g;
+				if ((g->touched & 1u << z) || (g->ended &&
+				    g->total_uj[z] > 0))
+					emit_group(lv, g, z, seq, dt_us);
+			}
+		}
+		for (zi = 0; zi < nz; zi++) {
+			z = order[zi];
+			if (!(zones_seen & 1u << z))
+				continue;
+			lv->host_total_uj[z] += lv->host_energy_uj[z];
+			rec_start("host", seq, z);
+			str_member("level", lv->by ? lv->field : lv->type);
+			rec_sums(lv->host_processes[z], lv->host_cpu_us[z],
+			    lv->host_energy_uj[z], lv->host_total_uj[z], dt_us);
+			kp_out_buf(&out);
+			lv->host_processes[z] = lv->host_cpu_us[z] = 0;
+			lv->host_energy_uj[z] = 0;
+		}
+		for (; i < nitems && items[i].level == l; i++) {
+			g = items[i].g;
+			g->touched = 0;
+			g->listed = 0;
+			if (g->ended) {
+				char *id = g->id;
+
+				kp_map_remove(lv->groups, id);
+				free(id);
+				group_free(g);
+			}
+		}
 	}
-	free(keys);
+	nitems = 0;
+	zones_seen = 0;
+	held = 0;
 }
 
-static void
-end_interval(json_t *procs, struct kp_record *rec, json_t **totals)
+static int64_t
+interval_dt_us(struct kp_record *rec)
 {
+	struct kp_flat f;
 	int64_t dt_us = 0;
-	size_t i, l;
-	json_t *groups, *proc;
 
-	kp_json_int(rec->obj, "dt_us", &dt_us);
-	for (l = 0; l < NLEVELS; l++) {
-		groups = json_object();
-		json_array_foreach(procs, i, proc)
-			add_member(groups, &levels[l], proc);
-		emit_level(&levels[l], groups, rec->seq, dt_us, totals[l]);
-		json_decref(groups);
+	if (kp_flat_scan(rec->line, rec->len, &f) == 0)
+		kp_flat_int(&f, "dt_us", &dt_us);
+	return dt_us;
+}
+
+/* --state: group totals, live members, host totals. */
+static json_t *
+zone_ints(const int64_t *v)
+{
+	json_t *obj = json_object();
+	size_t z;
+
+	for (z = 0; z < nzones; z++)
+		if (v[z] != 0)
+			json_object_set_new(obj, zones[z], json_integer(v[z]));
+	return obj;
+}
+
+static void
+load_zone_ints(json_t *obj, int64_t *v)
+{
+	const char *zone;
+	json_t *n;
+	int z;
+
+	json_object_foreach(obj, zone, n)
+		if (json_is_integer(n) &&
+		    (z = zone_index(zone, strlen(zone))) >= 0)
+			v[z] = json_integer_value(n);
+}
+
+struct save_ctx {
+	size_t level;
+	json_t *arr;
+};
+
+static void
+save_group(const char *key, void *val, void *arg)
+{
+	struct save_ctx *c = arg;
+	struct group *g = val;
+	json_t *o;
+
+	o = json_pack("{s:s,s:o}", "id", key, "totals", zone_ints(g->total_uj));
+	if (g->pod)
+		json_object_set_new(o, "pod", json_string(g->pod));
+	json_array_append_new(c->arr, o);
+}
+
+static void
+save_member(const char *key, void *val, void *arg)
+{
+	struct member *m = val;
+	json_t *ids = json_object();
+	size_t l;
+
+	for (l = 0; l < nlevels; l++)
+		if (m->g[l] != NULL)
+			json_object_set_new(ids, levels[l].field,
+			    json_string(m->g[l]->id));
+	json_object_set_new(arg, key, ids);
+}
+
+static void
+save_state(struct kp_state *st)
+{
+	json_t *data, *lvs, *o;
+	struct save_ctx c;
+	size_t l;
+
+	lvs = json_object();
+	for (l = 0; l < nlevels; l++) {
+		c.level = l;
+		c.arr = json_array();
+		kp_map_each(levels[l].groups, save_group, &c);
+		o = json_pack("{s:o,s:o}", "groups", c.arr, "host",
+		    zone_ints(levels[l].host_total_uj));
+		json_object_set_new(lvs, levels[l].field, o);
 	}
-	json_array_clear(procs);
+	o = json_object();
+	kp_map_each(members, save_member, o);
+	data = json_pack("{s:o,s:o}", "levels", lvs, "members", o);
+	kp_state_commit_new(st, data);
+}
+
+static void
+load_state(struct kp_state *st, const char *path)
+{
+	json_t *data = kp_state_data_any_boot(st), *lvs, *lv, *gs, *v, *ids,
+	    *mem;
+	const char *key, *id;
+	struct member *m;
+	struct group *g;
+	size_t l, i;
+
+	if (data == NULL)
+		return;
+	lvs = json_object_get(data, "levels");
+	mem = json_object_get(data, "members");
+	if (!json_is_object(lvs) || !json_is_object(mem)) {
+		warnx("%s: unusable totals in the state file, starting from "
+		    "zero", path);
+		return;
+	}
+	for (l = 0; l < nlevels; l++) {
+		if ((lv = json_object_get(lvs, levels[l].field)) == NULL)
+			continue;
+		load_zone_ints(json_object_get(lv, "host"),
+		    levels[l].host_total_uj);
+		gs = json_object_get(lv, "groups");
+		json_array_foreach(gs, i, v) {
+			if ((id = kp_json_str(v, "id")) == NULL)
+				continue;
+			g = group_get(&levels[l], id, strlen(id));
+			load_zone_ints(json_object_get(v, "totals"),
+			    g->total_uj);
+			if ((id = kp_json_str(v, "pod")) != NULL &&
+			    (g->pod = strdup(id)) == NULL)
+				err(KP_EXIT_FAILURE, "strdup");
+		}
+	}
+	/*
+	 * A group's live members are counted from the members, not stored,
+	 * so that the count always matches them; a level this run does not
+	 * have is left out.
+	 */
+	json_object_foreach(mem, key, ids) {
+		if ((m = calloc(1, sizeof(*m))) == NULL)
+			err(KP_EXIT_FAILURE, "calloc");
+		for (l = 0; l < nlevels; l++) {
+			id = kp_json_str(ids, levels[l].field);
+			if (id != NULL && (m->g[l] = kp_map_get(levels[l].groups,
+			    id)) != NULL)
+				m->g[l]->live++;
+		}
+		kp_map_put(members, key, m);
+	}
+}
+
+static void
+level_free(void *p)
+{
+	struct group *g = p;
+
+	free(g->id);
+	group_free(g);
 }
 
 int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
+		{ "by", required_argument, NULL, 'b' },
+		{ "drop-processes", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "state", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
+	const char *statepath = NULL, *by[LEVELS_MAX];
+	struct kp_state *st = NULL;
 	struct kp_reader *r;
 	struct kp_record rec;
-	json_t *procs, *totals[NLEVELS];
-	int64_t v;
-	size_t l;
-	int ch, status;
+	struct kp_flat f;
+	size_t l, i, nby = 0;
+	int ch, status, level_given = 0;
 
 	kp_out_init();
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-		usage();
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			if (*optarg == '\0' || optarg[strspn(optarg,
+			    "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")] != '\0')
+				errx(KP_EXIT_USAGE, "--by wants a field name of "
+				    "letters, digits and '_': '%s'", optarg);
+			if (nby == LEVELS_MAX)
+				errx(KP_EXIT_USAGE, "at most %d levels",
+				    LEVELS_MAX);
+			by[nby++] = optarg;
+			break;
+		case 'd':
+			drop_processes = 1;
+			break;
+		case 'l':
+			parse_levels(optarg);
+			level_given = 1;
+			break;
+		case 'S':
+			statepath = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
 	argc -= optind;
 	argv += optind;
 	if (argc != 0)
 		usage();
+	if (!level_given)
+		parse_levels("container,pod,vm,unit");
+	for (i = 0; i < nby; i++)
+		add_level("group", by[i], 1);
 
-	procs = json_array();
-	for (l = 0; l < NLEVELS; l++)
-		totals[l] = json_object();
+	members = kp_map_new();
+	if (statepath) {
+		st = kp_state_open(statepath, "/proc", "kp-aggregate");
+		load_state(st, statepath);
+	}
 	r = kp_reader_open(stdin, "<stdin>");
-	while (kp_reader_next(r, &rec)) {
+	while (kp_reader_next_lazy(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0) {
-			end_interval(procs, &rec, totals);
+			end_interval(rec.seq, interval_dt_us(&rec));
 			kp_out_raw(rec.line, rec.len);
 			kp_out_flush();
 			continue;
 		}
 		if (strcmp(rec.type, "process") == 0) {
-			if (kp_json_str(rec.obj, "zone") == NULL ||
-			    !kp_json_int(rec.obj, "energy_uj", &v) || v < 0) {
-				kp_reader_reject(r, "process record without "
-				    "a zone and an integer energy_uj");
+			if (kp_flat_scan(rec.line, rec.len, &f) < 0 ||
+			    add_process(&f) < 0) {
+				if (rec.obj != NULL ||
+				    kp_reader_parse(r, &rec) != NULL)
+					kp_reader_reject(r, "process record "
+					    "without a zone and an integer "
+					    "energy_uj");
 				continue;
 			}
-			json_array_append(procs, rec.obj);
-		}
+			if (drop_processes)
+				continue;
+		} else if (strcmp(rec.type, "node") == 0 ||
+		    strcmp(rec.type, "unattributed") == 0)
+			see_zone(&rec);
 		kp_out_raw(rec.line, rec.len);
 	}
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
-	if (json_array_size(procs) > 0) {
+	if (held > 0) {
 		warnx("<stdin>:%ld: the stream ends inside an interval: its "
 		    "%zu process record(s) are not aggregated",
-		    kp_reader_lineno(r), json_array_size(procs));
+		    kp_reader_lineno(r), held);
 		status = KP_EXIT_DATAERR;
 	}
+	if (st)
+		save_state(st);
 	kp_reader_close(r);
-	json_decref(procs);
-	for (l = 0; l < NLEVELS; l++)
-		json_decref(totals[l]);
+	kp_state_close(st);
+	kp_map_free(members, free);
+	for (l = 0; l < nlevels; l++) {
+		kp_map_free(levels[l].groups, level_free);
+		free(levels[l].field);
+	}
+	free(items);
+	free(out.s);
 	return kp_out_finish(status);
 }

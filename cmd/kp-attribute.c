@@ -1,75 +1,118 @@
 /*
- * kp-attribute: splits each zone's energy into active and idle by the
- * node's CPU usage, and gives each process a share of the active energy in
- * proportion to its CPU time.  Integer microjoules, conserved exactly:
- * sum(process) + unattributed + idle = measured, every interval and zone.
+ * kp-attribute: splits each zone's energy into active and idle, and gives
+ * each process a share of the active energy in proportion to its CPU time.
+ * Integer microjoules, conserved exactly: sum(process) + unattributed +
+ * idle kept at node level = measured, every interval and zone.
+ *
+ * Records are read with a flat scan and written by hand (lib/stream.c,
+ * lib/out.c), not through jansson values: a stage sees every process of
+ * every interval, and records it does not consume pass on unparsed.
  */
 #include <err.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kp.h"
 
-/* What one interval brings before its interval record arrives. */
-struct interval {
-	json_t *energy;		/* energy records */
-	json_t *cpu;		/* the cpu record, or NULL */
-	json_t *procs;		/* proc records */
-	json_t *lines;		/* raw cpu and proc lines, to pass on unused */
+#define ZONES_MAX 16
+
+/* One energy record of the interval. */
+struct energy {
+	int zone;
+	int64_t energy_uj;
+	size_t src_off, src_len;	/* its ,"source":..,"estimated":.. */
 };
 
-/* One share of a zone's active energy, and what rounding left of it. */
+/* One proc record of the interval. */
+struct proc {
+	int64_t pid, starttime, cpu_us;
+	int terminated;
+	size_t id_off, id_len;		/* its identity members, as JSON text */
+	struct workload *w;		/* its totals */
+};
+
+/* What one interval brings before its interval record arrives. */
+struct interval {
+	struct energy *energy;
+	size_t nenergy, capenergy;
+	struct proc *procs;
+	size_t nprocs, capprocs;
+	int has_cpu, has_total;
+	int64_t cpu_us, total_cpu_us;
+	double ratio;
+	struct kp_buf text;	/* identity texts */
+	struct kp_buf lines;	/* consumed lines, to pass on if unused */
+};
+
+/* One share of a zone's energy, and what rounding left of it. */
 struct share {
-	int64_t cpu_us;
-	int64_t energy_uj;
+	int64_t cpu_us;		/* the weight */
+	int64_t active_uj, idle_uj;
 	uint64_t rem;		/* the fraction's numerator, for rounding */
 	int64_t pid, starttime;	/* unattributed: pid -1, rounds last */
 };
 
-/* Cumulative totals, per zone, carried across runs by --state. */
-struct totals {
-	json_t *node;		/* zone -> {total_uj, active_total_uj, ...} */
-	json_t *unattributed;	/* zone -> total_uj */
-	json_t *procs;		/* "pid:starttime" -> {zone -> total_uj} */
+/* A process's cumulative totals, per zone. */
+struct workload {
+	int64_t total_uj[ZONES_MAX];
 };
+
+/* A process that ended in an interval without energy, to report later. */
+struct ended {
+	char *id;		/* identity members, as JSON text */
+	size_t id_len;
+	struct workload w;
+};
+
+enum split_mode { SPLIT_RATIO, SPLIT_BASELINE };
+enum idle_mode { IDLE_NONE, IDLE_PROPORTIONAL };
+enum denom_mode { DENOM_NODE, DENOM_PROCESSES };
 
 static void usage(void);
 
 static const char *procdir = "/proc";
+static enum split_mode split_mode = SPLIT_RATIO;
+static enum idle_mode idle_mode = IDLE_NONE;
+static enum denom_mode denom_mode = DENOM_NODE;
+static double baseline_watts[ZONES_MAX], baseline_default = -1;
+static char *baseline_zone[ZONES_MAX];
+static size_t nbaseline;
+static long long max_terminated = 500;
+static int64_t min_terminated_uj = 0;
+
+static char zones[ZONES_MAX][32];
+static size_t nzones;
+static struct {
+	int64_t total_uj, active_total_uj, idle_total_uj;
+} node_total[ZONES_MAX];
+static int64_t unattributed_total[ZONES_MAX];
+static struct kp_map *workloads;	/* "pid:starttime" -> workload */
+static struct ended *ended;
+static size_t nended;
+static struct kp_buf out;
+static struct share *shares, **order;	/* scratch, one per process + 2 */
+static size_t nshares;
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: kp-attribute [-h] [--proc dir] "
+	fprintf(stderr, "usage: kp-attribute [-h] [--denominator node|processes] "
+	    "[--idle none|proportional] [--max-terminated n] "
+	    "[--min-terminated-energy joules] [--proc dir] "
+	    "[--split ratio|baseline] [--baseline-watts [zone=]watts] "
 	    "[--state file]\n");
 	exit(KP_EXIT_USAGE);
 }
 
-/* Adds uj to obj[key] and returns the new total. */
-static int64_t
-add_total(json_t *obj, const char *key, int64_t uj)
+static void *
+xrealloc(void *p, size_t n, size_t size)
 {
-	int64_t total = 0;
-
-	kp_json_int(obj, key, &total);
-	total += uj;
-	json_object_set_new(obj, key, json_integer(total));
-	return total;
-}
-
-/* obj[key], created as an empty object if absent; borrowed. */
-static json_t *
-child(json_t *obj, const char *key)
-{
-	json_t *c = json_object_get(obj, key);
-
-	if (!json_is_object(c)) {
-		c = json_object();
-		json_object_set_new(obj, key, c);
-	}
-	return c;
+	if ((p = reallocarray(p, n, size)) == NULL)
+		err(KP_EXIT_FAILURE, "realloc");
+	return p;
 }
 
 static double
@@ -89,44 +132,101 @@ muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
 	return (int64_t)(n / (unsigned __int128)c);
 }
 
-/* The node's usage ratio: from the integer CPU times when it has them. */
-static double
-usage_ratio(json_t *cpu)
+/* The index of a zone name, added if new; -1 if there are too many. */
+static int
+zone_index(const char *name, size_t len)
 {
-	int64_t cpu_us, total_cpu_us;
+	size_t i;
 
-	if (!kp_json_int(cpu, "cpu_us", &cpu_us) ||
-	    !kp_json_int(cpu, "total_cpu_us", &total_cpu_us))
-		return json_number_value(json_object_get(cpu, "usage_ratio"));
-	if (total_cpu_us <= 0)
-		return 0;
-	if (cpu_us >= total_cpu_us)
-		return 1;
-	return (double)cpu_us / (double)total_cpu_us;
+	for (i = 0; i < nzones; i++)
+		if (strlen(zones[i]) == len && memcmp(zones[i], name, len) == 0)
+			return (int)i;
+	if (nzones == ZONES_MAX || len >= sizeof(zones[0]))
+		return -1;
+	memcpy(zones[nzones], name, len);
+	zones[nzones][len] = '\0';
+	return (int)nzones++;
+}
+
+static struct workload *
+workload(int64_t pid, int64_t starttime, int create)
+{
+	struct workload *w;
+	char key[48];
+
+	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
+	    (long long)starttime);
+	if ((w = kp_map_get(workloads, key)) == NULL && create) {
+		if ((w = calloc(1, sizeof(*w))) == NULL)
+			err(KP_EXIT_FAILURE, "calloc");
+		kp_map_put(workloads, key, w);
+	}
+	return w;
+}
+
+static void
+forget(int64_t pid, int64_t starttime)
+{
+	char key[48];
+
+	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
+	    (long long)starttime);
+	free(kp_map_remove(workloads, key));
+}
+
+static int64_t
+sum_total(const struct workload *w)
+{
+	int64_t sum = 0;
+	size_t z;
+
+	for (z = 0; z < ZONES_MAX; z++)
+		sum += w->total_uj[z];
+	return sum;
 }
 
 /*
- * The active part of energy_uj, rounded down: by the integer CPU times when
- * the cpu record has them (exact), else by its usage_ratio.
+ * The idle part of a zone's energy: the rest after the active part by the
+ * CPU usage ratio, or the baseline power over the interval, at most all.
  */
 static int64_t
-active_part(int64_t energy_uj, json_t *cpu)
+idle_part(const struct interval *iv, int zone, int64_t energy_uj,
+    int64_t dt_us)
 {
-	int64_t cpu_us, total_cpu_us;
-	double ratio;
+	double w = baseline_default, idle;
+	size_t i;
 
-	if (kp_json_int(cpu, "cpu_us", &cpu_us) &&
-	    kp_json_int(cpu, "total_cpu_us", &total_cpu_us)) {
-		if (total_cpu_us <= 0)
+	if (split_mode == SPLIT_BASELINE) {
+		for (i = 0; i < nbaseline; i++)
+			if (strcmp(baseline_zone[i], zones[zone]) == 0)
+				w = baseline_watts[i];
+		if (w < 0 || dt_us <= 0)
 			return 0;
-		if (cpu_us > total_cpu_us)
-			cpu_us = total_cpu_us;
-		return muldiv(energy_uj, cpu_us, total_cpu_us, NULL);
+		idle = floor(w * (double)dt_us);
+		return idle >= (double)energy_uj ? energy_uj : (int64_t)idle;
 	}
-	ratio = usage_ratio(cpu);
-	if (!(ratio > 0))
+	if (iv->has_total) {
+		if (iv->total_cpu_us <= 0)
+			return energy_uj;
+		return energy_uj - muldiv(energy_uj, iv->cpu_us > iv->total_cpu_us ?
+		    iv->total_cpu_us : iv->cpu_us, iv->total_cpu_us, NULL);
+	}
+	if (!(iv->ratio > 0))
+		return energy_uj;
+	return iv->ratio >= 1 ? 0 :
+	    energy_uj - (int64_t)floor((double)energy_uj * iv->ratio);
+}
+
+static double
+usage_ratio(const struct interval *iv)
+{
+	if (!iv->has_total)
+		return iv->ratio;
+	if (iv->total_cpu_us <= 0)
 		return 0;
-	return ratio >= 1 ? energy_uj : (int64_t)floor(energy_uj * ratio);
+	if (iv->cpu_us >= iv->total_cpu_us)
+		return 1;
+	return (double)iv->cpu_us / (double)iv->total_cpu_us;
 }
 
 static int
@@ -145,253 +245,419 @@ by_remainder(const void *a, const void *b)
 }
 
 /*
- * Splits active_uj over shares[0..n) by cpu_us; shares[n-1] is the
- * unattributed rest, which takes everything when no CPU time was seen.  The
- * floors leave fewer microjoules than shares: one each goes to the largest
- * remainders, so the shares add up to active_uj exactly.
+ * Splits uj over shares[0..n) by cpu_us into active_uj (or idle_uj);
+ * shares[n-1] is the unattributed rest, which takes everything when no
+ * share has a weight.  The floors leave fewer microjoules than shares: one
+ * each goes to the largest remainders (largest remainder method), so the
+ * shares add up to uj exactly.
  */
 static void
-split(int64_t active_uj, struct share *shares, size_t n)
+split(int64_t uj, struct share *shares, size_t n, int idle,
+    struct share **order)
 {
-	struct share **order;
-	int64_t denom_us = 0, left_uj = active_uj;
+	int64_t denom_us = 0, left_uj = uj, part;
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		denom_us += shares[i].cpu_us;
-	if (denom_us == 0) {
-		for (i = 0; i < n; i++)
-			shares[i].energy_uj = i + 1 < n ? 0 : active_uj;
-		return;
-	}
-	if ((order = calloc(n, sizeof(*order))) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
 	for (i = 0; i < n; i++) {
-		shares[i].energy_uj = muldiv(active_uj, shares[i].cpu_us,
-		    denom_us, &shares[i].rem);
-		left_uj -= shares[i].energy_uj;
+		if (denom_us == 0)
+			part = i + 1 < n ? 0 : uj;
+		else
+			part = muldiv(uj, shares[i].cpu_us, denom_us,
+			    &shares[i].rem);
+		*(idle ? &shares[i].idle_uj : &shares[i].active_uj) = part;
+		left_uj -= part;
 		order[i] = &shares[i];
 	}
+	if (left_uj == 0)
+		return;
 	qsort(order, n, sizeof(*order), by_remainder);
 	for (i = 0; left_uj > 0; i++, left_uj--)
-		order[i]->energy_uj++;
-	free(order);
+		(*(idle ? &order[i]->idle_uj : &order[i]->active_uj))++;
 }
 
 static void
-copy_fields(json_t *dst, json_t *src, const char *const *keys)
+emit_node(const struct interval *iv, const struct energy *e, int64_t seq,
+    int64_t active_uj, int64_t idle_kept_uj, int64_t dt_us)
 {
-	json_t *v;
+	int64_t idle_uj = e->energy_uj - active_uj;
+	int z = e->zone;
 
-	for (; *keys; keys++)
-		if ((v = json_object_get(src, *keys)) != NULL)
-			json_object_set(dst, *keys, v);
+	node_total[z].total_uj += e->energy_uj;
+	node_total[z].active_total_uj += active_uj;
+	node_total[z].idle_total_uj += idle_uj;
+	kp_buf_rec(&out, "node", seq);
+	kp_buf_add(&out, ",\"zone\":\"", 9);
+	kp_buf_add(&out, zones[z], strlen(zones[z]));
+	kp_buf_add(&out, "\"", 1);
+	kp_buf_int(&out, "energy_uj", e->energy_uj);
+	kp_buf_int(&out, "active_uj", active_uj);
+	kp_buf_int(&out, "idle_uj", idle_uj);
+	kp_buf_int(&out, "idle_kept_uj", idle_kept_uj);
+	kp_buf_real(&out, "watts", watts(e->energy_uj, dt_us));
+	kp_buf_real(&out, "active_watts", watts(active_uj, dt_us));
+	kp_buf_real(&out, "idle_watts", watts(idle_uj, dt_us));
+	kp_buf_real(&out, "usage_ratio", usage_ratio(iv));
+	kp_buf_add(&out, iv->text.s + e->src_off, e->src_len);
+	kp_buf_int(&out, "total_uj", node_total[z].total_uj);
+	kp_buf_int(&out, "active_total_uj", node_total[z].active_total_uj);
+	kp_buf_int(&out, "idle_total_uj", node_total[z].idle_total_uj);
+	kp_out_buf(&out);
+}
+
+/* The energy members of a share: energy_uj, and its parts when shared. */
+static void
+share_members(const struct share *sh, int64_t dt_us)
+{
+	int64_t energy_uj = sh->active_uj + sh->idle_uj;
+
+	kp_buf_int(&out, "cpu_us", sh->cpu_us);
+	kp_buf_int(&out, "energy_uj", energy_uj);
+	if (idle_mode == IDLE_PROPORTIONAL) {
+		kp_buf_int(&out, "active_uj", sh->active_uj);
+		kp_buf_int(&out, "idle_uj", sh->idle_uj);
+	}
+	kp_buf_real(&out, "watts", watts(energy_uj, dt_us));
 }
 
 static void
-emit_node(int64_t seq, json_t *energy, json_t *cpu, int64_t active_uj,
-    int64_t dt_us, struct totals *t)
+emit_process(int64_t seq, int z, const char *id, size_t id_len,
+    const struct share *sh, int64_t dt_us, int64_t total_uj)
 {
-	static const char *const from_energy[] = {
-		"zone", "energy_uj", NULL
-	};
-	static const char *const source[] = { "source", "estimated", NULL };
-	int64_t energy_uj = 0, idle_uj;
-	json_t *rec, *tot;
-
-	kp_json_int(energy, "energy_uj", &energy_uj);
-	idle_uj = energy_uj - active_uj;
-	tot = child(t->node, kp_json_str(energy, "zone"));
-	rec = kp_rec_new("node", seq);
-	copy_fields(rec, energy, from_energy);
-	json_object_set_new(rec, "active_uj", json_integer(active_uj));
-	json_object_set_new(rec, "idle_uj", json_integer(idle_uj));
-	json_object_set_new(rec, "watts", json_real(watts(energy_uj, dt_us)));
-	json_object_set_new(rec, "active_watts",
-	    json_real(watts(active_uj, dt_us)));
-	json_object_set_new(rec, "idle_watts", json_real(watts(idle_uj, dt_us)));
-	json_object_set_new(rec, "usage_ratio", json_real(usage_ratio(cpu)));
-	copy_fields(rec, energy, source);
-	json_object_set_new(rec, "total_uj",
-	    json_integer(add_total(tot, "total_uj", energy_uj)));
-	json_object_set_new(rec, "active_total_uj",
-	    json_integer(add_total(tot, "active_total_uj", active_uj)));
-	json_object_set_new(rec, "idle_total_uj",
-	    json_integer(add_total(tot, "idle_total_uj", idle_uj)));
-	kp_out_json_new(rec);
+	kp_buf_rec(&out, "process", seq);
+	kp_buf_add(&out, ",\"zone\":\"", 9);
+	kp_buf_add(&out, zones[z], strlen(zones[z]));
+	kp_buf_add(&out, "\"", 1);
+	kp_buf_add(&out, id, id_len);
+	share_members(sh, dt_us);
+	kp_buf_int(&out, "total_uj", total_uj);
+	kp_out_buf(&out);
 }
 
 static void
-proc_key(char *key, size_t len, json_t *proc)
+emit_unattributed(int64_t seq, int z, const struct share *sh,
+    int64_t excess_us, int64_t dt_us)
 {
-	int64_t pid = 0, starttime = 0;
-
-	kp_json_int(proc, "pid", &pid);
-	kp_json_int(proc, "starttime", &starttime);
-	snprintf(key, len, "%lld:%lld", (long long)pid, (long long)starttime);
+	unattributed_total[z] += sh->active_uj + sh->idle_uj;
+	kp_buf_rec(&out, "unattributed", seq);
+	kp_buf_add(&out, ",\"zone\":\"", 9);
+	kp_buf_add(&out, zones[z], strlen(zones[z]));
+	kp_buf_add(&out, "\"", 1);
+	share_members(sh, dt_us);
+	kp_buf_int(&out, "total_uj", unattributed_total[z]);
+	kp_buf_bool(&out, "scaled_down", excess_us > 0);
+	if (excess_us > 0)
+		kp_buf_int(&out, "excess_cpu_us", excess_us);
+	kp_out_buf(&out);
 }
 
-static void
-emit_process(int64_t seq, const char *zone, json_t *proc,
-    const struct share *sh, int64_t dt_us, struct totals *t)
-{
-	static const char *const identity[] = {
-		"pid", "starttime", "comm", "state", "cgroup", "container_id",
-		"pod_id", "vm_id", "unit", NULL
-	};
-	char key[64];
-	json_t *rec;
-
-	proc_key(key, sizeof(key), proc);
-	rec = kp_rec_new("process", seq);
-	json_object_set_new(rec, "zone", json_string(zone));
-	copy_fields(rec, proc, identity);
-	json_object_set_new(rec, "cpu_us", json_integer(sh->cpu_us));
-	json_object_set_new(rec, "energy_uj", json_integer(sh->energy_uj));
-	json_object_set_new(rec, "watts", json_real(watts(sh->energy_uj, dt_us)));
-	json_object_set_new(rec, "total_uj", json_integer(
-	    add_total(child(t->procs, key), zone, sh->energy_uj)));
-	kp_out_json_new(rec);
-}
-
-static void
-emit_unattributed(int64_t seq, const char *zone, const struct share *sh,
-    int64_t dt_us, struct totals *t)
-{
-	json_t *rec;
-
-	rec = kp_rec_new("unattributed", seq);
-	json_object_set_new(rec, "zone", json_string(zone));
-	json_object_set_new(rec, "cpu_us", json_integer(sh->cpu_us));
-	json_object_set_new(rec, "energy_uj", json_integer(sh->energy_uj));
-	json_object_set_new(rec, "watts", json_real(watts(sh->energy_uj, dt_us)));
-	json_object_set_new(rec, "total_uj", json_integer(
-	    add_total(t->unattributed, zone, sh->energy_uj)));
-	kp_out_json_new(rec);
-}
-
+/* Terminated processes are reported unless their energy is below the bar. */
 static int
-is_terminated(json_t *proc)
+reportable(const struct workload *w)
 {
-	const char *state = kp_json_str(proc, "state");
-
-	return state != NULL && strcmp(state, "terminated") == 0;
+	return w == NULL || sum_total(w) >= min_terminated_uj;
 }
 
 /* One zone of one interval: node, processes, unattributed. */
 static void
-attribute_zone(struct interval *iv, json_t *energy, int64_t seq,
-    int64_t dt_us, struct totals *t)
+attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
+    int64_t dt_us)
 {
-	const char *zone = kp_json_str(energy, "zone");
-	size_t i, nproc = json_array_size(iv->procs);
-	int64_t energy_uj = 0, active_uj, node_cpu_us = 0, procs_cpu_us = 0;
-	struct share *shares;
-	json_t *proc;
+	size_t i, n = iv->nprocs;
+	int64_t idle_uj, active_uj, procs_us = 0, excess_us = 0, total_uj;
+	struct workload *w;
+	struct proc *p;
+	size_t k;
 
-	kp_json_int(energy, "energy_uj", &energy_uj);
-	active_uj = active_part(energy_uj, iv->cpu);
-	if ((shares = calloc(nproc + 1, sizeof(*shares))) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
-	json_array_foreach(iv->procs, i, proc) {
-		kp_json_int(proc, "cpu_us", &shares[i].cpu_us);
-		kp_json_int(proc, "pid", &shares[i].pid);
-		kp_json_int(proc, "starttime", &shares[i].starttime);
-		procs_cpu_us += shares[i].cpu_us;
+	idle_uj = idle_part(iv, e->zone, e->energy_uj, dt_us);
+	active_uj = e->energy_uj - idle_uj;
+	for (i = 0; i < n; i++) {
+		shares[i].cpu_us = iv->procs[i].cpu_us;
+		shares[i].pid = iv->procs[i].pid;
+		shares[i].starttime = iv->procs[i].starttime;
+		shares[i].active_uj = shares[i].idle_uj = 0;
+		procs_us += shares[i].cpu_us;
 	}
-	kp_json_int(iv->cpu, "cpu_us", &node_cpu_us);
-	shares[nproc].pid = -1;
-	shares[nproc].cpu_us = node_cpu_us > procs_cpu_us ?
-	    node_cpu_us - procs_cpu_us : 0;
-	split(active_uj, shares, nproc + 1);
+	memset(&shares[n], 0, sizeof(shares[n]));
+	shares[n].pid = -1;
+	if (denom_mode == DENOM_NODE) {
+		if (iv->cpu_us >= procs_us)
+			shares[n].cpu_us = iv->cpu_us - procs_us;
+		else
+			excess_us = procs_us - iv->cpu_us;
+	}
+	split(active_uj, shares, n + 1, 0, order);
+	if (idle_mode == IDLE_PROPORTIONAL)
+		split(idle_uj, shares, n + 1, 1, order);
+	if (denom_mode == DENOM_PROCESSES && iv->cpu_us > procs_us)
+		shares[n].cpu_us = iv->cpu_us - procs_us;	/* as told */
 
-	emit_node(seq, energy, iv->cpu, active_uj, dt_us, t);
-	json_array_foreach(iv->procs, i, proc)
-		if (shares[i].cpu_us > 0 || is_terminated(proc))
-			emit_process(seq, zone, proc, &shares[i], dt_us, t);
-	emit_unattributed(seq, zone, &shares[nproc], dt_us, t);
-	free(shares);
+	emit_node(iv, e, seq, active_uj,
+	    idle_mode == IDLE_PROPORTIONAL ? 0 : idle_uj, dt_us);
+	for (i = 0; i < n; i++) {
+		p = &iv->procs[i];
+		w = p->w;
+		total_uj = w->total_uj[e->zone] += shares[i].active_uj +
+		    shares[i].idle_uj;
+		if (shares[i].cpu_us > 0 || (p->terminated && reportable(w)))
+			emit_process(seq, e->zone, iv->text.s + p->id_off,
+			    p->id_len, &shares[i], dt_us, total_uj);
+	}
+	memset(&shares[n + 1], 0, sizeof(shares[n + 1]));
+	for (k = 0; k < nended; k++)
+		emit_process(seq, e->zone, ended[k].id, ended[k].id_len,
+		    &shares[n + 1], dt_us, ended[k].w.total_uj[e->zone]);
+	emit_unattributed(seq, e->zone, &shares[n], excess_us, dt_us);
 }
 
 static void
 interval_clear(struct interval *iv)
 {
-	json_array_clear(iv->energy);
-	json_array_clear(iv->procs);
-	json_array_clear(iv->lines);
-	json_decref(iv->cpu);
-	iv->cpu = NULL;
+	iv->nenergy = iv->nprocs = 0;
+	iv->has_cpu = iv->has_total = 0;
+	iv->text.len = iv->lines.len = 0;
 }
 
-/* The records this stage consumes; a malformed one is rejected. */
+/* Appends member key of f to the identity text, if f has it. */
+static void
+copy_member(struct kp_buf *b, const struct kp_flat *f, const char *key)
+{
+	int i;
+
+	if ((i = kp_flat_find(f, key)) >= 0)
+		kp_buf_raw(b, key, f->val[i], f->vallen[i]);
+}
+
 static int
+hold_energy(struct interval *iv, const struct kp_flat *f)
+{
+	struct energy *e;
+	const char *zone;
+	size_t len;
+	int64_t v;
+	int z;
+
+	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
+	    memchr(zone, '\\', len) != NULL ||
+	    (z = zone_index(zone + 1, len - 2)) < 0 ||
+	    !kp_flat_int(f, "energy_uj", &v) || v < 0)
+		return -1;
+	if (iv->nenergy == iv->capenergy) {
+		iv->capenergy = iv->capenergy * 2 + 4;
+		iv->energy = xrealloc(iv->energy, iv->capenergy,
+		    sizeof(*iv->energy));
+	}
+	e = &iv->energy[iv->nenergy++];
+	e->zone = z;
+	e->energy_uj = v;
+	e->src_off = iv->text.len;
+	copy_member(&iv->text, f, "source");
+	copy_member(&iv->text, f, "estimated");
+	e->src_len = iv->text.len - e->src_off;
+	return 0;
+}
+
+static int
+hold_cpu(struct interval *iv, const struct kp_flat *f)
+{
+	double ratio = kp_flat_number(f, "usage_ratio");
+	int64_t v, t;
+
+	if (!kp_flat_int(f, "cpu_us", &v) || v < 0 ||
+	    !(ratio >= 0 && ratio <= 1))
+		return -1;
+	iv->has_cpu = 1;
+	iv->cpu_us = v;
+	iv->ratio = ratio;
+	iv->has_total = kp_flat_int(f, "total_cpu_us", &t);
+	iv->total_cpu_us = t;
+	return 0;
+}
+
+static int
+hold_proc(struct interval *iv, const struct kp_flat *f)
+{
+	static const char *const identity[] = {
+		"pid", "starttime", "comm", "state", "cgroup", "container_id",
+		"pod_id", "vm_id", "unit", NULL
+	};
+	const char *const *k, *state;
+	struct proc *p;
+	int64_t pid, cpu_us, starttime = 0;
+	size_t len;
+
+	if (!kp_flat_int(f, "pid", &pid) || pid <= 0 ||
+	    !kp_flat_int(f, "cpu_us", &cpu_us) || cpu_us < 0)
+		return -1;
+	kp_flat_int(f, "starttime", &starttime);
+	if (iv->nprocs == iv->capprocs) {
+		iv->capprocs = iv->capprocs * 2 + 64;
+		iv->procs = xrealloc(iv->procs, iv->capprocs,
+		    sizeof(*iv->procs));
+	}
+	p = &iv->procs[iv->nprocs++];
+	p->pid = pid;
+	p->starttime = starttime;
+	p->cpu_us = cpu_us;
+	state = kp_flat_str(f, "state", &len);
+	p->terminated = state != NULL && len == 12 &&
+	    memcmp(state, "\"terminated\"", 12) == 0;
+	p->id_off = iv->text.len;
+	for (k = identity; *k; k++)
+		copy_member(&iv->text, f, *k);
+	p->id_len = iv->text.len - p->id_off;
+	return 0;
+}
+
+/* A record this stage consumes, from its line; -1 if it is malformed. */
+static int
+hold_line(struct interval *iv, const char *type, const char *line,
+    size_t len)
+{
+	struct kp_flat f;
+
+	if (kp_flat_scan(line, len, &f) < 0)
+		return -1;
+	if (strcmp(type, "energy") == 0)
+		return hold_energy(iv, &f);
+	if (strcmp(type, "cpu") == 0)
+		return hold_cpu(iv, &f);
+	return hold_proc(iv, &f);
+}
+
+static int
+consumed(const char *type)
+{
+	return strcmp(type, "energy") == 0 || strcmp(type, "cpu") == 0 ||
+	    strcmp(type, "proc") == 0;
+}
+
+static void
 hold(struct kp_reader *r, struct kp_record *rec, struct interval *iv)
 {
-	int64_t v;
-	double ratio;
-
-	if (strcmp(rec->type, "energy") == 0) {
-		if (kp_json_str(rec->obj, "zone") == NULL ||
-		    !kp_json_int(rec->obj, "energy_uj", &v) || v < 0)
-			goto bad;
-		json_array_append(iv->energy, rec->obj);
-	} else if (strcmp(rec->type, "cpu") == 0) {
-		ratio = json_number_value(json_object_get(rec->obj,
-		    "usage_ratio"));
-		if (!kp_json_int(rec->obj, "cpu_us", &v) || v < 0 ||
-		    !(ratio >= 0 && ratio <= 1))
-			goto bad;
-		json_decref(iv->cpu);
-		iv->cpu = json_incref(rec->obj);
-	} else if (strcmp(rec->type, "proc") == 0) {
-		if (!kp_json_int(rec->obj, "pid", &v) || v <= 0 ||
-		    !kp_json_int(rec->obj, "cpu_us", &v) || v < 0)
-			goto bad;
-		json_array_append(iv->procs, rec->obj);
-	} else
-		return 0;
-	json_array_append_new(iv->lines, json_stringn(rec->line, rec->len));
-	return 1;
-bad:
-	kp_reader_reject(r, "%s record without its required fields "
-	    "(see kp-records(5))", rec->type);
-	return 1;
+	if (hold_line(iv, rec->type, rec->line, rec->len) < 0) {
+		if (rec->obj == NULL && kp_reader_parse(r, rec) == NULL)
+			return;		/* not JSON: reported */
+		kp_reader_reject(r, "%s record without its required fields "
+		    "(see kp-records(5))", rec->type);
+		return;
+	}
+	kp_buf_add(&iv->lines, rec->line, rec->len);
+	kp_buf_add(&iv->lines, "\n", 1);
 }
 
 static void
 hold_sampled(json_t *rec, void *arg)
 {
 	struct interval *iv = arg;
+	char *s;
 
-	if (strcmp(kp_json_str(rec, "type"), "cpu") == 0)
-		iv->cpu = rec;
-	else
-		json_array_append_new(iv->procs, rec);
+	if ((s = json_dumps(rec, JSON_COMPACT)) == NULL)
+		errx(KP_EXIT_FAILURE, "cannot serialise a record");
+	if (hold_line(iv, kp_json_str(rec, "type"), s, strlen(s)) < 0)
+		errx(KP_EXIT_FAILURE, "%s: an unreadable sample", procdir);
+	free(s);
+	json_decref(rec);
 }
 
 static void
-pass_lines(json_t *lines)
+pass_lines(struct kp_buf *lines)
 {
-	size_t i;
-	json_t *line;
+	const char *p = lines->s, *end = lines->s + lines->len, *nl;
 
-	json_array_foreach(lines, i, line)
-		kp_out_raw(json_string_value(line), json_string_length(line));
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		kp_out_raw(p, (size_t)(nl - p));
+	}
 }
 
-/* A process that ended has had its last share: forget its totals. */
-static void
-forget_terminated(json_t *procs, struct totals *t)
+/* Seconds since the RFC 3339 time ts (UTC, "Z"); 0 if it is not one. */
+static double
+age_s(const char *ts)
 {
-	char key[64];
-	size_t i;
-	json_t *proc;
+	struct tm tm;
+	const char *rest;
 
-	json_array_foreach(procs, i, proc) {
-		if (!is_terminated(proc))
+	memset(&tm, 0, sizeof(tm));
+	if (ts == NULL || (rest = strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm)) ==
+	    NULL)
+		return 0;
+	return (double)kp_wall_us() / 1e6 - (double)timegm(&tm);
+}
+
+/*
+ * Sampling /proc here measures now: an interval that ended long before
+ * (a recording replayed) cannot be given CPU times from now.
+ */
+static void
+check_live(struct kp_reader *r, struct kp_record *rec, int64_t dt_us)
+{
+	json_t *obj = kp_reader_parse(r, rec);
+	double age, allowed = (double)dt_us / 1e6 + 10;
+
+	if (obj == NULL)
+		return;
+	if ((age = age_s(kp_json_str(obj, "ts"))) > allowed)
+		errx(KP_EXIT_DATAERR, "<stdin>:%ld: interval %lld ended %.0f s "
+		    "ago, but without cpu records this stage samples /proc "
+		    "now: a recorded stream must carry its own cpu and proc "
+		    "records (see proc-cputime(1))", kp_reader_lineno(r),
+		    (long long)rec->seq, age);
+}
+
+static int64_t
+interval_dt_us(struct kp_record *rec)
+{
+	struct kp_flat f;
+	int64_t dt_us = 0;
+
+	if (kp_flat_scan(rec->line, rec->len, &f) == 0)
+		kp_flat_int(&f, "dt_us", &dt_us);
+	return dt_us;
+}
+
+/* Processes that ended in this interval have had their last share. */
+static void
+retire(struct interval *iv, int attributed)
+{
+	struct workload *w;
+	struct ended *e;
+	struct proc *p;
+	size_t i;
+
+	if (attributed) {
+		for (i = 0; i < nended; i++)
+			free(ended[i].id);
+		nended = 0;
+	}
+	for (i = 0; i < iv->nprocs; i++) {
+		p = &iv->procs[i];
+		if (!p->terminated)
 			continue;
-		proc_key(key, sizeof(key), proc);
-		json_object_del(t->procs, key);
+		w = workload(p->pid, p->starttime, 0);
+		if (!attributed && w != NULL && reportable(w) &&
+		    max_terminated > 0) {
+			/* The tracker is full: the smallest goes unreported. */
+			if ((size_t)max_terminated == nended) {
+				size_t j, min = 0;
+
+				for (j = 1; j < nended; j++)
+					if (sum_total(&ended[j].w) <
+					    sum_total(&ended[min].w))
+						min = j;
+				free(ended[min].id);
+				ended[min] = ended[--nended];
+			}
+			ended = xrealloc(ended, nended + 1, sizeof(*ended));
+			e = &ended[nended++];
+			e->w = *w;
+			e->id_len = p->id_len;
+			if ((e->id = malloc(p->id_len + 1)) == NULL)
+				err(KP_EXIT_FAILURE, "malloc");
+			memcpy(e->id, iv->text.s + p->id_off, p->id_len);
+		}
+		forget(p->pid, p->starttime);
 	}
 }
 
@@ -401,50 +667,116 @@ forget_terminated(json_t *procs, struct totals *t)
  * attribute, and the CPU records pass on as they came.
  */
 static void
-end_interval(struct interval *iv, struct kp_record *rec,
-    struct kp_sampler *s, struct totals *t)
+end_interval(struct kp_reader *r, struct interval *iv, struct kp_record *rec,
+    struct kp_sampler *s)
 {
-	int64_t dt_us = 0;
+	int64_t dt_us = interval_dt_us(rec);
 	size_t i;
-	json_t *energy;
 
-	if (iv->cpu == NULL) {
+	if (!iv->has_cpu) {
+		if (iv->nenergy > 0)
+			check_live(r, rec, dt_us);
 		if (kp_sampler_scan(s) < 0)
 			err(KP_EXIT_FAILURE, "%s", procdir);
+		iv->nprocs = 0;
 		kp_sampler_emit(s, rec->seq, hold_sampled, iv);
 	}
-	kp_json_int(rec->obj, "dt_us", &dt_us);
-	if (json_array_size(iv->energy) == 0)
-		pass_lines(iv->lines);
-	json_array_foreach(iv->energy, i, energy)
-		attribute_zone(iv, energy, rec->seq, dt_us, t);
-	forget_terminated(iv->procs, t);
+	if (iv->nenergy == 0)
+		pass_lines(&iv->lines);
+	if (nshares < iv->nprocs + 2) {
+		nshares = iv->nprocs + 2;
+		shares = xrealloc(shares, nshares, sizeof(*shares));
+		order = xrealloc(order, nshares, sizeof(*order));
+	}
+	if (iv->nenergy > 0)
+		for (i = 0; i < iv->nprocs; i++)
+			iv->procs[i].w = workload(iv->procs[i].pid,
+			    iv->procs[i].starttime, 1);
+	for (i = 0; i < iv->nenergy; i++)
+		attribute_zone(iv, &iv->energy[i], rec->seq, dt_us);
+	retire(iv, iv->nenergy > 0);
 	kp_out_raw(rec->line, rec->len);
 	kp_out_flush();
 	interval_clear(iv);
 }
 
+/* zone -> integer, from a saved object. */
+static void
+load_zone_ints(json_t *obj, int64_t *totals)
+{
+	const char *zone;
+	json_t *v;
+	int z;
+
+	json_object_foreach(obj, zone, v)
+		if (json_is_integer(v) && (z = zone_index(zone,
+		    strlen(zone))) >= 0)
+			totals[z] = json_integer_value(v);
+}
+
+static json_t *
+save_zone_ints(const int64_t *totals)
+{
+	json_t *obj = json_object();
+	size_t z;
+
+	for (z = 0; z < nzones; z++)
+		if (totals[z] != 0)
+			json_object_set_new(obj, zones[z],
+			    json_integer(totals[z]));
+	return obj;
+}
+
 /* Totals and the /proc baseline from the previous run, if it left them. */
 static void
-load_state(struct kp_state *st, const char *path, struct totals *t,
-    struct kp_sampler *s)
+load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 {
-	json_t *data = kp_state_data_any_boot(st), *saved;
+	json_t *data = kp_state_data_any_boot(st), *node, *unattr, *procs, *v,
+	    *list, *saved;
+	const char *key, *zone;
+	long long pid, starttime;
+	struct workload *w;
+	struct ended *e;
+	size_t i;
+	int z;
 
 	if (data == NULL)
 		return;
-	if (json_unpack(data, "{s:o,s:o,s:o}", "node", &t->node,
-	    "unattributed", &t->unattributed, "procs", &t->procs) < 0 ||
-	    !json_is_object(t->node) || !json_is_object(t->unattributed) ||
-	    !json_is_object(t->procs)) {
+	if (json_unpack(data, "{s:o,s:o,s:o}", "node", &node,
+	    "unattributed", &unattr, "procs", &procs) < 0 ||
+	    !json_is_object(node) || !json_is_object(unattr) ||
+	    !json_is_object(procs)) {
 		warnx("%s: unusable totals in the state file, starting from "
 		    "zero", path);
-		t->node = t->unattributed = t->procs = NULL;
 		return;
 	}
-	t->node = json_deep_copy(t->node);
-	t->unattributed = json_deep_copy(t->unattributed);
-	t->procs = json_deep_copy(t->procs);
+	json_object_foreach(node, zone, v) {
+		if ((z = zone_index(zone, strlen(zone))) < 0)
+			continue;
+		kp_json_int(v, "total_uj", &node_total[z].total_uj);
+		kp_json_int(v, "active_total_uj", &node_total[z].active_total_uj);
+		kp_json_int(v, "idle_total_uj", &node_total[z].idle_total_uj);
+	}
+	load_zone_ints(unattr, unattributed_total);
+	json_object_foreach(procs, key, v) {
+		if (sscanf(key, "%lld:%lld", &pid, &starttime) != 2)
+			continue;
+		w = workload(pid, starttime, 1);
+		load_zone_ints(v, w->total_uj);
+	}
+	list = json_object_get(data, "terminated");
+	json_array_foreach(list, i, v) {
+		if (!json_is_string(json_object_get(v, "id")) ||
+		    (max_terminated > 0 && nended == (size_t)max_terminated))
+			continue;
+		ended = xrealloc(ended, nended + 1, sizeof(*ended));
+		e = &ended[nended++];
+		memset(&e->w, 0, sizeof(e->w));
+		if ((e->id = strdup(kp_json_str(v, "id"))) == NULL)
+			err(KP_EXIT_FAILURE, "strdup");
+		e->id_len = strlen(e->id);
+		load_zone_ints(json_object_get(v, "totals"), e->w.total_uj);
+	}
 	if (kp_state_data(st) == NULL)
 		return;		/* a /proc sample of an earlier boot means nothing */
 	if ((saved = json_object_get(data, "sampler")) != NULL &&
@@ -454,67 +786,154 @@ load_state(struct kp_state *st, const char *path, struct totals *t,
 }
 
 static void
-save_state(struct kp_state *st, struct totals *t, struct kp_sampler *s)
+save_workload(const char *key, void *val, void *arg)
 {
-	json_t *data;
+	json_object_set_new(arg, key, save_zone_ints(
+	    ((struct workload *)val)->total_uj));
+}
 
-	data = json_pack("{s:O,s:O,s:O}", "node", t->node,
-	    "unattributed", t->unattributed, "procs", t->procs);
+static void
+save_state(struct kp_state *st, struct kp_sampler *s)
+{
+	json_t *data, *node, *procs, *list;
+	size_t z, i;
+
+	node = json_object();
+	for (z = 0; z < nzones; z++)
+		json_object_set_new(node, zones[z], json_pack("{s:I,s:I,s:I}",
+		    "total_uj", (json_int_t)node_total[z].total_uj,
+		    "active_total_uj", (json_int_t)node_total[z].active_total_uj,
+		    "idle_total_uj", (json_int_t)node_total[z].idle_total_uj));
+	procs = json_object();
+	kp_map_each(workloads, save_workload, procs);
+	list = json_array();
+	for (i = 0; i < nended; i++)
+		json_array_append_new(list, json_pack("{s:s%,s:o}",
+		    "id", ended[i].id, ended[i].id_len,
+		    "totals", save_zone_ints(ended[i].w.total_uj)));
+	data = json_pack("{s:o,s:o,s:o,s:o}", "node", node, "unattributed",
+	    save_zone_ints(unattributed_total), "procs", procs,
+	    "terminated", list);
 	if (kp_sampler_has_baseline(s))
 		json_object_set_new(data, "sampler", kp_sampler_save(s));
 	kp_state_commit_new(st, data);
 }
 
 static int
-run(struct kp_reader *r, struct kp_sampler *s, struct totals *t)
+run(struct kp_reader *r, struct kp_sampler *s)
 {
 	struct interval iv;
 	struct kp_record rec;
 	int status = KP_EXIT_OK;
 
-	iv.energy = json_array();
-	iv.procs = json_array();
-	iv.lines = json_array();
-	iv.cpu = NULL;
-	while (kp_reader_next(r, &rec)) {
+	memset(&iv, 0, sizeof(iv));
+	/* Never NULL, so that offsets into them are always defined. */
+	iv.text.cap = iv.lines.cap = 256;
+	if ((iv.text.s = malloc(iv.text.cap)) == NULL ||
+	    (iv.lines.s = malloc(iv.lines.cap)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
+	while (kp_reader_next_lazy(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0)
-			end_interval(&iv, &rec, s, t);
-		else if (!hold(r, &rec, &iv))
+			end_interval(r, &iv, &rec, s);
+		else if (consumed(rec.type))
+			hold(r, &rec, &iv);
+		else
 			kp_out_raw(rec.line, rec.len);
 	}
-	if (json_array_size(iv.lines) > 0) {
+	if (iv.lines.len > 0) {
+		size_t n = 0, i;
+
+		for (i = 0; i < iv.lines.len; i++)
+			n += iv.lines.s[i] == '\n';
 		warnx("<stdin>:%ld: the stream ends inside an interval: %zu "
-		    "record(s) pass on unattributed", kp_reader_lineno(r),
-		    json_array_size(iv.lines));
-		pass_lines(iv.lines);
+		    "record(s) pass on unattributed", kp_reader_lineno(r), n);
+		pass_lines(&iv.lines);
 		status = KP_EXIT_DATAERR;
 	}
-	interval_clear(&iv);
-	json_decref(iv.energy);
-	json_decref(iv.procs);
-	json_decref(iv.lines);
+	free(iv.energy);
+	free(iv.procs);
+	free(iv.text.s);
+	free(iv.lines.s);
 	return status;
+}
+
+static void
+parse_baseline(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (eq == NULL) {
+		baseline_default = kp_parse_double(arg, 0, 1e6,
+		    "--baseline-watts");
+		return;
+	}
+	if (nbaseline == ZONES_MAX)
+		errx(KP_EXIT_USAGE, "too many --baseline-watts zones");
+	if ((baseline_zone[nbaseline] = strndup(arg, (size_t)(eq - arg))) ==
+	    NULL)
+		err(KP_EXIT_FAILURE, "strndup");
+	baseline_watts[nbaseline++] = kp_parse_double(eq + 1, 0, 1e6,
+	    "--baseline-watts");
+}
+
+static int
+choice(const char *arg, const char *a, const char *b, const char *what)
+{
+	if (strcmp(arg, a) == 0)
+		return 0;
+	if (strcmp(arg, b) == 0)
+		return 1;
+	errx(KP_EXIT_USAGE, "%s must be '%s' or '%s': '%s'", what, a, b, arg);
 }
 
 int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
+		{ "baseline-watts", required_argument, NULL, 'B' },
+		{ "denominator", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "idle", required_argument, NULL, 'I' },
+		{ "max-terminated", required_argument, NULL, 'M' },
+		{ "min-terminated-energy", required_argument, NULL, 'E' },
 		{ "proc", required_argument, NULL, 'P' },
+		{ "split", required_argument, NULL, 'L' },
 		{ "state", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *statepath = NULL;
-	struct totals t = { NULL, NULL, NULL };
 	struct kp_state *st = NULL;
 	struct kp_sampler *s;
 	struct kp_reader *r;
 	int ch, status;
+	size_t i;
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'B':
+			parse_baseline(optarg);
+			break;
+		case 'D':
+			denom_mode = choice(optarg, "node", "processes",
+			    "--denominator") ? DENOM_PROCESSES : DENOM_NODE;
+			break;
+		case 'E':
+			min_terminated_uj = (int64_t)llround(kp_parse_double(
+			    optarg, 0, 1e12, "--min-terminated-energy") * 1e6);
+			break;
+		case 'I':
+			idle_mode = choice(optarg, "none", "proportional",
+			    "--idle") ? IDLE_PROPORTIONAL : IDLE_NONE;
+			break;
+		case 'L':
+			split_mode = choice(optarg, "ratio", "baseline",
+			    "--split") ? SPLIT_BASELINE : SPLIT_RATIO;
+			break;
+		case 'M':
+			max_terminated = kp_parse_int(optarg, 0, 1000000,
+			    "--max-terminated");
+			break;
 		case 'P':
 			procdir = optarg;
 			break;
@@ -529,31 +948,37 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc != 0)
 		usage();
+	if ((split_mode == SPLIT_BASELINE) !=
+	    (baseline_default >= 0 || nbaseline > 0))
+		errx(KP_EXIT_USAGE, "--split baseline and --baseline-watts "
+		    "go together");
 
+	workloads = kp_map_new();
 	s = kp_sampler_new(procdir, 0);
 	if (statepath) {
 		st = kp_state_open(statepath, procdir, "kp-attribute");
-		load_state(st, statepath, &t, s);
-	}
-	if (t.node == NULL) {
-		t.node = json_object();
-		t.unattributed = json_object();
-		t.procs = json_object();
+		load_state(st, statepath, s);
 	}
 	/* The baseline for sampling /proc here, should upstream bring no CPU. */
 	if (!kp_sampler_has_baseline(s))
 		(void)kp_sampler_scan(s);
 	r = kp_reader_open(stdin, "<stdin>");
-	status = run(r, s, &t);
+	status = run(r, s);
 	if (kp_reader_errors(r))
 		status = KP_EXIT_DATAERR;
 	if (st)
-		save_state(st, &t, s);
+		save_state(st, s);
 	kp_reader_close(r);
 	kp_state_close(st);
 	kp_sampler_free(s);
-	json_decref(t.node);
-	json_decref(t.unattributed);
-	json_decref(t.procs);
+	kp_map_free(workloads, free);
+	for (i = 0; i < nended; i++)
+		free(ended[i].id);
+	free(ended);
+	for (i = 0; i < nbaseline; i++)
+		free(baseline_zone[i]);
+	free(out.s);
+	free(shares);
+	free(order);
 	return kp_out_finish(status);
 }

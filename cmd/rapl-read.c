@@ -1,7 +1,10 @@
 /*
  * rapl-read: the energy of each RAPL zone per interval, from the kernel's
- * powercap counters, or an estimate from /proc/stat where there are none.
+ * powercap counters, from ACPI power meters, or an estimate from /proc/stat
+ * where there are neither.
  */
+#include <sys/wait.h>
+
 #include <dirent.h>
 #include <err.h>
 #include <errno.h>
@@ -9,6 +12,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,29 +20,45 @@
 
 #include "kp.h"
 
-enum source { SOURCE_AUTO, SOURCE_POWERCAP, SOURCE_MODEL };
+enum source { SOURCE_AUTO, SOURCE_POWERCAP, SOURCE_HWMON, SOURCE_MODEL };
 
 /* Long options without a short form. */
 enum {
 	OPT_IDLE_WATTS = 256,
+	OPT_LIST,
 	OPT_MAX_WATTS,
+	OPT_PER_SOCKET,
 	OPT_PROC,
 	OPT_SOURCE,
 	OPT_STATE,
 	OPT_SYSFS
 };
 
-/* One RAPL counter: one zone of one socket, such as package-1. */
+#define NO_SOCKET	(-1)	/* psys, a power meter: the whole node */
+#define ANY_SOCKET	(-2)
+
+/*
+ * The most a RAPL counter plausibly counts: a 500 W server package.  A
+ * counter may wrap twice, unseen, in an interval longer than its range
+ * at this power.
+ */
+#define MAX_ZONE_WATTS	500
+
+/* One counter: one zone of one socket or die, such as package-1, or a meter. */
 struct member {
-	char key[NAME_MAX + 1];		/* its entry: "intel-rapl:1" */
+	char key[NAME_MAX + 1];		/* its entry: "intel-rapl:1", "hwmon2" */
 	char zone[NAME_MAX + 1];	/* its name less the socket: "package" */
-	char path[PATH_MAX];		/* its energy_uj */
+	int socket;			/* or NO_SOCKET */
+	int enabled;			/* its power limit's; -1: not said */
+	char dup_of[NAME_MAX + 1];	/* the entry it repeats, if any */
+	int wanted;			/* read and reported */
+	char path[PATH_MAX];		/* its energy_uj, or power1_* in uW */
 	int fd;
-	const char *bad;		/* the file that failed at the start */
+	char bad[PATH_MAX];		/* the file that failed at the start */
 	int errnum;			/* and why */
 	int warned;
-	uint64_t max_uj;		/* where the counter wraps */
-	uint64_t prev_uj, cur_uj;
+	uint64_t max_uj;		/* where the counter wraps; 0: a meter */
+	uint64_t prev, cur;		/* uJ, or uW for a meter */
 	int has_prev, has_cur;
 };
 
@@ -48,8 +68,11 @@ struct meter {
 	const char *procdir;
 	char classdir[PATH_MAX];
 	int dir_errnum;
-	struct member *members;		/* sorted by zone */
+	struct member *members;		/* sorted by zone, then socket */
 	size_t nmembers;
+	char **zones;			/* -z; NULL: every zone but node */
+	size_t nzones;
+	int per_socket;
 	double idle_watts, max_watts;
 	struct kp_cpu_times prev_ct, cur_ct;
 	int has_prev_ct;
@@ -59,10 +82,12 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: rapl-read [-h] [-i duration] [-n count] "
-	    "[--idle-watts watts]\n"
-	    "                 [--max-watts watts] [--proc dir] "
-	    "[--source auto|powercap|model]\n"
-	    "                 [--state file] [--sysfs dir]\n");
+	    "[-z zone,...] [--idle-watts watts]\n"
+	    "                 [--list] [--max-watts watts] [--per-socket] "
+	    "[--proc dir]\n"
+	    "                 [--source auto|powercap|hwmon|model] "
+	    "[--state file] [--sysfs dir]\n"
+	    "                 [-- command [arg ...]]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -86,15 +111,53 @@ parse_source(const char *s)
 		return SOURCE_AUTO;
 	if (strcmp(s, "powercap") == 0)
 		return SOURCE_POWERCAP;
+	if (strcmp(s, "hwmon") == 0)
+		return SOURCE_HWMON;
 	if (strcmp(s, "model") == 0)
 		return SOURCE_MODEL;
-	errx(KP_EXIT_USAGE, "source must be auto, powercap or model: '%s'", s);
+	errx(KP_EXIT_USAGE, "source must be auto, powercap, hwmon or model: "
+	    "'%s'", s);
 }
 
 static const char *
-source_name(const struct meter *m)
+source_name(enum source source)
 {
-	return m->source == SOURCE_MODEL ? "model" : "powercap";
+	static const char *const names[] = {
+		"auto", "powercap", "hwmon", "model"
+	};
+
+	return names[source];
+}
+
+/* -z package,dram: the zones to report, node being the node's total. */
+static void
+parse_zones(struct meter *m, char *list)
+{
+	char *zone;
+
+	while ((zone = strsep(&list, ",")) != NULL) {
+		if (*zone == '\0' || strlen(zone) > NAME_MAX)
+			errx(KP_EXIT_USAGE, "zones must be a list of names "
+			    "separated by commas: '%s'", zone);
+		m->zones = reallocarray(m->zones, m->nzones + 1,
+		    sizeof(*m->zones));
+		if (m->zones == NULL)
+			err(KP_EXIT_FAILURE, "malloc");
+		m->zones[m->nzones++] = zone;
+	}
+}
+
+static int
+selected(const struct meter *m, const char *zone)
+{
+	size_t i;
+
+	if (m->zones == NULL)
+		return strcmp(zone, "node") != 0;
+	for (i = 0; i < m->nzones; i++)
+		if (strcmp(m->zones[i], zone) == 0)
+			return 1;
+	return 0;
 }
 
 /* A counter as the kernel prints it: digits and a newline; -1 with errno. */
@@ -118,7 +181,7 @@ static int
 zone_rank(const char *zone)
 {
 	static const char *const known[] = {
-		"package", "core", "uncore", "dram", "psys"
+		"package", "core", "uncore", "dram", "psys", "meter"
 	};
 	size_t i;
 
@@ -138,24 +201,46 @@ member_cmp(const void *a, const void *b)
 		return d;
 	if ((d = strcmp(x->zone, y->zone)) != 0)
 		return d;
+	if (x->socket != y->socket)
+		return x->socket < y->socket ? -1 : 1;
 	return strverscmp(x->key, y->key);
 }
 
-/* "package-1\n" becomes "package": sockets are summed under one name. */
-static void
-zone_name(char *name)
+/* Digits only, as in a socket or die number; -1 otherwise. */
+static int
+number(const char *s)
 {
-	char *dash;
+	if (*s == '\0' || strspn(s, "0123456789") != strlen(s) ||
+	    strlen(s) > 6)
+		return -1;
+	return atoi(s);
+}
+
+/*
+ * "package-1-die-0\n" becomes "package" of socket 1: the dies and sockets
+ * of a zone are summed under one name.  The socket, or NO_SOCKET.
+ */
+static int
+split_name(char *name)
+{
+	char *p;
+	int socket = NO_SOCKET;
 
 	name[strcspn(name, "\n")] = '\0';
-	if ((dash = strrchr(name, '-')) != NULL && dash[1] != '\0' &&
-	    strspn(dash + 1, "0123456789") == strlen(dash + 1))
-		*dash = '\0';
+	if ((p = strstr(name, "-die-")) != NULL && number(p + 5) >= 0)
+		*p = '\0';
+	if ((p = strrchr(name, '-')) != NULL && number(p + 1) >= 0) {
+		socket = number(p + 1);
+		*p = '\0';
+	}
+	return socket;
 }
 
 /*
  * The counter, read again through the file kept open: a sysfs attribute
- * is produced anew on each read at offset 0.  -1 with errno.
+ * is produced anew on each read at offset 0.  An attribute of a zone that
+ * was removed reads as an error or as nothing; the file is then closed, to
+ * be opened anew when the zone comes back.  -1 with errno.
  */
 static int
 read_counter(struct member *mb)
@@ -167,29 +252,28 @@ read_counter(struct member *mb)
 	if (mb->fd < 0 &&
 	    (mb->fd = open(mb->path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
-	if ((n = pread(mb->fd, buf, sizeof(buf) - 1, 0)) < 0) {
-		saved = errno;
+	if ((n = pread(mb->fd, buf, sizeof(buf) - 1, 0)) <= 0) {
+		saved = n == 0 ? ENODEV : errno;
 		close(mb->fd);
 		mb->fd = -1;
 		errno = saved;
 		return -1;
 	}
 	buf[n] = '\0';
-	return parse_uj(buf, &mb->cur_uj);
+	return parse_uj(buf, &mb->cur);
 }
 
 static void
-member_failed(struct member *mb, const char *file)
+member_failed(struct member *mb, const char *dir, const char *file)
 {
-	mb->bad = file;
 	mb->errnum = errno;
+	xpath(mb->bad, sizeof(mb->bad), "%s/%s", dir, file);
 }
 
-static void
-add_member(struct meter *m, int classfd, const char *key)
+static struct member *
+new_member(struct meter *m, const char *key)
 {
 	struct member *mb;
-	char file[PATH_MAX], buf[256];
 
 	m->members = reallocarray(m->members, m->nmembers + 1,
 	    sizeof(*m->members));
@@ -198,28 +282,100 @@ add_member(struct meter *m, int classfd, const char *key)
 	mb = &m->members[m->nmembers++];
 	memset(mb, 0, sizeof(*mb));
 	mb->fd = -1;
+	mb->socket = NO_SOCKET;
+	mb->enabled = -1;
+	mb->wanted = 1;
 	xpath(mb->key, sizeof(mb->key), "%s", key);
-	xpath(mb->path, sizeof(mb->path), "%s/%s/energy_uj", m->classdir, key);
+	return mb;
+}
+
+static void
+add_zone(struct meter *m, int classfd, const char *key)
+{
+	struct member *mb;
+	char dir[PATH_MAX], file[PATH_MAX], buf[256];
+	uint64_t enabled;
+
+	mb = new_member(m, key);
+	xpath(dir, sizeof(dir), "%s/%s", m->classdir, key);
+	xpath(mb->path, sizeof(mb->path), "%s/energy_uj", dir);
 	xpath(file, sizeof(file), "%s/name", key);
 	if (kp_read_file(classfd, file, buf, sizeof(buf)) < 0) {
-		member_failed(mb, "name");
+		member_failed(mb, dir, "name");
 		return;
 	}
-	zone_name(buf);
+	mb->socket = split_name(buf);
 	xpath(mb->zone, sizeof(mb->zone), "%s", buf);
+	xpath(file, sizeof(file), "%s/enabled", key);
+	if (kp_read_file(classfd, file, buf, sizeof(buf)) >= 0 &&
+	    parse_uj(buf, &enabled) == 0)
+		mb->enabled = enabled != 0;
 	xpath(file, sizeof(file), "%s/max_energy_range_uj", key);
 	if (kp_read_file(classfd, file, buf, sizeof(buf)) < 0 ||
-	    parse_uj(buf, &mb->max_uj) < 0) {
-		member_failed(mb, "max_energy_range_uj");
+	    parse_uj(buf, &mb->max_uj) < 0 || mb->max_uj == 0) {
+		if (errno == 0)
+			errno = EINVAL;
+		member_failed(mb, dir, "max_energy_range_uj");
 		return;
 	}
 	if (read_counter(mb) < 0)
-		member_failed(mb, "energy_uj");
+		member_failed(mb, dir, "energy_uj");
 }
 
-/* Every intel-rapl:* entry, zones and subzones alike, listed side by side. */
+static struct member *
+find_member(struct meter *m, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->nmembers; i++)
+		if (strcmp(m->members[i].key, key) == 0)
+			return &m->members[i];
+	return NULL;
+}
+
+/*
+ * A subzone (intel-rapl:0:1, whose directory is inside its package's) is
+ * of its package's socket; a package counter exposed through MMIO as well
+ * as through the MSR interface is counted once, through the MSR.
+ */
 static void
-discover(struct meter *m)
+settle_zones(struct meter *m)
+{
+	struct member *mb, *up;
+	char parent[NAME_MAX + 1];
+	size_t i, j;
+
+	for (i = 0; i < m->nmembers; i++) {
+		mb = &m->members[i];
+		snprintf(parent, sizeof(parent), "%s", mb->key);
+		*strrchr(parent, ':') = '\0';
+		if (strchr(parent, ':') != NULL &&
+		    (up = find_member(m, parent)) != NULL &&
+		    mb->socket == NO_SOCKET)
+			mb->socket = up->socket;
+	}
+	for (i = 0; i < m->nmembers; i++) {
+		mb = &m->members[i];
+		if (strncmp(mb->key, "intel-rapl-mmio:", 16) != 0)
+			continue;
+		for (j = 0; j < m->nmembers; j++) {
+			up = &m->members[j];
+			if (strncmp(up->key, "intel-rapl:", 11) == 0 &&
+			    up->zone[0] != '\0' &&
+			    strcmp(up->zone, mb->zone) == 0 &&
+			    up->socket == mb->socket) {
+				xpath(mb->dup_of, sizeof(mb->dup_of), "%s",
+				    up->key);
+				mb->wanted = 0;
+				break;
+			}
+		}
+	}
+}
+
+/* Every intel-rapl zone, zones and subzones alike, listed side by side. */
+static void
+discover_powercap(struct meter *m)
 {
 	struct dirent *de;
 	DIR *dir;
@@ -231,60 +387,169 @@ discover(struct meter *m)
 		return;
 	}
 	while ((errno = 0, de = readdir(dir)) != NULL)
-		if (strncmp(de->d_name, "intel-rapl:", 11) == 0)
-			add_member(m, dirfd(dir), de->d_name);
+		if (strncmp(de->d_name, "intel-rapl:", 11) == 0 ||
+		    strncmp(de->d_name, "intel-rapl-mmio:", 16) == 0)
+			add_zone(m, dirfd(dir), de->d_name);
 	if (errno != 0)
 		m->dir_errnum = errno;
 	closedir(dir);
+	settle_zones(m);
+}
+
+/* An ACPI power meter: its average power if it keeps one, else its reading. */
+static void
+add_meter(struct meter *m, int classfd, const char *key)
+{
+	static const char *const files[] = { "power1_average", "power1_input" };
+	struct member *mb;
+	char dir[PATH_MAX], file[PATH_MAX], buf[64];
+	size_t i;
+
+	xpath(file, sizeof(file), "%s/name", key);
+	if (kp_read_file(classfd, file, buf, sizeof(buf)) < 0 ||
+	    strcmp(buf, "power_meter\n") != 0)
+		return;
+	mb = new_member(m, key);
+	xpath(mb->zone, sizeof(mb->zone), "meter");
+	xpath(dir, sizeof(dir), "%s/%s", m->classdir, key);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		xpath(mb->path, sizeof(mb->path), "%s/%s", dir, files[i]);
+		if (read_counter(mb) == 0)
+			return;
+		if (errno != ENOENT)	/* there, but unreadable */
+			break;
+	}
+	member_failed(mb, dir, strrchr(mb->path, '/') + 1);
+}
+
+static void
+discover_hwmon(struct meter *m)
+{
+	struct dirent *de;
+	DIR *dir;
+
+	xpath(m->classdir, sizeof(m->classdir), "%s/class/hwmon", m->sysfs);
+	if ((dir = opendir(m->classdir)) == NULL) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			m->dir_errnum = errno;
+		return;
+	}
+	while ((errno = 0, de = readdir(dir)) != NULL)
+		if (de->d_name[0] != '.')
+			add_meter(m, dirfd(dir), de->d_name);
+	if (errno != 0)
+		m->dir_errnum = errno;
+	closedir(dir);
+}
+
+static void
+sort_members(struct meter *m)
+{
 	if (m->nmembers > 0)
 		qsort(m->members, m->nmembers, sizeof(*m->members),
 		    member_cmp);
 }
 
-static void
-member_file(const struct meter *m, const struct member *mb, char *buf,
-    size_t len)
+static int
+has_zone(const struct meter *m, const char *zone)
 {
-	xpath(buf, len, "%s/%s/%s", m->classdir, mb->key, mb->bad);
+	size_t i;
+
+	for (i = 0; i < m->nmembers; i++)
+		if (m->members[i].dup_of[0] == '\0' &&
+		    strcmp(m->members[i].zone, zone) == 0)
+			return 1;
+	return 0;
 }
 
 /*
- * Why the powercap source cannot be used, in why, and the exit status
- * that says so; 0 if it can.  A counter that cannot be read for lack of
- * permission stops it; other unreadable counters only leave their zone out.
+ * The zones whose sum is the node's energy, counted once: psys, which
+ * contains the others, where there is one; else package and dram, since a
+ * package contains its core and uncore.
  */
 static int
-powercap_problem(const struct meter *m, char *why, size_t len)
+in_node(const struct meter *m, const char *zone)
 {
-	const struct member *first = NULL;
-	char file[PATH_MAX];
-	size_t i, usable = 0;
+	if (m->source == SOURCE_HWMON)
+		return strcmp(zone, "meter") == 0;
+	if (has_zone(m, "psys"))
+		return strcmp(zone, "psys") == 0;
+	return strcmp(zone, "package") == 0 || strcmp(zone, "dram") == 0;
+}
+
+/* Only the counters of the zones reported are read. */
+static void
+want_members(struct meter *m)
+{
+	struct member *mb;
+	size_t i;
+
+	for (i = 0; i < m->nmembers; i++) {
+		mb = &m->members[i];
+		if (mb->dup_of[0] != '\0')
+			continue;
+		mb->wanted = selected(m, mb->zone) ||
+		    (selected(m, "node") && in_node(m, mb->zone));
+	}
+	for (i = 0; i < m->nmembers; i++) {
+		mb = &m->members[i];
+		if (!mb->wanted && mb->fd >= 0) {
+			close(mb->fd);
+			mb->fd = -1;
+		}
+	}
+}
+
+static int
+denied(int errnum)
+{
+	return errnum == EACCES || errnum == EPERM;
+}
+
+/*
+ * Why the source cannot be used, in why, and the exit status that says so;
+ * 0 if it can.  A counter that cannot be read for lack of permission stops
+ * it; other unreadable counters only leave their zone out.
+ */
+static int
+source_problem(const struct meter *m, const char *what, char *why,
+    size_t len)
+{
+	const struct member *first = NULL, *mb;
+	size_t i, usable = 0, wanted = 0;
 
 	if (m->dir_errnum != 0) {
 		snprintf(why, len, "cannot read '%s': %s", m->classdir,
 		    strerror(m->dir_errnum));
 		return KP_EXIT_FAILURE;
 	}
-	if (m->nmembers == 0) {
-		snprintf(why, len, "no RAPL zones under '%s'", m->classdir);
-		return KP_EXIT_NOSOURCE;
-	}
 	for (i = 0; i < m->nmembers; i++) {
-		if (m->members[i].bad == NULL)
+		mb = &m->members[i];
+		if (!mb->wanted)
+			continue;
+		wanted++;
+		if (mb->bad[0] == '\0')
 			usable++;
-		else if (m->members[i].errnum == EACCES ||
-		    m->members[i].errnum == EPERM) {
-			first = &m->members[i];
+		else if (denied(mb->errnum)) {
+			first = mb;
 			break;
 		} else if (first == NULL)
-			first = &m->members[i];
+			first = mb;
+	}
+	if (wanted == 0) {
+		if (m->nmembers == 0)
+			snprintf(why, len, "no %s under '%s'", what,
+			    m->classdir);
+		else
+			snprintf(why, len, "none of the zones asked for under "
+			    "'%s'", m->classdir);
+		return KP_EXIT_NOSOURCE;
 	}
 	if (usable > 0 && i == m->nmembers)
 		return 0;
-	member_file(m, first, file, sizeof(file));
-	snprintf(why, len, "cannot read '%s': %s", file,
+	snprintf(why, len, "cannot read '%s': %s", first->bad,
 	    strerror(first->errnum));
-	if (first->errnum == EACCES || first->errnum == EPERM)
+	if (denied(first->errnum))
 		return KP_EXIT_NOPERM;
 	return KP_EXIT_FAILURE;
 }
@@ -293,15 +558,13 @@ static void
 warn_bad_members(struct meter *m)
 {
 	struct member *mb;
-	char file[PATH_MAX];
 	size_t i;
 
 	for (i = 0; i < m->nmembers; i++) {
 		mb = &m->members[i];
-		if (mb->bad == NULL)
+		if (!mb->wanted || mb->bad[0] == '\0')
 			continue;
-		member_file(m, mb, file, sizeof(file));
-		warnx("cannot read '%s': %s", file, strerror(mb->errnum));
+		warnx("cannot read '%s': %s", mb->bad, strerror(mb->errnum));
 		mb->warned = 1;
 	}
 }
@@ -317,40 +580,85 @@ close_members(struct meter *m)
 	free(m->members);
 	m->members = NULL;
 	m->nmembers = 0;
+	m->dir_errnum = 0;
 }
 
-/* Settles the source: --source auto falls back to the model, saying why. */
+/* Tries one source of counters; 0 if it can be used, else why not. */
+static int
+try_source(struct meter *m, enum source source, char *why, size_t len)
+{
+	int status;
+
+	m->source = source;
+	if (source == SOURCE_POWERCAP)
+		discover_powercap(m);
+	else
+		discover_hwmon(m);
+	sort_members(m);
+	want_members(m);
+	status = source_problem(m, source == SOURCE_POWERCAP ? "RAPL zones" :
+	    "ACPI power meters", why, len);
+	if (status == 0)
+		warn_bad_members(m);
+	return status;
+}
+
+static void
+unusable(enum source source, int status, const char *why)
+{
+	if (status == KP_EXIT_NOPERM && source == SOURCE_HWMON)
+		errx(status, "%s; run as root or grant read access to the "
+		    "file (see rapl-read(1))", why);
+	if (status == KP_EXIT_NOPERM)
+		errx(status, "%s; run as root or let group 'power' read the "
+		    "counters with kp's udev rule scripts/70-powercap.rules "
+		    "(see rapl-read(1))", why);
+	errx(status, "%s", why);
+}
+
+/*
+ * Settles the source: --source auto takes powercap, else hwmon, else the
+ * model, saying why it estimates.
+ */
 static void
 open_source(struct meter *m, enum source want)
 {
-	char why[2 * PATH_MAX];
+	char why[2 * PATH_MAX], hwhy[2 * PATH_MAX];
 	int status;
 
-	m->source = SOURCE_MODEL;
-	if (want == SOURCE_MODEL)
-		return;
-	discover(m);
-	if ((status = powercap_problem(m, why, sizeof(why))) == 0) {
-		m->source = SOURCE_POWERCAP;
-		warn_bad_members(m);
+	if (want == SOURCE_MODEL) {
+		m->source = SOURCE_MODEL;
 		return;
 	}
-	if (want == SOURCE_POWERCAP && status == KP_EXIT_NOPERM)
-		errx(status, "%s; run as root or grant read access to the "
-		    "file (a udev rule, see rapl-read(1))", why);
-	if (want == SOURCE_POWERCAP)
-		errx(status, "%s", why);
+	if (want == SOURCE_POWERCAP || want == SOURCE_AUTO) {
+		if ((status = try_source(m, SOURCE_POWERCAP, why,
+		    sizeof(why))) == 0)
+			return;
+		if (want == SOURCE_POWERCAP)
+			unusable(SOURCE_POWERCAP, status, why);
+		close_members(m);
+	}
+	if ((status = try_source(m, SOURCE_HWMON, hwhy, sizeof(hwhy))) == 0) {
+		if (want == SOURCE_AUTO)
+			warnx("%s: using ACPI power meters (--source hwmon)",
+			    why);
+		return;
+	}
+	if (want == SOURCE_HWMON)
+		unusable(SOURCE_HWMON, status, hwhy);
+	close_members(m);
+	m->source = SOURCE_MODEL;
 	warnx("%s: estimating energy from %s/stat (--source model)", why,
 	    m->procdir);
-	close_members(m);
 }
 
 static void
-sample_member(struct member *mb)
+sample_member(struct member *mb, enum source source)
 {
 	mb->has_cur = 0;
-	if (mb->bad != NULL && strcmp(mb->bad, "energy_uj") != 0)
-		return;
+	if (!mb->wanted || mb->zone[0] == '\0' ||
+	    (mb->max_uj == 0 && source != SOURCE_HWMON))
+		return;		/* no name or no range: never usable */
 	if (read_counter(mb) == 0) {
 		mb->has_cur = 1;
 		return;
@@ -371,7 +679,7 @@ sample(struct meter *m)
 		return;
 	}
 	for (i = 0; i < m->nmembers; i++)
-		sample_member(&m->members[i]);
+		sample_member(&m->members[i], m->source);
 }
 
 /* The current sample becomes the baseline of the next interval. */
@@ -383,71 +691,183 @@ advance(struct meter *m)
 	m->prev_ct = m->cur_ct;
 	m->has_prev_ct = 1;
 	for (i = 0; i < m->nmembers; i++) {
-		m->members[i].prev_uj = m->members[i].cur_uj;
+		m->members[i].prev = m->members[i].cur;
 		m->members[i].has_prev = m->members[i].has_cur;
 	}
 }
 
-/* How far a counter went, if it wrapped at most once. */
+/*
+ * A counter's energy over the interval: how far it went, if it wrapped at
+ * most once; for a meter, its mean power at the two ends times dt_us.
+ */
 static uint64_t
-delta_uj(const struct member *mb)
+delta_uj(const struct member *mb, int64_t dt_us)
 {
-	if (mb->cur_uj >= mb->prev_uj)
-		return mb->cur_uj - mb->prev_uj;
-	return mb->max_uj - mb->prev_uj + mb->cur_uj;
+	if (mb->max_uj == 0)
+		return (uint64_t)llround(((double)mb->prev + (double)mb->cur) /
+		    2 * (double)dt_us / 1e6);
+	if (mb->cur >= mb->prev)
+		return mb->cur - mb->prev;
+	return mb->max_uj - mb->prev + mb->cur;
+}
+
+/*
+ * The energy of a zone's counters on one socket or all: -1 if one of them
+ * has no delta, since a sum that missed one would not be the zone's energy.
+ */
+static int
+zone_energy(const struct meter *m, const char *zone, int socket,
+    int64_t dt_us, uint64_t *energy_uj, size_t *n)
+{
+	const struct member *mb;
+	size_t i;
+
+	for (i = 0; i < m->nmembers; i++) {
+		mb = &m->members[i];
+		if (!mb->wanted || strcmp(mb->zone, zone) != 0 ||
+		    (socket != ANY_SOCKET && mb->socket != socket))
+			continue;
+		if (!mb->has_prev || !mb->has_cur)
+			return -1;
+		*energy_uj += delta_uj(mb, dt_us);
+		(*n)++;
+	}
+	return 0;
 }
 
 static json_t *
-energy_rec_new(int64_t seq, const char *zone, int64_t energy_uj,
-    int64_t dt_us, const char *source, size_t sockets)
+energy_rec_new(int64_t seq, const char *zone, int socket, int64_t energy_uj,
+    int64_t dt_us, enum source source, size_t sockets)
 {
 	json_t *rec;
 
 	rec = kp_rec_new("energy", seq);
 	json_object_set_new(rec, "zone", kp_json_text(zone));
+	if (socket >= 0)
+		json_object_set_new(rec, "socket", json_integer(socket));
 	json_object_set_new(rec, "energy_uj", json_integer(energy_uj));
 	json_object_set_new(rec, "watts",
 	    json_real((double)energy_uj / (double)dt_us));
-	json_object_set_new(rec, "source", json_string(source));
+	json_object_set_new(rec, "source", json_string(source_name(source)));
 	json_object_set_new(rec, "estimated",
-	    json_boolean(strcmp(source, "model") == 0));
+	    json_boolean(source == SOURCE_MODEL));
 	json_object_set_new(rec, "sockets", json_integer((json_int_t)sockets));
 	return rec;
 }
 
 /*
- * A zone's record, summed over its n counters: a sum that missed a socket
- * would not be the zone's energy, so then there is no record.
+ * A number as jansson writes a real with JSON_REAL_PRECISION(10): %.10g,
+ * with ".0" where it would read back as an integer, and an exponent
+ * without '+' or leading zeros.
  */
 static void
-emit_zone(const struct member *mb, size_t n, int64_t seq, int64_t dt_us)
+format_real(char *buf, size_t len, double v)
 {
-	uint64_t energy_uj = 0;
-	size_t i;
+	char *e, *digits, *end;
 
-	if (mb->zone[0] == '\0')
+	snprintf(buf, len, "%.10g", v);
+	if (strpbrk(buf, ".e") == NULL) {
+		strncat(buf, ".0", len - strlen(buf) - 1);
 		return;
-	for (i = 0; i < n; i++) {
-		if (!mb[i].has_prev || !mb[i].has_cur)
-			return;
-		energy_uj += delta_uj(&mb[i]);
 	}
-	kp_out_json_new(energy_rec_new(seq, mb->zone, (int64_t)energy_uj,
-	    dt_us, "powercap", n));
+	if ((e = strchr(buf, 'e')) == NULL)
+		return;
+	digits = e + 1;
+	if (*digits == '+')
+		memmove(digits, digits + 1, strlen(digits));
+	else if (*digits == '-')
+		digits++;
+	for (end = digits; *end == '0' && end[1] != '\0'; end++)
+		;
+	memmove(digits, end, strlen(end) + 1);
+}
+
+/*
+ * An energy record, written as the line energy_rec_new would make: at
+ * 1 kHz, building and freeing JSON objects was some 15 % of rapl-read's
+ * CPU time (perf stat).  A zone name that would need escaping goes
+ * through jansson.
+ */
+static void
+out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
+    int64_t dt_us, enum source source, size_t sockets)
+{
+	char line[NAME_MAX + 256], watts[64], sock[32] = "";
+	int n;
+
+	if (zone[strspn(zone, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")] != '\0') {
+		kp_out_json_new(energy_rec_new(seq, zone, socket, energy_uj,
+		    dt_us, source, sockets));
+		return;
+	}
+	format_real(watts, sizeof(watts), (double)energy_uj / (double)dt_us);
+	if (socket >= 0)
+		snprintf(sock, sizeof(sock), "\"socket\":%d,", socket);
+	n = snprintf(line, sizeof(line), "{\"type\":\"energy\",\"seq\":%lld,"
+	    "\"zone\":\"%s\",%s\"energy_uj\":%lld,\"watts\":%s,"
+	    "\"source\":\"%s\",\"estimated\":%s,\"sockets\":%zu}",
+	    (long long)seq, zone, sock, (long long)energy_uj, watts,
+	    source_name(source), source == SOURCE_MODEL ? "true" : "false",
+	    sockets);
+	kp_out_raw(line, (size_t)n);
 }
 
 static void
-emit_powercap(const struct meter *m, int64_t seq, int64_t dt_us)
+emit_zone(const struct meter *m, const char *zone, int socket, int64_t seq,
+    int64_t dt_us)
+{
+	uint64_t energy_uj = 0;
+	size_t n = 0;
+
+	if (zone_energy(m, zone, socket, dt_us, &energy_uj, &n) == 0 && n > 0)
+		out_energy(seq, zone, socket, (int64_t)energy_uj, dt_us,
+		    m->source, n);
+}
+
+/* The node's energy, its zones each counted once (see in_node). */
+static void
+emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
+{
+	const struct member *mb;
+	const char *done = NULL;
+	uint64_t energy_uj = 0;
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nmembers; i++) {
+		mb = &m->members[i];
+		if (!mb->wanted || !in_node(m, mb->zone) ||
+		    (done != NULL && strcmp(done, mb->zone) == 0))
+			continue;
+		done = mb->zone;
+		if (zone_energy(m, mb->zone, ANY_SOCKET, dt_us, &energy_uj,
+		    &n) < 0)
+			return;
+	}
+	if (n > 0)
+		out_energy(seq, "node", NO_SOCKET, (int64_t)energy_uj, dt_us,
+		    m->source, n);
+}
+
+static void
+emit_counters(const struct meter *m, int64_t seq, int64_t dt_us)
 {
 	const struct member *mb = m->members;
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < m->nmembers; i = j) {
-		for (j = i + 1; j < m->nmembers &&
-		    strcmp(mb[j].zone, mb[i].zone) == 0; j++)
-			;
-		emit_zone(&mb[i], j - i, seq, dt_us);
+	for (i = 0; i < m->nmembers; i++) {
+		if (mb[i].zone[0] == '\0' || !selected(m, mb[i].zone))
+			continue;
+		if (m->per_socket) {
+			if (i > 0 && strcmp(mb[i - 1].zone, mb[i].zone) == 0 &&
+			    mb[i - 1].socket == mb[i].socket)
+				continue;
+			emit_zone(m, mb[i].zone, mb[i].socket, seq, dt_us);
+		} else if (i == 0 || strcmp(mb[i - 1].zone, mb[i].zone) != 0)
+			emit_zone(m, mb[i].zone, ANY_SOCKET, seq, dt_us);
 	}
+	if (selected(m, "node"))
+		emit_node(m, seq, dt_us);
 }
 
 static double
@@ -474,38 +894,158 @@ model_energy_uj(const struct meter *m, int64_t dt_us, double ratio)
 static void
 emit(const struct meter *m, int64_t seq, int64_t dt_us)
 {
-	double ratio;
+	int64_t energy_uj;
 
-	if (m->source == SOURCE_POWERCAP) {
-		emit_powercap(m, seq, dt_us);
+	if (m->source != SOURCE_MODEL) {
+		emit_counters(m, seq, dt_us);
 		return;
 	}
 	if (!m->has_prev_ct)
 		return;
-	ratio = usage_ratio(&m->prev_ct, &m->cur_ct);
-	kp_out_json_new(energy_rec_new(seq, "package",
-	    model_energy_uj(m, dt_us, ratio), dt_us, "model", 1));
+	energy_uj = model_energy_uj(m, dt_us,
+	    usage_ratio(&m->prev_ct, &m->cur_ct));
+	if (selected(m, "package"))
+		out_energy(seq, "package", NO_SOCKET, energy_uj, dt_us,
+		    SOURCE_MODEL, 1);
+	if (selected(m, "node"))
+		out_energy(seq, "node", NO_SOCKET, energy_uj, dt_us,
+		    SOURCE_MODEL, 1);
+}
+
+/* The counter that wraps soonest at MAX_ZONE_WATTS, and in how long. */
+static const struct member *
+soonest_wrap(const struct meter *m, int64_t *wrap_us)
+{
+	const struct member *soonest = NULL;
+	size_t i;
+
+	for (i = 0; i < m->nmembers; i++)
+		if (m->members[i].wanted && m->members[i].max_uj > 0 &&
+		    (soonest == NULL ||
+		    m->members[i].max_uj < soonest->max_uj))
+			soonest = &m->members[i];
+	if (soonest != NULL)
+		*wrap_us = (int64_t)(soonest->max_uj / MAX_ZONE_WATTS);
+	return soonest;
+}
+
+static void
+warn_wrap(const struct meter *m, const char *what, int64_t dt_us)
+{
+	const struct member *mb;
+	int64_t wrap_us;
+
+	if ((mb = soonest_wrap(m, &wrap_us)) != NULL && dt_us > wrap_us)
+		warnx("%s of %.0f s is longer than the %.0f s in which "
+		    "counter '%s' wraps at %d W: a second wrap would go unseen",
+		    what, (double)dt_us / 1e6, (double)wrap_us / 1e6, mb->key,
+		    MAX_ZONE_WATTS);
+}
+
+/* One interval: sample, its records, its interval record. */
+static void
+end_interval(struct meter *m, int64_t seq, int64_t *prev_us)
+{
+	int64_t now_us, wall_us;
+
+	now_us = kp_mono_us();
+	wall_us = kp_wall_us();
+	sample(m);
+	emit(m, seq, now_us - *prev_us);
+	advance(m);
+	kp_out_interval(seq, wall_us, now_us - *prev_us);
+	*prev_us = now_us;
 }
 
 static void
 run_clock(struct meter *m, int64_t interval_us, long long count)
 {
-	int64_t start_us, prev_us, now_us, wall_us, seq;
+	int64_t start_us, prev_us, seq;
 
+	warn_wrap(m, "the interval", interval_us);
 	kp_out_header("rapl-read");
 	start_us = prev_us = kp_mono_us();
 	sample(m);
 	advance(m);
 	for (seq = 1; count == 0 || seq <= count; seq++) {
 		kp_sleep_until_us(start_us + seq * interval_us);
-		now_us = kp_mono_us();
-		wall_us = kp_wall_us();
-		sample(m);
-		emit(m, seq, now_us - prev_us);
-		advance(m);
-		kp_out_interval(seq, wall_us, now_us - prev_us);
-		prev_us = now_us;
+		end_interval(m, seq, &prev_us);
 	}
+}
+
+/*
+ * Waits for the deadline or for the command's end, whichever is first,
+ * passing on the signals that would end a shell's job; 1 if it ended.
+ */
+static int
+wait_command(pid_t pid, int *status, int64_t deadline_us,
+    const sigset_t *set)
+{
+	struct timespec ts;
+	int64_t left_us;
+	pid_t r;
+	int sig;
+
+	for (;;) {
+		if ((r = waitpid(pid, status, WNOHANG)) == pid)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			err(KP_EXIT_FAILURE, "waitpid");
+		if ((left_us = deadline_us - kp_mono_us()) <= 0)
+			return 0;
+		ts.tv_sec = left_us / 1000000;
+		ts.tv_nsec = (left_us % 1000000) * 1000;
+		if ((sig = sigtimedwait(set, NULL, &ts)) > 0 &&
+		    sig != SIGCHLD)
+			kill(pid, sig);
+	}
+}
+
+/*
+ * -- CMD: samples while CMD runs and once more when it ends, so that a
+ * short run is measured too; CMD's standard output goes to standard error,
+ * out of the record stream.  CMD's exit status, or 128 + its signal.
+ */
+static int
+run_command(struct meter *m, int64_t interval_us, char *argv[])
+{
+	sigset_t set, old;
+	int64_t start_us, prev_us, seq;
+	pid_t pid;
+	int status, ended = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, &old) < 0)
+		err(KP_EXIT_FAILURE, "sigprocmask");
+	warn_wrap(m, "the interval", interval_us);
+	kp_out_header("rapl-read");
+	kp_out_flush();
+	start_us = prev_us = kp_mono_us();
+	sample(m);
+	advance(m);
+	if ((pid = fork()) < 0)
+		err(KP_EXIT_FAILURE, "fork");
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			err(126, "dup2");
+		execvp(argv[0], argv);
+		warn("%s", argv[0]);
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	for (seq = 1; !ended; seq++) {
+		ended = wait_command(pid, &status, start_us + seq * interval_us,
+		    &set);
+		end_interval(m, seq, &prev_us);
+	}
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
 }
 
 static int
@@ -522,9 +1062,10 @@ load_members(struct meter *m, json_t *data)
 		mb = &m->members[i];
 		v = json_object_get(members, mb->key);
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    (uint64_t)json_integer_value(v) > mb->max_uj)
+		    (mb->max_uj > 0 &&
+		    (uint64_t)json_integer_value(v) > mb->max_uj))
 			continue;	/* new: this run is its baseline */
-		mb->prev_uj = (uint64_t)json_integer_value(v);
+		mb->prev = (uint64_t)json_integer_value(v);
 		mb->has_prev = 1;
 	}
 	return 0;
@@ -559,9 +1100,10 @@ load_state(struct meter *m, struct kp_state *st, const char *path,
 	if (json_unpack(data, "{s:I,s:I,s:s}", "seq", seq, "mono_us", mono_us,
 	    "source", &source) < 0 || *seq < 0)
 		goto bad;
-	if (strcmp(source, source_name(m)) != 0) {
+	if (strcmp(source, source_name(m->source)) != 0) {
 		warnx("%s: the stored sample is from source '%s', not '%s'; "
-		    "starting a new baseline", path, source, source_name(m));
+		    "starting a new baseline", path, source,
+		    source_name(m->source));
 		return 0;
 	}
 	rv = m->source == SOURCE_MODEL ? load_ticks(m, data) :
@@ -583,7 +1125,7 @@ save_state(const struct meter *m, struct kp_state *st, json_int_t seq,
 	size_t i;
 
 	data = json_pack("{s:I,s:I,s:s}", "seq", seq, "mono_us",
-	    (json_int_t)mono_us, "source", source_name(m));
+	    (json_int_t)mono_us, "source", source_name(m->source));
 	if (data == NULL)
 		errx(KP_EXIT_FAILURE, "cannot build the state");
 	if (m->source == SOURCE_MODEL) {
@@ -597,7 +1139,7 @@ save_state(const struct meter *m, struct kp_state *st, json_int_t seq,
 			if (m->members[i].has_cur)
 				json_object_set_new(members, m->members[i].key,
 				    json_integer(
-				    (json_int_t)m->members[i].cur_uj));
+				    (json_int_t)m->members[i].cur));
 		json_object_set_new(data, "members", members);
 	}
 	kp_state_commit_new(st, data);
@@ -609,6 +1151,7 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 {
 	json_int_t seq = 0, stored_us = 0;
 	int64_t now_us, wall_us;
+	char what[PATH_MAX + 64];
 	int usable;
 
 	kp_out_header("rapl-read");
@@ -622,11 +1165,76 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 		usable = 0;
 	}
 	if (usable) {
+		snprintf(what, sizeof(what), "%s: the time since the stored "
+		    "sample", path);
+		warn_wrap(m, what, now_us - stored_us);
 		seq++;
 		emit(m, seq, now_us - stored_us);
 		kp_out_interval(seq, wall_us, now_us - stored_us);
 	}
 	save_state(m, st, seq, now_us);
+}
+
+static void
+list_one(const struct member *mb)
+{
+	char socket[16], range[32], enabled[8], status[PATH_MAX + 64];
+
+	snprintf(socket, sizeof(socket), "%d", mb->socket);
+	snprintf(range, sizeof(range), "%llu", (unsigned long long)mb->max_uj);
+	snprintf(enabled, sizeof(enabled), "%d", mb->enabled);
+	if (mb->dup_of[0] != '\0')
+		snprintf(status, sizeof(status), "duplicate of %s",
+		    mb->dup_of);
+	else if (mb->bad[0] != '\0')
+		snprintf(status, sizeof(status), "unreadable: %s: %s",
+		    strrchr(mb->bad, '/') + 1, strerror(mb->errnum));
+	else
+		snprintf(status, sizeof(status), "readable");
+	printf("%s\t%s\t%s\t%s\t%s\t%s\n",
+	    mb->zone[0] != '\0' ? mb->zone : "?",
+	    mb->socket >= 0 ? socket : "-", mb->bad[0] != '\0' &&
+	    mb->zone[0] == '\0' ? mb->bad : mb->path,
+	    mb->max_uj > 0 ? range : "-", mb->enabled >= 0 ? enabled : "-",
+	    status);
+}
+
+/*
+ * --list: every counter of the sources asked for, one a line.  0 if every
+ * counter listed can be read, 5 if one is denied, 4 if there is none.
+ */
+static int
+list(struct meter *m, enum source want)
+{
+	enum source sources[] = { SOURCE_POWERCAP, SOURCE_HWMON };
+	const struct member *mb;
+	char why[2 * PATH_MAX];
+	int status = KP_EXIT_NOSOURCE, found = 0;
+	size_t i, s;
+
+	printf("zone\tsocket\tpath\tmax_energy_range_uj\tenabled\tstatus\n");
+	for (s = 0; s < 2; s++) {
+		if (want != SOURCE_AUTO && want != sources[s])
+			continue;
+		(void)try_source(m, sources[s], why, sizeof(why));
+		if (m->dir_errnum != 0)
+			warnx("%s", why);
+		for (i = 0; i < m->nmembers; i++) {
+			mb = &m->members[i];
+			list_one(mb);
+			found = 1;
+			if (mb->dup_of[0] != '\0' || mb->bad[0] == '\0')
+				continue;
+			if (denied(mb->errnum))
+				status = KP_EXIT_NOPERM;
+			else if (status != KP_EXIT_NOPERM)
+				status = KP_EXIT_FAILURE;
+		}
+		close_members(m);
+	}
+	if (found && status == KP_EXIT_NOSOURCE)
+		status = KP_EXIT_OK;
+	return kp_out_finish(status);
 }
 
 int
@@ -637,11 +1245,14 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ "idle-watts", required_argument, NULL, OPT_IDLE_WATTS },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "list", no_argument, NULL, OPT_LIST },
 		{ "max-watts", required_argument, NULL, OPT_MAX_WATTS },
+		{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
 		{ "proc", required_argument, NULL, OPT_PROC },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "sysfs", required_argument, NULL, OPT_SYSFS },
+		{ "zones", required_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct meter m = {
@@ -653,10 +1264,11 @@ main(int argc, char *argv[])
 	struct kp_state *st;
 	int64_t interval_us = 1000000;
 	long long count = 0;
-	int clock = 0, ch;
+	int clock = 0, listing = 0, status = KP_EXIT_OK, ch;
 
 	kp_out_init();
-	while ((ch = getopt_long(argc, argv, "hi:n:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+hi:n:z:", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'i':
 			interval_us = kp_parse_duration_us(optarg, "interval");
@@ -666,13 +1278,22 @@ main(int argc, char *argv[])
 			count = kp_parse_int(optarg, 1, INT64_MAX, "count");
 			clock = 1;
 			break;
+		case 'z':
+			parse_zones(&m, optarg);
+			break;
 		case OPT_IDLE_WATTS:
 			m.idle_watts = kp_parse_double(optarg, 0, 100000,
 			    "idle watts");
 			break;
+		case OPT_LIST:
+			listing = 1;
+			break;
 		case OPT_MAX_WATTS:
 			m.max_watts = kp_parse_double(optarg, 0, 100000,
 			    "max watts");
+			break;
+		case OPT_PER_SOCKET:
+			m.per_socket = 1;
 			break;
 		case OPT_PROC:
 			m.procdir = optarg;
@@ -692,21 +1313,32 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc != 0)
+	if (argc > 0 && strcmp(argv[-1], "--") != 0)
 		usage();
 	if (clock && statepath != NULL)
 		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
+	if (argc > 0 && (statepath != NULL || count != 0))
+		errx(KP_EXIT_USAGE, "a command cannot be used with --state "
+		    "or -n");
 	if (m.idle_watts > m.max_watts)
 		errx(KP_EXIT_USAGE, "idle watts must not exceed max watts: "
 		    "%g > %g", m.idle_watts, m.max_watts);
+	if (listing) {
+		free(m.zones);
+		m.zones = NULL;
+		return list(&m, want);
+	}
 
 	open_source(&m, want);
 	if (statepath != NULL) {
 		st = kp_state_open(statepath, m.procdir, "rapl-read");
 		run_once(&m, st, statepath);
 		kp_state_close(st);
-	} else
+	} else if (argc > 0)
+		status = run_command(&m, interval_us, argv);
+	else
 		run_clock(&m, interval_us, count);
 	close_members(&m);
-	return kp_out_finish(KP_EXIT_OK);
+	free(m.zones);
+	return kp_out_finish(status);
 }

@@ -52,6 +52,18 @@ json_t *kp_rec_new(const char *type, int64_t seq);
 void kp_out_header(const char *producer);
 void kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us);
 json_t *kp_json_text(const char *bytes);	/* any bytes, as valid UTF-8 */
+struct kp_buf {			/* one record being built by hand */
+	char *s;
+	size_t len, cap;
+};
+void kp_buf_rec(struct kp_buf *b, const char *type, int64_t seq);
+void kp_buf_add(struct kp_buf *b, const char *s, size_t n);
+void kp_buf_int(struct kp_buf *b, const char *key, int64_t v);
+void kp_buf_real(struct kp_buf *b, const char *key, double v);
+void kp_buf_bool(struct kp_buf *b, const char *key, int v);
+void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,
+    size_t len);
+void kp_out_buf(struct kp_buf *b);		/* closes, writes, empties */
 
 /* stream.c: reading a kp record stream, one JSON object per line. */
 struct kp_reader;
@@ -71,6 +83,21 @@ void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
 long kp_reader_lineno(const struct kp_reader *r);
 int kp_json_int(json_t *obj, const char *key, int64_t *val);
 const char *kp_json_str(json_t *obj, const char *key);
+/* Peeked records (obj NULL until kp_reader_parse), and flat scans. */
+int kp_reader_next_lazy(struct kp_reader *r, struct kp_record *rec);
+json_t *kp_reader_parse(struct kp_reader *r, struct kp_record *rec);
+#define KP_FLAT_MAX 32
+struct kp_flat {		/* spans of the line scanned */
+	size_t n;
+	const char *key[KP_FLAT_MAX], *val[KP_FLAT_MAX];
+	size_t keylen[KP_FLAT_MAX], vallen[KP_FLAT_MAX];
+};
+int kp_flat_scan(const char *line, size_t len, struct kp_flat *f);
+int kp_flat_find(const struct kp_flat *f, const char *key);
+int kp_flat_int(const struct kp_flat *f, const char *key, int64_t *val);
+double kp_flat_number(const struct kp_flat *f, const char *key);
+const char *kp_flat_str(const struct kp_flat *f, const char *key,
+    size_t *len);
 
 /* procfs.c: parsing /proc. */
 struct kp_cpu_times {

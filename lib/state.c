@@ -39,7 +39,10 @@ load(struct kp_state *st)
 	int fd;
 
 	if ((fd = open(st->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		if (errno != ENOENT)
+		if (errno == ELOOP)
+			warnx("%s: a symbolic link, not followed; starting a "
+			    "new baseline in a file in its place", st->path);
+		else if (errno != ENOENT)
 			warn("%s: not used", st->path);
 		return;
 	}

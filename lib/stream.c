@@ -3,8 +3,10 @@
  * a record is reported with its place ("prog: <stdin>:12: ...") and skipped;
  * the caller sees only well-formed records.
  */
+#include <ctype.h>
 #include <err.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,9 @@ struct kp_reader {
 	char *line;
 	size_t cap;
 	json_t *obj;		/* the current record, released on the next read */
+	int pending;		/* line holds a line not yet parsed */
+	ssize_t pending_len;
+	char type[64];		/* a peeked record's type */
 };
 
 struct kp_reader *
@@ -76,14 +81,19 @@ kp_reader_next(struct kp_reader *r, struct kp_record *rec)
 	for (;;) {
 		json_decref(r->obj);
 		r->obj = NULL;
-		if ((n = getline(&r->line, &r->cap, r->fp)) < 0) {
+		if (r->pending) {
+			r->pending = 0;
+			n = r->pending_len;
+			r->lineno++;
+		} else if ((n = getline(&r->line, &r->cap, r->fp)) < 0) {
 			if (ferror(r->fp))
 				err(KP_EXIT_FAILURE, "%s", r->name);
 			return 0;
+		} else {
+			r->lineno++;
+			if (n > 0 && r->line[n - 1] == '\n')
+				r->line[--n] = '\0';
 		}
-		r->lineno++;
-		if (n > 0 && r->line[n - 1] == '\n')
-			r->line[--n] = '\0';
 		if (n == 0 || strspn(r->line, " \t\r") == (size_t)n)
 			continue;
 		r->obj = json_loadb(r->line, n, JSON_REJECT_DUPLICATES, &jerr);
@@ -153,4 +163,301 @@ const char *
 kp_json_str(json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
+}
+
+/*
+ * The fast path.  Every kp stage writes a record as {"type":"T","seq":N,...;
+ * a line that starts so has its type and seq read from those bytes alone,
+ * and a stage that does not consume the type passes it on without parsing
+ * it.  Any other line, and every header, goes through kp_reader_next's
+ * full parse.
+ */
+static int
+peek(const char *s, size_t n, char *type, size_t typecap, int64_t *seq)
+{
+	static const char head[] = "{\"type\":\"";
+	const char *p = s + sizeof(head) - 1, *end = s + n, *q;
+	int64_t v = 0;
+
+	if (n < sizeof(head) + 10 || memcmp(s, head, sizeof(head) - 1) != 0)
+		return 0;
+	if ((q = memchr(p, '"', (size_t)(end - p))) == NULL ||
+	    (size_t)(q - p) >= typecap || memchr(p, '\\', (size_t)(q - p)))
+		return 0;
+	memcpy(type, p, (size_t)(q - p));
+	type[q - p] = '\0';
+	p = q + 1;
+	if (end - p < 8 || memcmp(p, ",\"seq\":", 7) != 0)
+		return 0;
+	p += 7;
+	if (p == end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < end &&
+	    p[1] >= '0' && p[1] <= '9'))
+		return 0;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (*p - '0');
+	}
+	if (p == end || (*p != ',' && *p != '}'))
+		return 0;
+	*seq = v;
+	return strcmp(type, "header") != 0;
+}
+
+/*
+ * As kp_reader_next, but rec->obj is NULL when the record was only peeked
+ * at; kp_reader_parse gives its JSON value when a stage needs it.  rec->type
+ * is then valid until the next read.
+ */
+int
+kp_reader_next_lazy(struct kp_reader *r, struct kp_record *rec)
+{
+	ssize_t n;
+
+	json_decref(r->obj);
+	r->obj = NULL;
+	if ((n = getline(&r->line, &r->cap, r->fp)) < 0) {
+		if (ferror(r->fp))
+			err(KP_EXIT_FAILURE, "%s", r->name);
+		return 0;
+	}
+	r->lineno++;
+	if (n > 0 && r->line[n - 1] == '\n')
+		r->line[--n] = '\0';
+	if (peek(r->line, (size_t)n, r->type, sizeof(r->type), &rec->seq)) {
+		rec->obj = NULL;
+		rec->type = r->type;
+		rec->line = r->line;
+		rec->len = (size_t)n;
+		return 1;
+	}
+	/* Not the usual form: the full parse, from this same line. */
+	r->lineno--;
+	r->pending = 1;
+	r->pending_len = n;
+	return kp_reader_next(r, rec);
+}
+
+/* The JSON value of rec, parsed now if it was only peeked at; or NULL. */
+json_t *
+kp_reader_parse(struct kp_reader *r, struct kp_record *rec)
+{
+	json_error_t jerr;
+
+	if (rec->obj != NULL)
+		return rec->obj;
+	r->obj = json_loadb(rec->line, rec->len, JSON_REJECT_DUPLICATES, &jerr);
+	if (r->obj == NULL) {
+		kp_reader_reject(r, "not JSON: %s", jerr.text);
+		return NULL;
+	}
+	return rec->obj = r->obj;
+}
+
+/*
+ * A flat scan of one record: the members of the top-level object as spans
+ * of the line, without building JSON values.  Strings are checked for
+ * valid escapes and no control characters, numbers and literals for their
+ * characters, and nested values are skipped over (and checked likewise).
+ * Returns 0, or -1 if the line is not such an object.
+ */
+static const char *
+skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	return p;
+}
+
+static const char *
+skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '"')
+			return p + 1;
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '\\') {
+			if (++p == end)
+				return NULL;
+			if (*p == 'u') {
+				if (end - p < 5 || !isxdigit((unsigned char)p[1]) ||
+				    !isxdigit((unsigned char)p[2]) ||
+				    !isxdigit((unsigned char)p[3]) ||
+				    !isxdigit((unsigned char)p[4]))
+					return NULL;
+				p += 4;
+			} else if (strchr("\"\\/bfnrt", *p) == NULL || *p == '\0')
+				return NULL;
+		}
+	}
+	return NULL;
+}
+
+static const char *
+skip_value(const char *p, const char *end, int depth)
+{
+	const char *q;
+
+	if (p == end || depth > 32)
+		return NULL;
+	switch (*p) {
+	case '"':
+		return skip_string(p, end);
+	case '{':
+	case '[':
+		q = p;
+		p = skip_ws(p + 1, end);
+		if (p < end && *p == (*q == '{' ? '}' : ']'))
+			return p + 1;
+		for (;;) {
+			if (*q == '{') {
+				if (p == end || *p != '"' ||
+				    (p = skip_string(p, end)) == NULL)
+					return NULL;
+				p = skip_ws(p, end);
+				if (p == end || *p++ != ':')
+					return NULL;
+				p = skip_ws(p, end);
+			}
+			if ((p = skip_value(p, end, depth + 1)) == NULL)
+				return NULL;
+			p = skip_ws(p, end);
+			if (p == end)
+				return NULL;
+			if (*p == (*q == '{' ? '}' : ']'))
+				return p + 1;
+			if (*p++ != ',')
+				return NULL;
+			p = skip_ws(p, end);
+		}
+	case 't':
+		return end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
+	case 'f':
+		return end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
+	case 'n':
+		return end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
+	default:
+		q = p;
+		while (p < end && strchr("+-.0123456789eE", *p) != NULL &&
+		    *p != '\0')
+			p++;
+		return p > q ? p : NULL;
+	}
+}
+
+int
+kp_flat_scan(const char *line, size_t len, struct kp_flat *f)
+{
+	const char *p = line, *end = line + len, *k;
+	size_t i;
+
+	f->n = 0;
+	p = skip_ws(p, end);
+	if (p == end || *p++ != '{')
+		return -1;
+	p = skip_ws(p, end);
+	if (p < end && *p == '}')
+		return skip_ws(p + 1, end) == end ? 0 : -1;
+	for (;;) {
+		if (p == end || *p != '"' || (k = skip_string(p, end)) == NULL)
+			return -1;
+		if (f->n == KP_FLAT_MAX)
+			return -1;
+		f->key[f->n] = p + 1;
+		f->keylen[f->n] = (size_t)(k - p - 2);
+		for (i = 0; i < f->n; i++)
+			if (f->keylen[i] == f->keylen[f->n] &&
+			    memcmp(f->key[i], p + 1, f->keylen[i]) == 0)
+				return -1;	/* a duplicate key */
+		p = skip_ws(k, end);
+		if (p == end || *p++ != ':')
+			return -1;
+		p = skip_ws(p, end);
+		f->val[f->n] = p;
+		if ((p = skip_value(p, end, 0)) == NULL)
+			return -1;
+		f->vallen[f->n] = (size_t)(p - f->val[f->n]);
+		f->n++;
+		p = skip_ws(p, end);
+		if (p == end)
+			return -1;
+		if (*p == '}')
+			return skip_ws(p + 1, end) == end ? 0 : -1;
+		if (*p++ != ',')
+			return -1;
+		p = skip_ws(p, end);
+	}
+}
+
+/* The index of member key, or -1. */
+int
+kp_flat_find(const struct kp_flat *f, const char *key)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < f->n; i++)
+		if (f->keylen[i] == n && memcmp(f->key[i], key, n) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Returns 1 and sets *val when member key is a JSON integer in range. */
+int
+kp_flat_int(const struct kp_flat *f, const char *key, int64_t *val)
+{
+	int i = kp_flat_find(f, key);
+	const char *p, *end;
+	int neg = 0;
+	uint64_t v = 0;
+
+	if (i < 0)
+		return 0;
+	p = f->val[i];
+	end = p + f->vallen[i];
+	if (p < end && *p == '-')
+		neg = 1, p++;
+	if (p == end || (*p == '0' && end - p > 1))
+		return 0;
+	for (; p < end; p++) {
+		if (*p < '0' || *p > '9' || v > (UINT64_C(1) << 63) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
+		return 0;
+	*val = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 1;
+}
+
+/* Member key as a JSON number, integer or not; NAN if it is none. */
+double
+kp_flat_number(const struct kp_flat *f, const char *key)
+{
+	int i = kp_flat_find(f, key);
+	char buf[64], *end;
+	double d;
+
+	if (i < 0 || f->vallen[i] == 0 || f->vallen[i] >= sizeof(buf) ||
+	    strchr("-0123456789", f->val[i][0]) == NULL)
+		return NAN;
+	memcpy(buf, f->val[i], f->vallen[i]);
+	buf[f->vallen[i]] = '\0';
+	d = strtod(buf, &end);
+	return *end == '\0' ? d : NAN;
+}
+
+/*
+ * The raw JSON text of string member key, quotes included, in *len; NULL
+ * if it is absent or not a string.
+ */
+const char *
+kp_flat_str(const struct kp_flat *f, const char *key, size_t *len)
+{
+	int i = kp_flat_find(f, key);
+
+	if (i < 0 || f->val[i][0] != '"')
+		return NULL;
+	*len = f->vallen[i];
+	return f->val[i];
 }

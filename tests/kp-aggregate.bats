@@ -24,7 +24,7 @@ interval() {
 
 @test "-h, unknown options and operands are usage errors" {
 	run -2 --separate-stderr kp-aggregate -h
-	assert_equal "$stderr" "usage: kp-aggregate [-h]"
+	assert_equal "$stderr" "usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level ...]] [--state file]"
 	run -2 --separate-stderr kp-aggregate -z
 	run -2 --separate-stderr kp-aggregate file
 }
@@ -37,7 +37,7 @@ interval() {
 	process 1 package 4 13 '"vm_id":"qemu-1-guest"'
 	process 1 package 5 17
 	interval 1 2000000
-	run --separate-stderr kp-aggregate < "$IN"
+	run --separate-stderr kp-aggregate --level container,pod,vm < "$IN"
 	assert_success
 	assert_output - <<-'OUT'
 	{"type":"header","seq":0,"version":"1.0","producer":"test"}
@@ -47,12 +47,18 @@ interval() {
 	{"type":"process","seq":1,"zone":"dram","pid":3,"starttime":1,"comm":"p","cpu_us":10,"energy_uj":4,"container_id":"b","pod_id":"p1"}
 	{"type":"process","seq":1,"zone":"package","pid":4,"starttime":1,"comm":"p","cpu_us":10,"energy_uj":13,"vm_id":"qemu-1-guest"}
 	{"type":"process","seq":1,"zone":"package","pid":5,"starttime":1,"comm":"p","cpu_us":10,"energy_uj":17}
-	{"type":"container","seq":1,"zone":"dram","container_id":"b","pod_id":"p1","processes":1,"cpu_us":10,"energy_uj":4,"watts":2e-6,"total_uj":4}
-	{"type":"container","seq":1,"zone":"package","container_id":"a","pod_id":"p1","processes":2,"cpu_us":20,"energy_uj":12,"watts":6e-6,"total_uj":12}
-	{"type":"container","seq":1,"zone":"package","container_id":"b","pod_id":"p1","processes":1,"cpu_us":10,"energy_uj":11,"watts":5.5e-6,"total_uj":11}
-	{"type":"pod","seq":1,"zone":"dram","pod_id":"p1","processes":1,"cpu_us":10,"energy_uj":4,"watts":2e-6,"total_uj":4}
-	{"type":"pod","seq":1,"zone":"package","pod_id":"p1","processes":3,"cpu_us":30,"energy_uj":23,"watts":1.15e-5,"total_uj":23}
-	{"type":"vm","seq":1,"zone":"package","vm_id":"qemu-1-guest","processes":1,"cpu_us":10,"energy_uj":13,"watts":6.5e-6,"total_uj":13}
+	{"type":"container","seq":1,"zone":"dram","container_id":"b","pod_id":"p1","processes":1,"cpu_us":10,"energy_uj":4,"watts":2e-6,"total_uj":4,"state":"running"}
+	{"type":"container","seq":1,"zone":"package","container_id":"a","pod_id":"p1","processes":2,"cpu_us":20,"energy_uj":12,"watts":6e-6,"total_uj":12,"state":"running"}
+	{"type":"container","seq":1,"zone":"package","container_id":"b","pod_id":"p1","processes":1,"cpu_us":10,"energy_uj":11,"watts":5.5e-6,"total_uj":11,"state":"running"}
+	{"type":"host","seq":1,"zone":"dram","level":"container","processes":0,"cpu_us":0,"energy_uj":0,"watts":0.0,"total_uj":0}
+	{"type":"host","seq":1,"zone":"package","level":"container","processes":2,"cpu_us":20,"energy_uj":30,"watts":1.5e-5,"total_uj":30}
+	{"type":"pod","seq":1,"zone":"dram","pod_id":"p1","processes":1,"cpu_us":10,"energy_uj":4,"watts":2e-6,"total_uj":4,"state":"running"}
+	{"type":"pod","seq":1,"zone":"package","pod_id":"p1","processes":3,"cpu_us":30,"energy_uj":23,"watts":1.15e-5,"total_uj":23,"state":"running"}
+	{"type":"host","seq":1,"zone":"dram","level":"pod","processes":0,"cpu_us":0,"energy_uj":0,"watts":0.0,"total_uj":0}
+	{"type":"host","seq":1,"zone":"package","level":"pod","processes":2,"cpu_us":20,"energy_uj":30,"watts":1.5e-5,"total_uj":30}
+	{"type":"vm","seq":1,"zone":"package","vm_id":"qemu-1-guest","processes":1,"cpu_us":10,"energy_uj":13,"watts":6.5e-6,"total_uj":13,"state":"running"}
+	{"type":"host","seq":1,"zone":"dram","level":"vm","processes":1,"cpu_us":10,"energy_uj":4,"watts":2e-6,"total_uj":4}
+	{"type":"host","seq":1,"zone":"package","level":"vm","processes":4,"cpu_us":40,"energy_uj":40,"watts":2e-5,"total_uj":40}
 	{"type":"interval","seq":1,"ts":"2026-11-22T00:00:00.000000Z","dt_us":2000000}
 	OUT
 }
@@ -89,4 +95,120 @@ interval() {
 	assert_failure 3
 	assert_equal "$stderr" "kp-aggregate: <stdin>:2: the stream ends inside an interval: its 1 process record(s) are not aggregated"
 	assert_equal "${#lines[@]}" 2
+}
+
+@test "unit and --by levels; several at once; --drop-processes" {
+	process 1 package 1 7 '"unit":"a.service","tag":"x"'
+	process 1 package 2 5 '"unit":"a.service"'
+	process 1 package 3 11 '"tag":"x"'
+	interval 1
+	run --separate-stderr kp-aggregate --drop-processes --level unit --by tag < "$IN"
+	assert_success
+	refute_output --partial '"type":"process"'
+	assert_equal "$(jq -r 'select(.type == "unit") | "\(.unit) \(.energy_uj)"' <<< "$output")" "a.service 12"
+	assert_equal "$(jq -r 'select(.type == "group") | "\(.by) \(.tag) \(.energy_uj)"' <<< "$output")" "tag x 18"
+	assert_equal "$(jq -r 'select(.type == "host") | "\(.level) \(.energy_uj)"' <<< "$output" | tr '\n' ' ')" "unit 11 tag 5 "
+}
+
+@test "bad levels and fields are usage errors" {
+	run -2 --separate-stderr kp-aggregate --level rack
+	assert_equal "$stderr" "kp-aggregate: --level must be container, pod, vm or unit: 'rack'"
+	run -2 --separate-stderr kp-aggregate --by 'a"b'
+	assert_equal "$stderr" "kp-aggregate: --by wants a field name of letters, digits and '_': 'a\"b'"
+}
+
+@test "a group ends when its last process does: reported once as terminated" {
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	process 1 package 2 5 '"container_id":"a","state":"running"'
+	interval 1
+	process 2 package 1 0 '"container_id":"a","state":"terminated"'
+	interval 2
+	process 3 package 2 0 '"container_id":"a","state":"terminated"'
+	interval 3
+	interval 4
+	process 5 package 3 4 '"container_id":"a","state":"running"'
+	interval 5
+	run kp-aggregate --level container < "$IN"
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.seq) \(.state) \(.processes) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" \
+	    "1 running 2 12 2 running 1 12 3 terminated 1 12 5 running 1 4 "
+}
+
+@test "--state carries group totals and live members across runs" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	interval 1
+	run kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	: > "$IN"
+	process 2 package 1 5 '"container_id":"a","state":"running"'
+	interval 2
+	run kp-aggregate --level container --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "container") | .total_uj' <<< "$output")" 12
+	: > "$IN"
+	process 3 package 1 0 '"container_id":"a","state":"terminated"'
+	interval 3
+	run kp-aggregate --level container --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.state) \(.total_uj)"' <<< "$output")" "terminated 12"
+	assert_equal "$(jq -r 'select(.type == "host") | .total_uj' <<< "$output")" 0
+}
+
+@test "at every level and zone: groups + host + unattributed = node energy - idle kept; a pod is the sum of its containers" {
+	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 40 --processes 60 --churn 50 > "$IN"
+	run bash -c 'set -o pipefail; kp-attribute --idle proportional < "$1" | kp-aggregate --drop-processes --by comm' _ "$IN"
+	assert_success
+	run jq -s -r '
+	    group_by([.seq, .zone])[] | select(.[0].zone != null) |
+	    (map(select(.type == "node"))[0]) as $n |
+	    (map(select(.type == "unattributed"))[0].energy_uj) as $u |
+	    (["container", "pod", "vm", "unit", "comm"][]) as $l |
+	    (map(select((.type == $l or (.type == "group" and .by == $l)) or (.type == "host" and .level == $l)) | .energy_uj) | add) as $sum |
+	    select($sum + $u != $n.energy_uj - $n.idle_kept_uj) |
+	    "broken at \(.[0].seq) \(.[0].zone) \($l)"' <<< "$output"
+	assert_output ""
+	run jq -s -r '
+	    group_by([.seq, .zone])[] | select(.[0].zone != null) |
+	    (map(select(.type == "container" and .pod_id != null)) | group_by(.pod_id) | map({key: .[0].pod_id, value: (map(.energy_uj) | add)}) | from_entries) as $c |
+	    map(select(.type == "pod"))[] | select(.energy_uj != ($c[.pod_id] // 0)) | "pod \(.pod_id) at \(.seq)"' <<< "$output"
+	assert_output ""
+}
+
+@test "a state chain of three runs gives the group totals of one run" {
+	"$KP_ROOT/scripts/kp-gen" --seed 4 --intervals 30 --processes 30 --churn 150 |
+	    kp-attribute > "$IN"
+	run kp-aggregate --by comm --drop-processes < "$IN"
+	assert_success
+	one=$(printf '%s\n' "$output" | grep -v '"type":"header"')
+	S=$BATS_TEST_TMPDIR/ag.state
+	chain=
+	for part in '1,10' '11,20' '21,30'; do
+		jq -c --argjson r "[$part]" 'select(.seq >= $r[0] and .seq <= $r[1])' "$IN" > "$BATS_TEST_TMPDIR/part"
+		run kp-aggregate --by comm --drop-processes --state "$S" < "$BATS_TEST_TMPDIR/part"
+		assert_success
+		chain+=$output$'\n'
+	done
+	assert_equal "$one" "${chain%$'\n'}"
+	assert_output --partial '"state":"terminated"'
+}
+
+@test "a state file of other levels is used for the levels both have" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","unit":"u","state":"running"'
+	interval 1
+	run kp-aggregate --level unit,container --state "$S" < "$IN"
+	: > "$IN"
+	process 2 package 1 0 '"container_id":"a","unit":"u","state":"terminated"'
+	interval 2
+	run kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.state) \(.total_uj)"' <<< "$output")" "terminated 7"
+}
+
+@test "records it does not consume pass through without being parsed" {
+	echo '{"type":"mystery","seq":1,"x":[1,}' >> "$IN"
+	echo '{"type":"process","seq":1,"zone":"package","pid":1,"energy_uj":1,"x":[1,}' >> "$IN"
+	interval 1
+	run --separate-stderr kp-aggregate < "$IN"
+	assert_failure 3
+	assert_line -n 1 '{"type":"mystery","seq":1,"x":[1,}'
+	assert_equal "$stderr" "kp-aggregate: <stdin>:3: not JSON: unexpected token near '}'"
 }

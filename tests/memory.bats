@@ -74,3 +74,25 @@ clean() {
 		clean
 	done
 }
+
+@test "kp-attribute: no leaks in every split and with the terminated tracker" {
+	"$KP_ROOT/scripts/kp-gen" --seed 2 --intervals 6 --processes 12 --churn 200 |
+	    awk '/"type":"energy","seq":3,/ { next } 1' > "$BATS_TEST_TMPDIR/gen"
+	run vg kp-attribute --idle proportional --denominator processes < "$BATS_TEST_TMPDIR/gen"
+	clean
+	run vg kp-attribute --split baseline --baseline-watts 10 --baseline-watts dram=1 --max-terminated 1 < "$BATS_TEST_TMPDIR/gen"
+	clean
+	run vg kp-attribute --state "$BATS_TEST_TMPDIR/t" < "$BATS_TEST_TMPDIR/gen"
+	run vg kp-attribute --state "$BATS_TEST_TMPDIR/t" < "$BATS_TEST_TMPDIR/gen"
+	clean
+}
+
+@test "kp-aggregate: no leaks with every level, --by, --state and ended groups" {
+	"$KP_ROOT/scripts/kp-gen" --seed 2 --intervals 6 --processes 12 --churn 200 |
+	    kp-attribute > "$BATS_TEST_TMPDIR/attributed"
+	run vg kp-aggregate --by comm --by cgroup --drop-processes < "$BATS_TEST_TMPDIR/attributed"
+	clean
+	run vg kp-aggregate --state "$BATS_TEST_TMPDIR/a" < "$BATS_TEST_TMPDIR/attributed"
+	run vg kp-aggregate --state "$BATS_TEST_TMPDIR/a" < "$BATS_TEST_TMPDIR/attributed"
+	clean
+}

@@ -129,3 +129,26 @@ q() {
 	done < <(sed -n '/^Pipeline cookbook/,/^Limits/p' "$KP_ROOT/README" |
 	    grep -E '^    (\*/5.*)?rapl-read')
 }
+
+@test "every stage passes interval 1 on before interval 2 is written" {
+	local in=$D/in out=$D/out n pid i
+	grep -E '"type":"(header|energy|interval)"' \
+	    "$FIXTURES/streams/two-intervals.ndjson" >"$in"
+	n=$(grep -n '"type":"interval"' "$in" | head -n 1 | cut -d: -f1)
+	{ head -n "$n" "$in"; sleep 4; tail -n "+$((n + 1))" "$in"; } |
+	    proc-cputime --proc "$P" | kp-attribute | kp-aggregate |
+	    kp-fmt -f json >"$out" 3>&- &
+	pid=$!
+	for i in $(seq 30); do
+		grep -q '"type":"interval","seq":1' "$out" && break
+		sleep 0.1
+	done
+	# Seen while the writer still sleeps before interval 2.
+	run grep -c '"type":"interval","seq":1' "$out"
+	assert_output 1
+	run grep -c '"seq":2' "$out"
+	assert_output 0
+	wait "$pid"
+	run grep -c '"type":"interval","seq":2' "$out"
+	assert_output 1
+}

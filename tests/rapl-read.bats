@@ -63,10 +63,10 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 	run -2 --separate-stderr rapl-read -h
 	assert_output ""
 	assert_equal "${stderr_lines[0]}" \
-	    "usage: rapl-read [-h] [-i duration] [-n count] [--idle-watts watts]"
+	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
 	run -2 --separate-stderr rapl-read --help
 	assert_equal "${stderr_lines[0]}" \
-	    "usage: rapl-read [-h] [-i duration] [-n count] [--idle-watts watts]"
+	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
 }
 
 @test "an unknown option or an operand is a usage error" {
@@ -107,7 +107,7 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 @test "a bad source or power is a usage error naming the value" {
 	run -2 --separate-stderr rapl-read --source rapl
 	assert_equal "$stderr" \
-	    "rapl-read: source must be auto, powercap or model: 'rapl'"
+	    "rapl-read: source must be auto, powercap, hwmon or model: 'rapl'"
 	run -2 --separate-stderr rapl-read --idle-watts ten
 	assert_equal "$stderr" \
 	    "rapl-read: idle watts must be a number from 0 to 100000: 'ten'"
@@ -286,7 +286,7 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 	    --sysfs "$NOBODY_DIR/sys"
 	assert_output ""
 	assert_equal "$stderr" \
-	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj': Permission denied; run as root or grant read access to the file (a udev rule, see rapl-read(1))"
+	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj': Permission denied; run as root or let group 'power' read the counters with kp's udev rule scripts/70-powercap.rules (see rapl-read(1))"
 
 	run --separate-stderr as_nobody rapl-read --sysfs "$NOBODY_DIR/sys" \
 	    -n 1 -i 10ms
@@ -324,10 +324,11 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 @test "a counter that fails mid-run is reported once and left out while it fails" {
 	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
 	(
+		# In place, never truncated: an empty read is a vanished zone.
 		sleep 0.5
-		echo garbage > "$f"
+		echo garbage 1<> "$f"
 		sleep 0.5
-		echo 50000000000 > "$f"
+		echo 50000000000 1<> "$f"
 	) &
 	run --separate-stderr rapl-read --sysfs "$SY" -n 40 -i 50ms
 	wait

@@ -22,7 +22,7 @@ fixture_copy() {
 man_synopsis() {
 	mandoc -Tascii "$KP_ROOT/man/$1" | col -bx |
 	    awk '/^SYNOPSIS/ { on = 1; next } /^[A-Z]/ { on = 0 } on' |
-	    tr -s ' \n' '  ' | sed 's/^ //; s/ $//'
+	    tr -s ' \n\t' '   ' | sed 's/^ //; s/ $//'
 }
 
 # The usage message of a command, one line, without "usage: ".

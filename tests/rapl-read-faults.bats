@@ -1,0 +1,199 @@
+#!/usr/bin/env bats
+# rapl-read when things go wrong: counters failing, vanishing and denied;
+# --state files rebooted, foreign, locked, linked; counters that may wrap
+# unseen.
+# shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
+
+load test_helper
+
+setup() {
+	SY=$(fixture_copy sysfs-2socket)
+	P=$(fixture_copy proc-model)
+	S=$BATS_TEST_TMPDIR/rr.state
+}
+
+teardown() {
+	if [ -n "${NOBODY_DIR:-}" ]; then
+		rm -rf "$NOBODY_DIR"
+	fi
+}
+
+run_state() {
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --state "$S" "$@"
+}
+
+set_uj() {
+	echo "$2" > "$SY/class/powercap/$1/energy_uj"
+}
+
+# A copy of fixture $1 that user nobody can reach, outside BATS_TEST_TMPDIR
+# (whose parents nobody may not search), with energy_uj readable by root
+# only, as on current kernels.
+nobody_tree() {
+	NOBODY_DIR=$(mktemp -d /tmp/rapl-read.XXXXXX)
+	chmod 755 "$NOBODY_DIR"
+	cp -R "$FIXTURES/$1" "$NOBODY_DIR/sys"
+	chmod -R a+rX "$NOBODY_DIR/sys"
+	find "$NOBODY_DIR/sys/devices" \( -name energy_uj -o -name 'power1_*' \) \
+	    -exec chmod 0400 {} +
+}
+
+@test "a zone that disappears and comes back starts from a new baseline" {
+	local d=$SY/devices/virtual/powercap/intel-rapl/intel-rapl:0/intel-rapl:0:0
+	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
+	(
+		sleep 0.4
+		# The attribute of a removed zone reads as nothing, then the
+		# zone is gone; it comes back with its counter reset.
+		: > "$d/energy_uj"
+		sleep 0.2
+		mv "$d" "$BATS_TEST_TMPDIR/gone"
+		sleep 0.3
+		mv "$BATS_TEST_TMPDIR/gone" "$d"
+		# Written in place, never truncated: a read in between a
+		# truncation and a write would see the counter vanish again.
+		echo 5 1<> "$d/energy_uj"
+		sleep 0.3
+		echo 1005 1<> "$d/energy_uj"
+	) &
+	run --separate-stderr rapl-read --sysfs "$SY" -n 40 -i 50ms
+	wait
+	assert_success
+	assert_equal "$stderr" "rapl-read: cannot read '$f': No such device"
+	# Never the wrap that a counter reset would look like: 5 is below
+	# the previous value, but the gap is not an interval.
+	run jq -s '[(map(select(.zone == "core")) | length < 40),
+	    all(.[] | select(.zone == "core"); .energy_uj <= 1000),
+	    any(.[]; .zone == "core" and .energy_uj == 1000),
+	    (map(select(.zone == "package")) | length == 40)] | all' <<< "$output"
+	assert_output true
+}
+
+@test "an unreadable energy_uj as non-root: exit 5, the file and the fix" {
+	nobody_tree sysfs-2socket
+	run -5 --separate-stderr as_nobody rapl-read --source powercap \
+	    --sysfs "$NOBODY_DIR/sys" -n 1 -i 10ms
+	assert_output ""
+	assert_equal "$stderr" \
+	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj': Permission denied; run as root or let group 'power' read the counters with kp's udev rule scripts/70-powercap.rules (see rapl-read(1))"
+	run -5 --separate-stderr as_nobody rapl-read --sysfs "$NOBODY_DIR/sys" \
+	    --list
+	assert_line "package	0	$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj	262143328850	-	unreadable: energy_uj: Permission denied"
+}
+
+@test "the udev rule the message names is shipped and grants group read" {
+	local rule=$KP_ROOT/scripts/70-powercap.rules
+	run grep -c '^ACTION=="add", SUBSYSTEM=="powercap", KERNEL=="intel-rapl:\*|intel-rapl-mmio:\*", RUN+="/bin/chgrp power /sys%p/energy_uj", RUN+="/bin/chmod g+r /sys%p/energy_uj"$' "$rule"
+	assert_output 1
+	run grep -v '^#' "$rule"
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "--state: a reboot since the stored sample starts a new baseline" {
+	run_state
+	run_state
+	assert_line --partial '"type":"interval","seq":1,'
+	echo 11111111-2222-3333-4444-555555555555 \
+	    > "$P/sys/kernel/random/boot_id"
+	set_uj intel-rapl:0 1	# reset by the reboot: not a wrap
+	run_state
+	assert_success
+	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
+	assert_equal "$stderr" \
+	    "rapl-read: $S: written before a reboot, starting a new baseline"
+	set_uj intel-rapl:0 101
+	run_state
+	assert_line --partial '"type":"interval","seq":1,'
+	assert_line --partial '"zone":"package","energy_uj":100,'
+}
+
+@test "--state: another command's state file is reported and replaced" {
+	echo '{"kind":"proc-cputime","version":1,"boot_id":"x","data":{}}' > "$S"
+	run_state
+	assert_success
+	assert_equal "$stderr" \
+	    "rapl-read: $S: state file of 'proc-cputime' version 1, not rapl-read version 1; starting a new baseline"
+	run jq -r .kind "$S"
+	assert_output rapl-read
+	run_state
+	assert_equal "$stderr" ""
+	assert_line --partial '"type":"interval","seq":1,'
+}
+
+@test "--state: a corrupt state file is replaced, never trusted" {
+	printf '{"kind":"rapl-read","version":1,"boot_id":"%s","data":{"seq":"x"}}\n' \
+	    "$(cat "$P/sys/kernel/random/boot_id")" > "$S"
+	run_state
+	assert_equal "$stderr" \
+	    "rapl-read: $S: unusable sample in the state file, starting a new baseline"
+	head -c 20 "$FIXTURES/proc-model/stat" > "$S"
+	run_state
+	assert_equal "$stderr" \
+	    "rapl-read: $S: corrupt state file, starting a new baseline"
+	run jq -e '.data.members["intel-rapl:0"] == 100000000000' "$S"
+	assert_success
+}
+
+@test "--state: a run waits for the lock held by another" {
+	flock "$S.lock" sleep 1 &
+	sleep 0.3
+	SECONDS=0
+	run_state
+	assert_success
+	assert_equal "$stderr" "rapl-read: $S: another run holds the lock, waiting"
+	wait
+	[ -s "$S" ]
+}
+
+@test "--state: replaced by rename, leaving no temporary file" {
+	run_state
+	local before
+	before=$(stat -c %i "$S")
+	run_state
+	[ "$(stat -c %i "$S")" != "$before" ]
+	run find "$BATS_TEST_TMPDIR" -maxdepth 1 -name '.rr.state*'
+	assert_output ""
+	run jq -r .kind "$S"
+	assert_output rapl-read
+}
+
+@test "--state: symbolic links are not followed" {
+	echo precious > "$BATS_TEST_TMPDIR/target"
+	ln -s target "$S"
+	run_state
+	assert_success
+	assert_equal "$stderr" \
+	    "rapl-read: $S: a symbolic link, not followed; starting a new baseline in a file in its place"
+	[ ! -L "$S" ] && [ -f "$S" ]
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/target")" precious
+	rm "$S.lock"
+	ln -s target "$S.lock"
+	run -1 --separate-stderr rapl-read --sysfs "$SY" --state "$S"
+	assert_equal "$stderr" \
+	    "rapl-read: $S.lock: Too many levels of symbolic links"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/target")" precious
+}
+
+@test "--state: warns when a counter may have wrapped twice since the stored sample" {
+	run_state
+	# The stored sample moved 600 s into the past: more than the 131 s in
+	# which a 65712999613 uJ counter wraps at 500 W.
+	jq -c '.data.mono_us -= 600000000' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	run_state
+	assert_success
+	assert_equal "$stderr" \
+	    "rapl-read: $S: the time since the stored sample of 600 s is longer than the 131 s in which counter 'intel-rapl:0:1' wraps at 500 W: a second wrap would go unseen"
+	assert_line --partial '"type":"interval","seq":1,'
+	run_state
+	assert_equal "$stderr" ""
+}
+
+@test "-i longer than a counter's wrap time at 500 W is warned about" {
+	run --separate-stderr timeout 1 rapl-read --sysfs "$SY" -i 3m -z package
+	assert_equal "$stderr" ""
+	run --separate-stderr timeout 1 rapl-read --sysfs "$SY" -i 10m -z package
+	assert_equal "$stderr" \
+	    "rapl-read: the interval of 600 s is longer than the 524 s in which counter 'intel-rapl:0' wraps at 500 W: a second wrap would go unseen"
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# rapl-read's other meters: ACPI power meters under hwmon, the auto order,
+# and measuring one command.
+# shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
+
+load test_helper
+
+setup() {
+	SY=$(fixture_copy sysfs-hwmon)
+	P=$(fixture_copy proc-model)
+	S=$BATS_TEST_TMPDIR/rr.state
+	M1=$SY/class/hwmon/hwmon1/power1_average
+}
+
+teardown() {
+	if [ -n "${NOBODY_DIR:-}" ]; then
+		rm -rf "$NOBODY_DIR"
+	fi
+}
+
+run_state() {
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --state "$S" "$@"
+}
+
+# Whether the last run's record of zone $1 has energy_uj == $2 * dt_us.
+watts_exactly() {
+	jq -s "map(select(.type == \"interval\"))[0].dt_us as \$dt |
+	    map(select(.type == \"energy\" and .zone == \"$1\"))[0] |
+	    .energy_uj == $2 * \$dt and .source == \"hwmon\" and
+	    .estimated == false" <<< "$output"
+}
+
+@test "hwmon: power meters integrated over the interval, in microwatts" {
+	run_state --source hwmon
+	assert_success
+	assert_equal "$stderr" ""
+	# 250 W average on one meter, 50 W read on the other.
+	run_state --source hwmon -z meter,node
+	assert_equal "$(watts_exactly meter 300)" true
+	assert_equal "$(watts_exactly node 300)" true
+	assert_line --partial '"zone":"meter","energy_uj":'
+	assert_line --partial '"sockets":2}'
+	# The first meter rises to 350 W: the interval's mean is 300 W.
+	echo 350000000 > "$M1"
+	run_state --source hwmon
+	assert_equal "$(watts_exactly meter 350)" true
+	run_state --source hwmon
+	assert_equal "$(watts_exactly meter 400)" true
+}
+
+@test "hwmon: own-clock intervals" {
+	run --separate-stderr rapl-read --sysfs "$SY" --source hwmon -n 2 -i 10ms
+	assert_success
+	run jq -s 'map(select(.type == "energy") | [.seq, .zone]) ' -c <<< "$output"
+	assert_output '[[1,"meter"],[2,"meter"]]'
+}
+
+@test "auto: powercap first, then hwmon, then the model" {
+	mkdir -p "$SY/class/powercap"
+	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
+	run --separate-stderr rapl-read --sysfs "$SY" -n 1 -i 10ms
+	assert_equal "$stderr" ""
+	assert_line --partial '"zone":"package","energy_uj":0,"watts":0.0,"source":"powercap"'
+
+	rm -r "$SY/class/powercap"
+	run --separate-stderr rapl-read --sysfs "$SY" -n 1 -i 10ms
+	assert_equal "$stderr" \
+	    "rapl-read: no RAPL zones under '$SY/class/powercap': using ACPI power meters (--source hwmon)"
+	assert_line --partial '"zone":"meter",'
+
+	rm -r "$SY/class/hwmon"
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" -n 1 -i 10ms
+	assert_equal "$stderr" \
+	    "rapl-read: no RAPL zones under '$SY/class/powercap': estimating energy from $P/stat (--source model)"
+	assert_line --partial '"zone":"package",'
+	assert_line --partial '"source":"model","estimated":true,'
+}
+
+@test "hwmon: none, or denied, is a clear error" {
+	run -4 --separate-stderr rapl-read --source hwmon \
+	    --sysfs "$FIXTURES/sysfs-1socket" -n 1 -i 10ms
+	assert_equal "$stderr" \
+	    "rapl-read: no ACPI power meters under '$FIXTURES/sysfs-1socket/class/hwmon'"
+	NOBODY_DIR=$(mktemp -d /tmp/rapl-read.XXXXXX)
+	chmod 755 "$NOBODY_DIR"
+	cp -R "$SY" "$NOBODY_DIR/sys"
+	chmod -R a+rX "$NOBODY_DIR/sys"
+	find "$NOBODY_DIR/sys/devices" -name 'power1_*' -exec chmod 0400 {} +
+	run -5 --separate-stderr as_nobody rapl-read --source hwmon \
+	    --sysfs "$NOBODY_DIR/sys" -n 1 -i 10ms
+	assert_equal "$stderr" \
+	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/hwmon/hwmon1/power1_average': Permission denied; run as root or grant read access to the file (see rapl-read(1))"
+}
+
+@test "-- CMD: measured until it exits, its output kept out of the stream" {
+	run --separate-stderr rapl-read --sysfs "$SY" --source hwmon -i 1s -- \
+	    sh -c 'echo to-stdout; echo to-stderr >&2; sleep 0.2; exit 3'
+	assert_equal "$status" 3
+	assert_equal "$stderr" "$(printf '%s\n' to-stdout to-stderr)"
+	# Every line is a record; one short interval, ended by the exit.
+	local records=$output
+	run jq -s -c 'map(.type)' <<< "$records"
+	assert_output '["header","energy","interval"]'
+	run jq -s 'map(select(.type == "interval"))[0].dt_us |
+	    . >= 200000 and . < 900000' <<< "$records"
+	assert_output true
+}
+
+@test "-- CMD: several intervals, then the last one at its exit" {
+	run --separate-stderr rapl-read --sysfs "$SY" --source hwmon -i 100ms -- sleep 0.35
+	assert_success
+	run jq -s -c 'map(select(.type == "interval") | .seq)' <<< "$output"
+	assert_output '[1,2,3,4]'
+}
+
+@test "-- CMD: a signal's death is 128 + its number; a missing command 127" {
+	run --separate-stderr rapl-read --sysfs "$SY" --source hwmon -i 1s -- \
+	    sh -c 'kill -TERM $$'
+	assert_equal "$status" 143
+	assert_line --partial '"type":"interval","seq":1,'
+	run -127 --separate-stderr rapl-read --sysfs "$SY" --source hwmon -- \
+	    "$BATS_TEST_TMPDIR/no-such-command"
+	assert_equal "$stderr" \
+	    "rapl-read: $BATS_TEST_TMPDIR/no-such-command: No such file or directory"
+	touch "$BATS_TEST_TMPDIR/not-executable"
+	run -126 --separate-stderr rapl-read --sysfs "$SY" --source hwmon -- \
+	    "$BATS_TEST_TMPDIR/not-executable"
+}
+
+@test "-- CMD: SIGTERM to rapl-read is passed on, and the end is sampled" {
+	local out=$BATS_TEST_TMPDIR/out pid st=0
+	rapl-read --sysfs "$SY" --source hwmon -i 10s -- sleep 30 > "$out" &
+	pid=$!
+	sleep 0.3
+	kill -TERM "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 143
+	run jq -s -c 'map(.type)' "$out"
+	assert_output '["header","energy","interval"]'
+}
+
+@test "-- CMD with -n or --state is a usage error" {
+	run -2 --separate-stderr rapl-read -n 1 -- true
+	assert_equal "$stderr" \
+	    "rapl-read: a command cannot be used with --state or -n"
+	run -2 --separate-stderr rapl-read --state "$S" -- true
+	[ ! -e "$S" ]
+}
+
+@test "scripts/bench-rapl runs (one second; no timing is asserted)" {
+	run --separate-stderr "$KP_ROOT/scripts/bench-rapl" 1
+	assert_success
+	assert_line --regexp '^  intervals        [0-9]+ of 1000, [0-9]+ energy records$'
+	assert_line --partial '  intervals/s      '
+	assert_line --partial '% of one core'
+	assert_line --partial '  drift            '
+}
+
+@test "no leaks or invalid accesses on the new paths (valgrind)" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan checks memory"
+	local vg=(valgrind -q --leak-check=full
+	    --errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+	local mmio
+	mmio=$(fixture_copy sysfs-mmio)
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" --list
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
+	    -z package,psys,node --per-socket -n 2 -i 10ms
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source hwmon -n 1 -i 10ms
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source hwmon --state "$S"
+	run -3 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source hwmon -i 50ms -- sh -c 'exit 3'
+	run -4 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
+	    --source powercap -z gpu
+}

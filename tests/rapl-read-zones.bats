@@ -1,0 +1,268 @@
+#!/usr/bin/env bats
+# rapl-read on every zone layout the kernel produces (fixture trees made by
+# tests/fixtures/sysfs-make): which counters are found, how they are summed
+# into zones and sockets, the node's total, -z and --list.
+# shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
+
+load test_helper
+
+# Copies fixture tree $1 to $SY.
+tree() {
+	SY=$(fixture_copy "$1")
+	P=$(fixture_copy proc-model)
+	S=$BATS_TEST_TMPDIR/rr.state
+}
+
+# Adds $2 microjoules to the counter of entry $1.
+bump() {
+	local f=$SY/class/powercap/$1/energy_uj
+	echo $(($(cat "$f") + $2)) > "$f"
+}
+
+one() {
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" -n 1 -i 10ms \
+	    "$@"
+}
+
+run_state() {
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --state "$S" "$@"
+}
+
+# The energy records of the last run, one "zone[/socket] sockets" a line.
+zones() {
+	jq -r 'select(.type == "energy") |
+	    "\(.zone)\(if has("socket") then "/\(.socket)" else "" end) \(.sockets)"' \
+	    <<< "$output"
+}
+
+# The energy_uj of each energy record of the last run, as "zone[/socket]=uj".
+energies() {
+	jq -r 'select(.type == "energy") |
+	    "\(.zone)\(if has("socket") then "/\(.socket)" else "" end)=\(.energy_uj)"' \
+	    <<< "$output" | paste -sd' '
+}
+
+@test "Intel, one socket: package and dram" {
+	tree sysfs-1socket
+	one
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(zones)" "$(printf '%s\n' 'package 1' 'dram 1')"
+	one --per-socket
+	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 1' 'dram/0 1')"
+}
+
+@test "Intel, two sockets: dram, repeated without an index, is summed" {
+	tree sysfs-2socket
+	one
+	assert_equal "$(zones)" "$(printf '%s\n' 'package 2' 'core 1' 'dram 2')"
+	one --per-socket
+	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 1' 'package/1 1' \
+	    'core/0 1' 'dram/0 1' 'dram/1 1')"
+	run_state --per-socket
+	bump intel-rapl:0 3000000
+	bump intel-rapl:1 4000000
+	bump intel-rapl:0:1 500000	# dram of socket 0
+	bump intel-rapl:1:0 700000	# dram of socket 1
+	run_state --per-socket
+	assert_equal "$(energies)" \
+	    "package/0=3000000 package/1=4000000 core/0=0 dram/0=500000 dram/1=700000"
+}
+
+@test "hexadecimal zone ids: intel-rapl:0:a is a subzone of socket 0" {
+	tree sysfs-hexid
+	one --per-socket
+	assert_success
+	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 1' 'core/0 1' \
+	    'dram/0 1')"
+	run rapl-read --sysfs "$SY" --list
+	assert_line --partial "dram	0	$SY/class/powercap/intel-rapl:0:a/energy_uj	"
+}
+
+@test "multi-die: package-0-die-1 is package of socket 0, dies summed" {
+	tree sysfs-multidie
+	one
+	assert_equal "$(zones)" "$(printf '%s\n' 'package 4' 'dram 4')"
+	run_state --per-socket
+	bump intel-rapl:0 1000000	# package-0-die-0
+	bump intel-rapl:1 2000000	# package-0-die-1
+	bump intel-rapl:2 4000000	# package-1-die-0
+	bump intel-rapl:3 8000000	# package-1-die-1
+	bump intel-rapl:3:0 16	# dram of package-1-die-1
+	run_state --per-socket
+	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 2' 'package/1 2' \
+	    'dram/0 2' 'dram/1 2')"
+	assert_equal "$(energies)" \
+	    "package/0=3000000 package/1=12000000 dram/0=0 dram/1=16"
+}
+
+@test "intel-rapl-mmio:0 repeating package-0 is counted once" {
+	tree sysfs-mmio
+	run_state -z package,node
+	bump intel-rapl:0 5000000
+	bump intel-rapl-mmio:0 5000000
+	bump intel-rapl:1 9000000	# psys
+	run_state -z package,node
+	assert_success
+	assert_equal "$(zones)" "$(printf '%s\n' 'package 1' 'node 1')"
+	assert_equal "$(energies)" "package=5000000 node=9000000"
+	run -0 rapl-read --sysfs "$SY" --list
+	assert_line "package	0	$SY/class/powercap/intel-rapl-mmio:0/energy_uj	262143328850	1	duplicate of intel-rapl:0"
+}
+
+@test "an MMIO counter that repeats nothing is read" {
+	tree sysfs-mmio
+	rm "$SY/class/powercap/intel-rapl:0"
+	one -z package
+	assert_equal "$(zones)" "package 1"
+	run -0 rapl-read --sysfs "$SY" --list
+	assert_line "package	0	$SY/class/powercap/intel-rapl-mmio:0/energy_uj	262143328850	1	readable"
+}
+
+@test "psys: the node's total is psys alone, which contains the rest" {
+	tree sysfs-client
+	run_state -z node
+	bump intel-rapl:0 10000000
+	bump intel-rapl:0:0 6000000
+	bump intel-rapl:0:1 1000000
+	bump intel-rapl:0:2 2000000
+	bump intel-rapl:1 15000000
+	run_state -z node
+	assert_equal "$(energies)" "node=15000000"
+	assert_equal "$(zones)" "node 1"
+}
+
+@test "without psys the node's total is package + dram, never core" {
+	tree sysfs-2socket
+	run_state -z package,core,dram,node
+	bump intel-rapl:0 3000000
+	bump intel-rapl:1 4000000
+	bump intel-rapl:0:0 2500000	# core: inside package-0
+	bump intel-rapl:0:1 500000
+	bump intel-rapl:1:0 700000
+	run_state -z package,core,dram,node
+	assert_equal "$(energies)" \
+	    "package=7000000 core=2500000 dram=1200000 node=8200000"
+	assert_equal "$(zone_sockets node)" 4
+}
+
+zone_sockets() {
+	jq -r "select(.type == \"energy\" and .zone == \"$1\") | .sockets" \
+	    <<< "$output"
+}
+
+@test "AMD: package and core, no dram; the node's total is the packages" {
+	tree sysfs-amd
+	one -z package,core,dram,node --per-socket
+	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 1' 'package/1 1' \
+	    'core/0 1' 'core/1 1' 'node 2')"
+	run_state -z node
+	bump intel-rapl:0 1000
+	bump intel-rapl:0:0 900
+	bump intel-rapl:1 2000
+	run_state -z node
+	assert_equal "$(energies)" "node=3000"
+}
+
+@test "AMD: a counter wraps at its own, smaller range" {
+	tree sysfs-amd
+	run_state -z package
+	echo 65712999000 > "$SY/class/powercap/intel-rapl:0/energy_uj"
+	run_state -z package
+	echo 387 > "$SY/class/powercap/intel-rapl:0/energy_uj"
+	bump intel-rapl:1 10
+	run_state -z package
+	assert_equal "$(energies)" "package=1010"
+}
+
+@test "a zone whose power limit is disabled is still measured" {
+	tree sysfs-disabled
+	one
+	assert_equal "$(zones)" "$(printf '%s\n' 'package 1' 'dram 1')"
+	run -0 rapl-read --sysfs "$SY" --list
+	assert_line "dram	0	$SY/class/powercap/intel-rapl:0:0/energy_uj	262143328850	0	readable"
+}
+
+@test "-z reads and reports only the zones named" {
+	tree sysfs-2socket
+	one -z dram
+	assert_equal "$(zones)" "dram 2"
+	one --zones core,dram
+	assert_equal "$(zones)" "$(printf '%s\n' 'core 1' 'dram 2')"
+	# A counter of a zone not asked for is not even opened.
+	chmod 000 "$SY/class/powercap/intel-rapl:0:0/energy_uj"
+	rm "$SY/class/powercap/intel-rapl:1/energy_uj" 2>/dev/null ||
+	    rm "$SY/devices/virtual/powercap/intel-rapl/intel-rapl:1/energy_uj"
+	one -z dram
+	assert_success
+	assert_equal "$stderr" ""
+}
+
+@test "-z with no zone found exits 4; a bad list is a usage error" {
+	tree sysfs-2socket
+	run -4 --separate-stderr rapl-read --sysfs "$SY" --source powercap \
+	    -z gpu -n 1 -i 10ms
+	assert_equal "$stderr" \
+	    "rapl-read: none of the zones asked for under '$SY/class/powercap'"
+	run -2 --separate-stderr rapl-read -z package,,dram
+	assert_equal "$stderr" \
+	    "rapl-read: zones must be a list of names separated by commas: ''"
+}
+
+@test "--list: every counter, its path, range and whether it can be read" {
+	tree sysfs-2socket
+	rm "$SY/devices/virtual/powercap/intel-rapl/intel-rapl:1/name"
+	run -1 --separate-stderr rapl-read --sysfs "$SY" --list
+	local c=$SY/class/powercap
+	# Without its package's name, dram of intel-rapl:1 has no socket.
+	assert_equal "$output" "$(cat <<-EOF
+	zone	socket	path	max_energy_range_uj	enabled	status
+	package	0	$c/intel-rapl:0/energy_uj	262143328850	-	readable
+	core	0	$c/intel-rapl:0:0/energy_uj	262143328850	-	readable
+	dram	-	$c/intel-rapl:1:0/energy_uj	65712999613	-	readable
+	dram	0	$c/intel-rapl:0:1/energy_uj	65712999613	-	readable
+	?	-	$c/intel-rapl:1/name	-	-	unreadable: name: No such file or directory
+	EOF
+	)"
+}
+
+@test "--list with nothing to list exits 4; with --source hwmon lists meters" {
+	run -4 --separate-stderr rapl-read --sysfs "$BATS_TEST_TMPDIR/none" \
+	    --list
+	assert_output "zone	socket	path	max_energy_range_uj	enabled	status"
+	tree sysfs-hwmon
+	run -0 rapl-read --sysfs "$SY" --list --source hwmon
+	assert_line -n 1 "meter	-	$SY/class/hwmon/hwmon1/power1_average	-	-	readable"
+	assert_line -n 2 "meter	-	$SY/class/hwmon/hwmon2/power1_input	-	-	readable"
+}
+
+# Adds zone entry $2 named $3 to $SY, as the kernel lays it out.
+add_zone() {
+	local d=$SY/devices/virtual/powercap/intel-rapl/$2
+	mkdir -p "$d"
+	echo "$3" > "$d/name"
+	echo 1000 > "$d/energy_uj"
+	echo 262143328850 > "$d/max_energy_range_uj"
+	ln -s "../../devices/virtual/powercap/intel-rapl/$2" \
+	    "$SY/class/powercap/$2"
+}
+
+@test "energy records written directly read as jansson writes them" {
+	tree sysfs-1socket
+	# "odd zone" needs escaping checks, so it goes through jansson;
+	# "plain" is written directly.  Same counters, same text expected.
+	add_zone "$SY" intel-rapl:5 plain
+	add_zone "$SY" intel-rapl:6 'odd "zone"'
+	local delta
+	for delta in 0 1 7 999 123456789 98765432101; do
+		run_state -z plain,'odd "zone"'
+		bump intel-rapl:5 "$delta"
+		bump intel-rapl:6 "$delta"
+		run_state -z plain,'odd "zone"'
+		assert_equal "${#lines[@]}" 4
+		assert_equal "${lines[1]%%\"zone\"*}" "${lines[2]%%\"zone\"*}"
+		assert_equal "${lines[1]#*\"energy_uj\"}" \
+		    "${lines[2]#*\"energy_uj\"}"
+	done
+}
