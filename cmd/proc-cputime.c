@@ -27,13 +27,6 @@ usage(void)
 }
 
 static void
-emit_new(json_t *rec, void *arg)
-{
-	(void)arg;
-	kp_out_json_new(rec);
-}
-
-static void
 scan(struct kp_sampler *s)
 {
 	if (kp_sampler_scan(s) < 0)
@@ -45,7 +38,7 @@ static void
 sample_and_emit(struct kp_sampler *s, int64_t seq)
 {
 	scan(s);
-	kp_sampler_emit(s, seq, emit_new, NULL);
+	kp_sampler_write(s, seq);
 }
 
 /* A pipe or a file on stdin is a stream to join; a terminal or /dev/null is not. */

@@ -453,8 +453,9 @@ kp_identity_classify(struct kp_identity *id, int kernel_thread)
 	COPY(id->kind, kind, strlen(kind));
 }
 
+/* ,"kind":..,"cgroup":.. and each identity field found, in one order. */
 void
-kp_identity_to_json(const struct kp_identity *id, json_t *rec)
+kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b)
 {
 	static const struct { const char *key; size_t off; } fields[] = {
 #define F(name) { #name, offsetof(struct kp_identity, name) }
@@ -470,6 +471,6 @@ kp_identity_to_json(const struct kp_identity *id, json_t *rec)
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		val = (const char *)id + fields[i].off;
 		if (*val)
-			json_object_set_new(rec, fields[i].key, kp_json_text(val));
+			kp_buf_text(b, fields[i].key, val);
 	}
 }

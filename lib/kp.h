@@ -61,6 +61,7 @@ void kp_buf_add(struct kp_buf *b, const char *s, size_t n);
 void kp_buf_int(struct kp_buf *b, const char *key, int64_t v);
 void kp_buf_real(struct kp_buf *b, const char *key, double v);
 void kp_buf_bool(struct kp_buf *b, const char *key, int v);
+void kp_buf_text(struct kp_buf *b, const char *key, const char *bytes);
 void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,
     size_t len);
 void kp_out_buf(struct kp_buf *b);		/* closes, writes, empties */
@@ -115,6 +116,7 @@ struct kp_pid_stat {
 int kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct);
 int kp_read_uptime_ticks(const char *procdir, uint64_t *ticks);
 int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
+int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
 int64_t kp_ticks_to_us(uint64_t ticks);
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
 int kp_read_boot_id(const char *procdir, char *buf, size_t len);
@@ -142,7 +144,7 @@ void kp_identity_from_cmdline(const char *args, size_t len,
     struct kp_identity *id);
 void kp_identity_from_pods_log(const char *dir, struct kp_identity *id);
 void kp_identity_classify(struct kp_identity *id, int kernel_thread);
-void kp_identity_to_json(const struct kp_identity *id, json_t *rec);
+void kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b);
 
 /* map.c: a string-keyed hash map of owned void * values. */
 struct kp_map;
@@ -164,6 +166,7 @@ int kp_sampler_scan(struct kp_sampler *s);
 int kp_sampler_has_baseline(const struct kp_sampler *s);
 void kp_sampler_emit(struct kp_sampler *s, int64_t seq,
     void (*emit)(json_t *rec, void *arg), void *arg);
+void kp_sampler_write(struct kp_sampler *s, int64_t seq);
 json_t *kp_sampler_save(const struct kp_sampler *s);
 int kp_sampler_load(struct kp_sampler *s, json_t *saved);
 void kp_sampler_free(struct kp_sampler *s);

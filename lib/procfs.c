@@ -171,6 +171,28 @@ kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 	return 0;
 }
 
+/*
+ * PROC/PID/stat with one read: the kernel writes the whole line at once,
+ * and a pid that is gone by now (or a line cut short) is simply -1.
+ */
+int
+kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
+{
+	char path[32], buf[2048];
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/stat", pid) >= (int)sizeof(path) ||
+	    (fd = openat(procfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return kp_parse_pid_stat(buf, ps);
+}
+
 /* The kernel's boot id, so that state from before a reboot is not trusted. */
 int
 kp_read_boot_id(const char *procdir, char *buf, size_t len)

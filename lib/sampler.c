@@ -32,6 +32,7 @@ struct kp_sampler {
 	struct kp_map *procs;		/* "pid:starttime" -> struct proc */
 	struct proc **list;		/* the same, sorted by pid */
 	size_t nlist;
+	struct kp_buf buf;		/* the record being written */
 };
 
 struct kp_sampler *
@@ -129,11 +130,9 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 {
 	struct kp_pid_stat ps;
 	struct proc *p;
-	char path[64], buf[1024], key[64];
+	char key[64];
 
-	snprintf(path, sizeof(path), "%s/stat", name);
-	if (kp_read_file(procfd, path, buf, sizeof(buf)) < 0 ||
-	    kp_parse_pid_stat(buf, &ps) < 0)
+	if (kp_read_pid_stat(procfd, name, &ps) < 0)
 		return;		/* gone between listing and reading */
 	proc_key(key, sizeof(key), ps.pid, ps.starttime);
 	if ((p = kp_map_get(s->procs, key)) != NULL) {
@@ -229,11 +228,10 @@ kp_sampler_has_baseline(const struct kp_sampler *s)
 	return s->scans > 0;
 }
 
-static json_t *
-cpu_record(const struct kp_sampler *s, int64_t seq)
+static void
+cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 {
 	int64_t cpu_us, total_cpu_us;
-	json_t *rec;
 
 	total_cpu_us = kp_ticks_to_us(delta(s->cpu.total_ticks,
 	    s->prev_cpu.total_ticks));
@@ -241,40 +239,39 @@ cpu_record(const struct kp_sampler *s, int64_t seq)
 	    s->prev_cpu.active_ticks));
 	if (cpu_us > total_cpu_us)
 		cpu_us = total_cpu_us;
-	rec = kp_rec_new("cpu", seq);
-	json_object_set_new(rec, "cpu_us", json_integer(cpu_us));
-	json_object_set_new(rec, "total_cpu_us", json_integer(total_cpu_us));
-	json_object_set_new(rec, "usage_ratio", json_real(total_cpu_us > 0 ?
-	    (double)cpu_us / (double)total_cpu_us : 0));
-	return rec;
+	kp_buf_rec(b, "cpu", seq);
+	kp_buf_int(b, "cpu_us", cpu_us);
+	kp_buf_int(b, "total_cpu_us", total_cpu_us);
+	kp_buf_real(b, "usage_ratio", total_cpu_us > 0 ?
+	    (double)cpu_us / (double)total_cpu_us : 0);
 }
 
-static json_t *
-proc_record(const struct proc *p, int64_t seq, int terminated)
+static void
+proc_record(const struct proc *p, int64_t seq, int terminated,
+    struct kp_buf *b)
 {
-	json_t *rec;
-
-	rec = kp_rec_new("proc", seq);
-	json_object_set_new(rec, "pid", json_integer(p->stat.pid));
-	json_object_set_new(rec, "starttime", json_integer(
-	    (json_int_t)p->stat.starttime));
-	json_object_set_new(rec, "comm", kp_json_text(p->stat.comm));
-	json_object_set_new(rec, "cpu_us", json_integer(terminated ? 0 :
-	    kp_ticks_to_us(p->delta_ticks)));
-	json_object_set_new(rec, "state", json_string(terminated ?
-	    "terminated" : "running"));
-	kp_identity_to_json(&p->id, rec);
-	return rec;
+	kp_buf_rec(b, "proc", seq);
+	kp_buf_int(b, "pid", p->stat.pid);
+	kp_buf_int(b, "starttime", (int64_t)p->stat.starttime);
+	kp_buf_text(b, "comm", p->stat.comm);
+	kp_buf_int(b, "cpu_us", terminated ? 0 :
+	    kp_ticks_to_us(p->delta_ticks));
+	if (terminated)
+		kp_buf_raw(b, "state", "\"terminated\"", 12);
+	else
+		kp_buf_raw(b, "state", "\"running\"", 9);
+	kp_identity_to_buf(&p->id, b);
 }
 
 /*
  * The interval between the last two scans: one cpu record, then a proc
  * record for each process that used CPU time or ended (every process with
- * emit_all).  emit gets a new reference to each record.
+ * emit_all).  Each record is built in a buffer, written by kp_sampler_write
+ * and parsed for kp_sampler_emit, so that both agree.
  */
-void
-kp_sampler_emit(struct kp_sampler *s, int64_t seq,
-    void (*emit)(json_t *rec, void *arg), void *arg)
+static void
+each_record(struct kp_sampler *s, int64_t seq,
+    void (*fn)(struct kp_buf *b, void *arg), void *arg)
 {
 	struct proc *p;
 	size_t i;
@@ -282,13 +279,58 @@ kp_sampler_emit(struct kp_sampler *s, int64_t seq,
 
 	if (s->scans < 2)
 		return;
-	emit(cpu_record(s, seq), arg);
+	cpu_record(s, seq, &s->buf);
+	fn(&s->buf, arg);
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
 		ended = p->gen != s->gen;
-		if (ended || p->delta_ticks > 0 || s->emit_all)
-			emit(proc_record(p, seq, ended), arg);
+		if (ended || p->delta_ticks > 0 || s->emit_all) {
+			proc_record(p, seq, ended, &s->buf);
+			fn(&s->buf, arg);
+		}
 	}
+}
+
+static void
+write_record(struct kp_buf *b, void *arg)
+{
+	(void)arg;
+	kp_out_buf(b);
+}
+
+/* Writes the interval's records to stdout. */
+void
+kp_sampler_write(struct kp_sampler *s, int64_t seq)
+{
+	each_record(s, seq, write_record, NULL);
+}
+
+struct emit_arg {
+	void (*emit)(json_t *rec, void *arg);
+	void *arg;
+};
+
+static void
+emit_record(struct kp_buf *b, void *arg)
+{
+	struct emit_arg *ea = arg;
+	json_t *rec;
+
+	kp_buf_add(b, "}", 1);
+	if ((rec = json_loadb(b->s, b->len, 0, NULL)) == NULL)
+		errx(KP_EXIT_FAILURE, "cannot parse a record just built");
+	b->len = 0;
+	ea->emit(rec, ea->arg);
+}
+
+/* Gives emit a new reference to each of the interval's records. */
+void
+kp_sampler_emit(struct kp_sampler *s, int64_t seq,
+    void (*emit)(json_t *rec, void *arg), void *arg)
+{
+	struct emit_arg ea = { emit, arg };
+
+	each_record(s, seq, emit_record, &ea);
 }
 
 /* What the next run needs to go on from the latest scan. */
@@ -392,6 +434,7 @@ kp_sampler_free(struct kp_sampler *s)
 		return;
 	kp_map_free(s->procs, free);
 	free(s->list);
+	free(s->buf.s);
 	free(s->procdir);
 	free(s->pods_log);
 	free(s);

@@ -406,3 +406,14 @@ cpu_used_us() {
 	[ "$reported" -ge $((used * 85 / 100)) ]
 	[ "$reported" -le $((used * 115 / 100)) ]
 }
+
+@test "a comm with quotes, backslashes and control characters is escaped JSON" {
+	add_proc 620 "$(printf 'q"b\\\\\t\001\177')" 1 1 90000 /
+	run_state
+	advance_node
+	add_proc 620 "$(printf 'q"b\\\\\t\001\177')" 3 1 90000 /
+	run_state
+	assert_line --partial "$(printf '"pid":620,"starttime":90000,"comm":"q\\"b\\\\\\\\\\t\\u0001\177",')"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r 'select(.pid == 620) | .comm' | od -An -c | tr -s ' ')" \
+	    "$(printf 'q"b\\\\\t\001\177\n' | od -An -c | tr -s ' ')"
+}
