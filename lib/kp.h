@@ -117,6 +117,7 @@ int kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct);
 int kp_read_uptime_ticks(const char *procdir, uint64_t *ticks);
 int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
 int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
+int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 int64_t kp_ticks_to_us(uint64_t ticks);
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
 int kp_read_boot_id(const char *procdir, char *buf, size_t len);

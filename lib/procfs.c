@@ -172,24 +172,34 @@ kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 }
 
 /*
- * PROC/PID/stat with one read: the kernel writes the whole line at once,
- * and a pid that is gone by now (or a line cut short) is simply -1.
+ * A file of PROC with one read, NUL-terminated: the kernel writes the whole
+ * of a small /proc file at once.  -1 if it is gone or empty.
  */
 int
-kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
+kp_read_proc(int procfd, const char *path, char *buf, size_t len)
 {
-	char path[32], buf[2048];
 	ssize_t n;
 	int fd;
 
-	if (snprintf(path, sizeof(path), "%s/stat", pid) >= (int)sizeof(path) ||
-	    (fd = openat(procfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = openat(procfd, path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
+	return (int)n;
+}
+
+/* PROC/PID/stat; -1 for a pid gone by now or a line cut short. */
+int
+kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
+{
+	char path[32], buf[2048];
+
+	if (snprintf(path, sizeof(path), "%s/stat", pid) >= (int)sizeof(path) ||
+	    kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
+		return -1;
 	return kp_parse_pid_stat(buf, ps);
 }
 

@@ -106,12 +106,12 @@ read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 	int n;
 
 	snprintf(path, sizeof(path), "%ld/cgroup", (long)p->stat.pid);
-	if (kp_read_file(procfd, path, buf, sizeof(buf)) < 0)
+	if (kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	kp_identity_from_cgroup_file(buf, &p->id);
 	if (strncmp(p->stat.comm, "qemu", 4) == 0 || p->id.vm_id[0]) {
 		snprintf(path, sizeof(path), "%ld/cmdline", (long)p->stat.pid);
-		if ((n = kp_read_file(procfd, path, buf, sizeof(buf))) > 0)
+		if ((n = kp_read_proc(procfd, path, buf, sizeof(buf))) > 0)
 			kp_identity_from_cmdline(buf, (size_t)n, &p->id);
 	}
 	if (p->id.pod_id[0])
