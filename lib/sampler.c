@@ -15,6 +15,7 @@
 
 struct proc {
 	struct kp_pid_stat stat;	/* as of the latest scan */
+	struct proc *next_free;		/* in the pool's free list */
 	uint64_t delta_ticks;		/* CPU time since the previous scan */
 	unsigned gen;			/* the scan that last saw it */
 	int have_identity;
@@ -29,9 +30,13 @@ struct kp_sampler {
 	unsigned gen;
 	struct kp_cpu_times prev_cpu, cpu;
 	uint64_t prev_uptime_ticks, uptime_ticks;
-	struct kp_map *procs;		/* "pid:starttime" -> struct proc */
+	struct proc **table;		/* by (pid, starttime), open addressing */
+	size_t cap, count;		/* cap: a power of two, or 0 */
 	struct proc **list;		/* the same, sorted by pid */
-	size_t nlist;
+	size_t nlist, listcap;
+	struct proc **chunks;		/* the pool the processes come from */
+	size_t nchunks;
+	struct proc *free_procs;
 	struct kp_buf buf;		/* the record being written */
 };
 
@@ -44,7 +49,6 @@ kp_sampler_new(const char *procdir, int emit_all)
 	    (s->procdir = strdup(procdir)) == NULL)
 		err(KP_EXIT_FAILURE, "malloc");
 	s->emit_all = emit_all;
-	s->procs = kp_map_new();
 	return s;
 }
 
@@ -58,23 +62,131 @@ kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir)
 		err(KP_EXIT_FAILURE, "malloc");
 }
 
-static void
-proc_key(char *key, size_t len, pid_t pid, uint64_t starttime)
+/*
+ * The processes: a pool that hands out struct proc in chunks and takes them
+ * back, so that scanning allocates nothing once the pool is as big as the
+ * most processes seen at once, and a hash table keyed by (pid, starttime)
+ * with linear probing and backward-shift deletion, so that no tombstones
+ * pile up as processes come and go.
+ */
+#define POOL_CHUNK 512
+
+static struct proc *
+pool_get(struct kp_sampler *s)
 {
-	snprintf(key, len, "%ld:%llu", (long)pid, (unsigned long long)starttime);
+	struct proc *chunk, **chunks;
+	size_t i;
+
+	if (s->free_procs == NULL) {
+		if ((chunk = calloc(POOL_CHUNK, sizeof(*chunk))) == NULL ||
+		    (chunks = realloc(s->chunks, (s->nchunks + 1) *
+		    sizeof(*chunks))) == NULL)
+			err(KP_EXIT_FAILURE, "calloc");
+		s->chunks = chunks;
+		s->chunks[s->nchunks++] = chunk;
+		for (i = 0; i < POOL_CHUNK; i++) {
+			chunk[i].next_free = s->free_procs;
+			s->free_procs = &chunk[i];
+		}
+	}
+	chunk = s->free_procs;
+	s->free_procs = chunk->next_free;
+	memset(chunk, 0, sizeof(*chunk));
+	return chunk;
+}
+
+static void
+pool_put(struct kp_sampler *s, struct proc *p)
+{
+	p->next_free = s->free_procs;
+	s->free_procs = p;
+}
+
+static size_t
+slot_of(const struct kp_sampler *s, pid_t pid, uint64_t starttime)
+{
+	uint64_t h = ((uint64_t)pid * 0x9e3779b97f4a7c15ULL) ^
+	    (starttime * 0xc2b2ae3d27d4eb4fULL);
+
+	return (size_t)(h ^ (h >> 29)) & (s->cap - 1);
+}
+
+static struct proc *
+proc_find(const struct kp_sampler *s, pid_t pid, uint64_t starttime)
+{
+	struct proc *p;
+	size_t i;
+
+	if (s->cap == 0)
+		return NULL;
+	for (i = slot_of(s, pid, starttime); (p = s->table[i]) != NULL;
+	    i = (i + 1) & (s->cap - 1))
+		if (p->stat.pid == pid && p->stat.starttime == starttime)
+			return p;
+	return NULL;
+}
+
+static void
+table_insert(struct kp_sampler *s, struct proc *p)
+{
+	size_t i;
+
+	for (i = slot_of(s, p->stat.pid, p->stat.starttime); s->table[i];
+	    i = (i + 1) & (s->cap - 1))
+		;
+	s->table[i] = p;
+}
+
+/* Keeps the table at most half full. */
+static void
+table_grow(struct kp_sampler *s)
+{
+	struct proc **old = s->table;
+	size_t i, oldcap = s->cap;
+
+	s->cap = oldcap ? oldcap * 2 : 1024;
+	if ((s->table = calloc(s->cap, sizeof(*s->table))) == NULL)
+		err(KP_EXIT_FAILURE, "calloc");
+	for (i = 0; i < oldcap; i++)
+		if (old[i] != NULL)
+			table_insert(s, old[i]);
+	free(old);
+}
+
+static void
+table_remove(struct kp_sampler *s, struct proc *p)
+{
+	size_t i, j, home, mask = s->cap - 1;
+
+	for (i = slot_of(s, p->stat.pid, p->stat.starttime); s->table[i] != p;
+	    i = (i + 1) & mask)
+		;
+	s->table[i] = NULL;
+	/* Move back each later entry of the run that may no longer be found. */
+	for (j = (i + 1) & mask; s->table[j] != NULL; j = (j + 1) & mask) {
+		home = slot_of(s, s->table[j]->stat.pid,
+		    s->table[j]->stat.starttime);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			s->table[i] = s->table[j];
+			s->table[j] = NULL;
+			i = j;
+		}
+	}
+	s->count--;
+	pool_put(s, p);
 }
 
 static struct proc *
 proc_add(struct kp_sampler *s, const struct kp_pid_stat *ps)
 {
 	struct proc *p;
-	char key[64];
 
-	if ((p = calloc(1, sizeof(*p))) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
+	if ((s->count + 1) * 2 > s->cap)
+		table_grow(s);
+	p = pool_get(s);
 	p->stat = *ps;
-	proc_key(key, sizeof(key), ps->pid, ps->starttime);
-	kp_map_put(s->procs, key, p);
+	table_insert(s, p);
+	s->count++;
 	return p;
 }
 
@@ -130,12 +242,10 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 {
 	struct kp_pid_stat ps;
 	struct proc *p;
-	char key[64];
 
 	if (kp_read_pid_stat(procfd, name, &ps) < 0)
 		return;		/* gone between listing and reading */
-	proc_key(key, sizeof(key), ps.pid, ps.starttime);
-	if ((p = kp_map_get(s->procs, key)) != NULL) {
+	if ((p = proc_find(s, ps.pid, ps.starttime)) != NULL) {
 		p->delta_ticks = delta(ps.cpu_ticks, p->stat.cpu_ticks);
 		p->stat = ps;
 	} else {
@@ -146,15 +256,6 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	p->gen = s->gen;
 	if (!p->have_identity)
 		read_identity(s, procfd, p);
-}
-
-static void
-list_add(const char *key, void *val, void *arg)
-{
-	struct kp_sampler *s = arg;
-
-	(void)key;
-	s->list[s->nlist++] = val;
 }
 
 static int
@@ -173,12 +274,19 @@ by_pid(const void *a, const void *b)
 static void
 build_list(struct kp_sampler *s)
 {
-	free(s->list);
-	if ((s->list = calloc(kp_map_count(s->procs) + 1,
-	    sizeof(*s->list))) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
+	struct proc **list;
+	size_t i;
+
+	if (s->count > s->listcap) {
+		if ((list = realloc(s->list, s->cap * sizeof(*list))) == NULL)
+			err(KP_EXIT_FAILURE, "realloc");
+		s->list = list;
+		s->listcap = s->cap;
+	}
 	s->nlist = 0;
-	kp_map_each(s->procs, list_add, s);
+	for (i = 0; i < s->cap; i++)
+		if (s->table[i] != NULL)
+			s->list[s->nlist++] = s->table[i];
 	qsort(s->list, s->nlist, sizeof(*s->list), by_pid);
 }
 
@@ -186,16 +294,11 @@ build_list(struct kp_sampler *s)
 static void
 drop_terminated(struct kp_sampler *s)
 {
-	char key[64];
 	size_t i;
 
-	for (i = 0; i < s->nlist; i++) {
-		if (s->list[i]->gen == s->gen)
-			continue;
-		proc_key(key, sizeof(key), s->list[i]->stat.pid,
-		    s->list[i]->stat.starttime);
-		free(kp_map_remove(s->procs, key));
-	}
+	for (i = 0; i < s->nlist; i++)
+		if (s->list[i]->gen != s->gen)
+			table_remove(s, s->list[i]);
 	s->nlist = 0;
 }
 
@@ -408,8 +511,14 @@ load(struct kp_sampler *s, json_t *saved)
 static void
 reset(struct kp_sampler *s)
 {
-	kp_map_free(s->procs, free);
-	s->procs = kp_map_new();
+	size_t i;
+
+	for (i = 0; i < s->cap; i++)
+		if (s->table[i] != NULL) {
+			pool_put(s, s->table[i]);
+			s->table[i] = NULL;
+		}
+	s->count = 0;
 	s->nlist = 0;
 	s->scans = 0;
 }
@@ -430,9 +539,14 @@ kp_sampler_load(struct kp_sampler *s, json_t *saved)
 void
 kp_sampler_free(struct kp_sampler *s)
 {
+	size_t i;
+
 	if (s == NULL)
 		return;
-	kp_map_free(s->procs, free);
+	for (i = 0; i < s->nchunks; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
+	free(s->table);
 	free(s->list);
 	free(s->buf.s);
 	free(s->procdir);
