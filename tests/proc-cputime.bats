@@ -417,3 +417,36 @@ cpu_used_us() {
 	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r 'select(.pid == 620) | .comm' | od -An -c | tr -s ' ')" \
 	    "$(printf 'q"b\\\\\t\001\177\n' | od -An -c | tr -s ' ')"
 }
+
+@test "thousands of processes, a third of them ending, are each followed exactly" {
+	mkdir $(seq -f "$P/%.0f" 10000 11999)
+	for pid in $(seq 10000 11999); do
+		printf '%d (w) S 1 1 1 0 -1 0 0 0 0 0 %d 0 0 0 20 0 1 0 %d 0 0\n' \
+		    "$pid" 1 $((pid * 3)) > "$P/$pid/stat"
+	done
+	start_filter --proc "$P"
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	for pid in $(seq 10000 11999); do
+		if [ $((pid % 3)) -eq 0 ]; then
+			rm -r "${P:?}/$pid"
+		else
+			printf '%d (w) S 1 1 1 0 -1 0 0 0 0 0 %d 0 0 0 20 0 1 0 %d 0 0\n' \
+			    "$pid" 2 $((pid * 3)) > "$P/$pid/stat"
+		fi
+	done
+	send_interval 2
+	await_line '"type":"interval","seq":2'
+	for pid in $(seq 10000 11999); do
+		[ $((pid % 3)) -eq 0 ] ||
+		    printf '%d (w) S 1 1 1 0 -1 0 0 0 0 0 %d 0 0 0 20 0 1 0 %d 0 0\n' \
+		    "$pid" 3 $((pid * 3)) > "$P/$pid/stat"
+	done
+	send_interval 3
+	exec 7>&-
+	wait "$FILTER"
+	run jq -r 'select(.type == "proc") | "\(.seq) \(.state) \(.cpu_us)"' "$BATS_TEST_TMPDIR/out"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort | uniq -c | awk '{ $1 = $1; print }')" \
+	    "$(printf '1334 2 running %d\n666 2 terminated 0\n1334 3 running %d' $((1000000 / HZ)) $((1000000 / HZ)))"
+	assert_equal "$(jq -r 'select(.type == "proc" and .seq == 3) | .pid' "$BATS_TEST_TMPDIR/out" | sort -u | wc -l)" 1334
+}
