@@ -15,21 +15,15 @@
 static void usage(void);
 
 static const char *procdir = "/proc";
+static const char *pods_log = "/var/log/pods";
 static int emit_all;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
-	    "[--proc dir] [--state file]\n");
+	    "[--pods-log dir] [--proc dir] [--state file]\n");
 	exit(KP_EXIT_USAGE);
-}
-
-static void
-emit_new(json_t *rec, void *arg)
-{
-	(void)arg;
-	kp_out_json_new(rec);
 }
 
 static void
@@ -44,7 +38,7 @@ static void
 sample_and_emit(struct kp_sampler *s, int64_t seq)
 {
 	scan(s);
-	kp_sampler_emit(s, seq, emit_new, NULL);
+	kp_sampler_write(s, seq);
 }
 
 /* A pipe or a file on stdin is a stream to join; a terminal or /dev/null is not. */
@@ -151,6 +145,7 @@ main(int argc, char *argv[])
 		{ "count", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "pods-log", required_argument, NULL, 'L' },
 		{ "proc", required_argument, NULL, 'P' },
 		{ "state", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
@@ -177,6 +172,9 @@ main(int argc, char *argv[])
 			count = kp_parse_int(optarg, 1, INT64_MAX, "count");
 			clock = 1;
 			break;
+		case 'L':
+			pods_log = optarg;
+			break;
 		case 'P':
 			procdir = optarg;
 			break;
@@ -195,6 +193,7 @@ main(int argc, char *argv[])
 		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
 
 	s = kp_sampler_new(procdir, emit_all);
+	kp_sampler_set_pods_log(s, pods_log);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
 	if (!clock && stdin_is_stream()) {

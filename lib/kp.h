@@ -62,6 +62,7 @@ void kp_buf_int(struct kp_buf *b, const char *key, int64_t v);
 void kp_buf_real(struct kp_buf *b, const char *key, double v);
 double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
 void kp_buf_bool(struct kp_buf *b, const char *key, int v);
+void kp_buf_text(struct kp_buf *b, const char *key, const char *bytes);
 void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,
     size_t len);
 void kp_out_buf(struct kp_buf *b);		/* closes, writes, empties */
@@ -115,6 +116,8 @@ struct kp_cpu_times {
 };
 struct kp_pid_stat {
 	pid_t pid;
+	pid_t ppid;
+	unsigned long flags;	/* PF_*: PF_KTHREAD marks a kernel thread */
 	char comm[64];		/* after the first '(' up to the last ')' */
 	uint64_t cpu_ticks;	/* utime + stime */
 	uint64_t starttime;	/* clock ticks after boot, as in proc(5) */
@@ -122,21 +125,36 @@ struct kp_pid_stat {
 int kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct);
 int kp_read_uptime_ticks(const char *procdir, uint64_t *ticks);
 int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
+int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
+int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 int64_t kp_ticks_to_us(uint64_t ticks);
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
 int kp_read_boot_id(const char *procdir, char *buf, size_t len);
 
 /* cgroup.c: who a process belongs to, from its cgroup path. */
 struct kp_identity {
+	char kind[16];		/* kernel, vm, container, pod, service, ... */
 	char cgroup[512];
-	char container_id[80];
+	char container_id[72];
+	char runtime[16];	/* docker, containerd, cri-o, podman */
+	char container_name[64];
 	char pod_id[40];
+	char pod_name[256];
+	char pod_namespace[64];
+	char pod_qos[16];	/* guaranteed, burstable, besteffort */
 	char vm_id[128];
+	char vm_name[128];
 	char unit[128];
+	char user_slice[32];
+	char session[16];
 };
 void kp_identity_from_cgroup_file(const char *text, struct kp_identity *id);
 void kp_identity_from_path(const char *path, struct kp_identity *id);
-void kp_identity_to_json(const struct kp_identity *id, json_t *rec);
+void kp_identity_from_cmdline(const char *args, size_t len,
+    struct kp_identity *id);
+void kp_identity_from_pods_log(const char *dir, struct kp_identity *id);
+void kp_identity_classify(struct kp_identity *id, int kernel_thread);
+void kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b);
 
 /* map.c: a string-keyed hash map of owned void * values. */
 struct kp_map;
@@ -153,10 +171,12 @@ void kp_map_free(struct kp_map *m, void (*free_val)(void *));
 /* sampler.c: node and per-process CPU time between two scans of /proc. */
 struct kp_sampler;
 struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
+void kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir);
 int kp_sampler_scan(struct kp_sampler *s);
 int kp_sampler_has_baseline(const struct kp_sampler *s);
 void kp_sampler_emit(struct kp_sampler *s, int64_t seq,
     void (*emit)(json_t *rec, void *arg), void *arg);
+void kp_sampler_write(struct kp_sampler *s, int64_t seq);
 json_t *kp_sampler_save(const struct kp_sampler *s);
 int kp_sampler_load(struct kp_sampler *s, json_t *saved);
 void kp_sampler_free(struct kp_sampler *s);

@@ -276,6 +276,51 @@ kp_buf_real(struct kp_buf *b, const char *key, double v)
 	kp_buf_add(b, tmp, (size_t)n);
 }
 
+/*
+ * ,"key":"bytes": any bytes made valid UTF-8 as kp_json_text makes them,
+ * and escaped as jansson escapes them, so both ways agree.
+ */
+void
+kp_buf_text(struct kp_buf *b, const char *key, const char *bytes)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	static const char short_esc[] = "\b\f\n\r\t", short_name[] = "bfnrt";
+	const unsigned char *s = (const unsigned char *)bytes;
+	const char *e;
+	char *p;
+	size_t n;
+
+	buf_key(b, key);
+	buf_reserve(b, strlen(bytes) * 6 + 2);
+	p = b->s + b->len;
+	*p++ = '"';
+	for (; *s; s += n) {
+		if ((n = utf8_len(s)) == 0) {
+			memcpy(p, "\xef\xbf\xbd", 3);
+			p += 3;
+			n = 1;
+		} else if (*s == '"' || *s == '\\') {
+			*p++ = '\\';
+			*p++ = (char)*s;
+		} else if (*s < 0x20) {
+			*p++ = '\\';
+			if ((e = memchr(short_esc, *s, 5)) != NULL)
+				*p++ = short_name[e - short_esc];
+			else {
+				memcpy(p, "u00", 3);
+				p[3] = hex[*s >> 4];
+				p[4] = hex[*s & 0xf];
+				p += 5;
+			}
+		} else {
+			memcpy(p, s, n);
+			p += n;
+		}
+	}
+	*p++ = '"';
+	b->len = (size_t)(p - b->s);
+}
+
 void
 kp_buf_bool(struct kp_buf *b, const char *key, int v)
 {

@@ -115,8 +115,8 @@ kp_read_uptime_ticks(const char *procdir, uint64_t *ticks)
 
 /*
  * PID (COMM) STATE PPID ... : comm may hold spaces and parentheses, so it
- * ends at the last ')'.  Fields counted after it: state is 0, utime 11,
- * stime 12, starttime 19.
+ * ends at the last ')'.  Fields counted after it: state is 0, ppid 1,
+ * flags 6, utime 11, stime 12, starttime 19.
  */
 int
 kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
@@ -142,22 +142,65 @@ kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 			p++;
 		if (*p == '\0')
 			return -1;
-		if (field == 11 || field == 12 || field == 19) {
+		if (field == 1 || field == 6 || field == 11 || field == 12 ||
+		    field == 19) {
 			errno = 0;
 			v = strtoull(p, &end, 10);
 			if (end == p || errno == ERANGE)
 				return -1;
-			if (field == 11)
+			switch (field) {
+			case 1:
+				ps->ppid = (pid_t)v;
+				break;
+			case 6:
+				ps->flags = (unsigned long)v;
+				break;
+			case 11:
 				utime = v;
-			else if (field == 12)
+				break;
+			case 12:
 				stime = v;
-			else
+				break;
+			default:
 				ps->starttime = v;
+			}
 		}
 		p += strcspn(p, " ");
 	}
 	ps->cpu_ticks = utime + stime;
 	return 0;
+}
+
+/*
+ * A file of PROC with one read, NUL-terminated: the kernel writes the whole
+ * of a small /proc file at once.  -1 if it is gone or empty.
+ */
+int
+kp_read_proc(int procfd, const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	if ((fd = openat(procfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* PROC/PID/stat; -1 for a pid gone by now or a line cut short. */
+int
+kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
+{
+	char path[32], buf[2048];
+
+	if (snprintf(path, sizeof(path), "%s/stat", pid) >= (int)sizeof(path) ||
+	    kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
+		return -1;
+	return kp_parse_pid_stat(buf, ps);
 }
 
 /* The kernel's boot id, so that state from before a reboot is not trusted. */

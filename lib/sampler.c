@@ -15,6 +15,7 @@
 
 struct proc {
 	struct kp_pid_stat stat;	/* as of the latest scan */
+	struct proc *next_free;		/* in the pool's free list */
 	uint64_t delta_ticks;		/* CPU time since the previous scan */
 	unsigned gen;			/* the scan that last saw it */
 	int have_identity;
@@ -23,14 +24,20 @@ struct proc {
 
 struct kp_sampler {
 	char *procdir;
+	char *pods_log;			/* the kubelet's /var/log/pods, or NULL */
 	int emit_all;
 	int scans;			/* scans taken, a loaded one included */
 	unsigned gen;
 	struct kp_cpu_times prev_cpu, cpu;
 	uint64_t prev_uptime_ticks, uptime_ticks;
-	struct kp_map *procs;		/* "pid:starttime" -> struct proc */
+	struct proc **table;		/* by (pid, starttime), open addressing */
+	size_t cap, count;		/* cap: a power of two, or 0 */
 	struct proc **list;		/* the same, sorted by pid */
-	size_t nlist;
+	size_t nlist, listcap;
+	struct proc **chunks;		/* the pool the processes come from */
+	size_t nchunks;
+	struct proc *free_procs;
+	struct kp_buf buf;		/* the record being written */
 };
 
 struct kp_sampler *
@@ -42,27 +49,144 @@ kp_sampler_new(const char *procdir, int emit_all)
 	    (s->procdir = strdup(procdir)) == NULL)
 		err(KP_EXIT_FAILURE, "malloc");
 	s->emit_all = emit_all;
-	s->procs = kp_map_new();
 	return s;
 }
 
-static void
-proc_key(char *key, size_t len, pid_t pid, uint64_t starttime)
+/* Where the kubelet keeps pod logs, for pod and container names. */
+void
+kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir)
 {
-	snprintf(key, len, "%ld:%llu", (long)pid, (unsigned long long)starttime);
+	free(s->pods_log);
+	s->pods_log = NULL;
+	if (dir != NULL && (s->pods_log = strdup(dir)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
+}
+
+/*
+ * The processes: a pool that hands out struct proc in chunks and takes them
+ * back, so that scanning allocates nothing once the pool is as big as the
+ * most processes seen at once, and a hash table keyed by (pid, starttime)
+ * with linear probing and backward-shift deletion, so that no tombstones
+ * pile up as processes come and go.
+ */
+#define POOL_CHUNK 512
+
+static struct proc *
+pool_get(struct kp_sampler *s)
+{
+	struct proc *chunk, **chunks;
+	size_t i;
+
+	if (s->free_procs == NULL) {
+		if ((chunk = calloc(POOL_CHUNK, sizeof(*chunk))) == NULL ||
+		    (chunks = realloc(s->chunks, (s->nchunks + 1) *
+		    sizeof(*chunks))) == NULL)
+			err(KP_EXIT_FAILURE, "calloc");
+		s->chunks = chunks;
+		s->chunks[s->nchunks++] = chunk;
+		for (i = 0; i < POOL_CHUNK; i++) {
+			chunk[i].next_free = s->free_procs;
+			s->free_procs = &chunk[i];
+		}
+	}
+	chunk = s->free_procs;
+	s->free_procs = chunk->next_free;
+	memset(chunk, 0, sizeof(*chunk));
+	return chunk;
+}
+
+static void
+pool_put(struct kp_sampler *s, struct proc *p)
+{
+	p->next_free = s->free_procs;
+	s->free_procs = p;
+}
+
+static size_t
+slot_of(const struct kp_sampler *s, pid_t pid, uint64_t starttime)
+{
+	uint64_t h = ((uint64_t)pid * 0x9e3779b97f4a7c15ULL) ^
+	    (starttime * 0xc2b2ae3d27d4eb4fULL);
+
+	return (size_t)(h ^ (h >> 29)) & (s->cap - 1);
+}
+
+static struct proc *
+proc_find(const struct kp_sampler *s, pid_t pid, uint64_t starttime)
+{
+	struct proc *p;
+	size_t i;
+
+	if (s->cap == 0)
+		return NULL;
+	for (i = slot_of(s, pid, starttime); (p = s->table[i]) != NULL;
+	    i = (i + 1) & (s->cap - 1))
+		if (p->stat.pid == pid && p->stat.starttime == starttime)
+			return p;
+	return NULL;
+}
+
+static void
+table_insert(struct kp_sampler *s, struct proc *p)
+{
+	size_t i;
+
+	for (i = slot_of(s, p->stat.pid, p->stat.starttime); s->table[i];
+	    i = (i + 1) & (s->cap - 1))
+		;
+	s->table[i] = p;
+}
+
+/* Keeps the table at most half full. */
+static void
+table_grow(struct kp_sampler *s)
+{
+	struct proc **old = s->table;
+	size_t i, oldcap = s->cap;
+
+	s->cap = oldcap ? oldcap * 2 : 1024;
+	if ((s->table = calloc(s->cap, sizeof(*s->table))) == NULL)
+		err(KP_EXIT_FAILURE, "calloc");
+	for (i = 0; i < oldcap; i++)
+		if (old[i] != NULL)
+			table_insert(s, old[i]);
+	free(old);
+}
+
+static void
+table_remove(struct kp_sampler *s, struct proc *p)
+{
+	size_t i, j, home, mask = s->cap - 1;
+
+	for (i = slot_of(s, p->stat.pid, p->stat.starttime); s->table[i] != p;
+	    i = (i + 1) & mask)
+		;
+	s->table[i] = NULL;
+	/* Move back each later entry of the run that may no longer be found. */
+	for (j = (i + 1) & mask; s->table[j] != NULL; j = (j + 1) & mask) {
+		home = slot_of(s, s->table[j]->stat.pid,
+		    s->table[j]->stat.starttime);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			s->table[i] = s->table[j];
+			s->table[j] = NULL;
+			i = j;
+		}
+	}
+	s->count--;
+	pool_put(s, p);
 }
 
 static struct proc *
 proc_add(struct kp_sampler *s, const struct kp_pid_stat *ps)
 {
 	struct proc *p;
-	char key[64];
 
-	if ((p = calloc(1, sizeof(*p))) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
+	if ((s->count + 1) * 2 > s->cap)
+		table_grow(s);
+	p = pool_get(s);
 	p->stat = *ps;
-	proc_key(key, sizeof(key), ps->pid, ps->starttime);
-	kp_map_put(s->procs, key, p);
+	table_insert(s, p);
+	s->count++;
 	return p;
 }
 
@@ -73,16 +197,38 @@ delta(uint64_t now, uint64_t before)
 	return now > before ? now - before : 0;
 }
 
-/* Read once per process: a process does not change cgroup often enough. */
+#define PF_KTHREAD 0x00200000	/* include/linux/sched.h */
+
+/* kthreadd (pid 2) and its children, or anything the kernel flags so. */
+static int
+kernel_thread(const struct kp_pid_stat *ps)
+{
+	return ps->pid == 2 || ps->ppid == 2 || (ps->flags & PF_KTHREAD);
+}
+
+/*
+ * Read once per process: a process does not change cgroup often enough.
+ * The command line matters only to QEMU, so it is read only for a process
+ * called qemu* or one inside a libvirt machine.
+ */
 static void
-read_identity(int procfd, struct proc *p)
+read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 {
 	char path[64], buf[8192];
+	int n;
 
 	snprintf(path, sizeof(path), "%ld/cgroup", (long)p->stat.pid);
-	if (kp_read_file(procfd, path, buf, sizeof(buf)) < 0)
+	if (kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	kp_identity_from_cgroup_file(buf, &p->id);
+	if (strncmp(p->stat.comm, "qemu", 4) == 0 || p->id.vm_id[0]) {
+		snprintf(path, sizeof(path), "%ld/cmdline", (long)p->stat.pid);
+		if ((n = kp_read_proc(procfd, path, buf, sizeof(buf))) > 0)
+			kp_identity_from_cmdline(buf, (size_t)n, &p->id);
+	}
+	if (p->id.pod_id[0])
+		kp_identity_from_pods_log(s->pods_log, &p->id);
+	kp_identity_classify(&p->id, kernel_thread(&p->stat));
 	p->have_identity = 1;
 }
 
@@ -96,14 +242,10 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 {
 	struct kp_pid_stat ps;
 	struct proc *p;
-	char path[64], buf[1024], key[64];
 
-	snprintf(path, sizeof(path), "%s/stat", name);
-	if (kp_read_file(procfd, path, buf, sizeof(buf)) < 0 ||
-	    kp_parse_pid_stat(buf, &ps) < 0)
+	if (kp_read_pid_stat(procfd, name, &ps) < 0)
 		return;		/* gone between listing and reading */
-	proc_key(key, sizeof(key), ps.pid, ps.starttime);
-	if ((p = kp_map_get(s->procs, key)) != NULL) {
+	if ((p = proc_find(s, ps.pid, ps.starttime)) != NULL) {
 		p->delta_ticks = delta(ps.cpu_ticks, p->stat.cpu_ticks);
 		p->stat = ps;
 	} else {
@@ -113,16 +255,7 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	}
 	p->gen = s->gen;
 	if (!p->have_identity)
-		read_identity(procfd, p);
-}
-
-static void
-list_add(const char *key, void *val, void *arg)
-{
-	struct kp_sampler *s = arg;
-
-	(void)key;
-	s->list[s->nlist++] = val;
+		read_identity(s, procfd, p);
 }
 
 static int
@@ -141,12 +274,19 @@ by_pid(const void *a, const void *b)
 static void
 build_list(struct kp_sampler *s)
 {
-	free(s->list);
-	if ((s->list = calloc(kp_map_count(s->procs) + 1,
-	    sizeof(*s->list))) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
+	struct proc **list;
+	size_t i;
+
+	if (s->count > s->listcap) {
+		if ((list = realloc(s->list, s->cap * sizeof(*list))) == NULL)
+			err(KP_EXIT_FAILURE, "realloc");
+		s->list = list;
+		s->listcap = s->cap;
+	}
 	s->nlist = 0;
-	kp_map_each(s->procs, list_add, s);
+	for (i = 0; i < s->cap; i++)
+		if (s->table[i] != NULL)
+			s->list[s->nlist++] = s->table[i];
 	qsort(s->list, s->nlist, sizeof(*s->list), by_pid);
 }
 
@@ -154,16 +294,11 @@ build_list(struct kp_sampler *s)
 static void
 drop_terminated(struct kp_sampler *s)
 {
-	char key[64];
 	size_t i;
 
-	for (i = 0; i < s->nlist; i++) {
-		if (s->list[i]->gen == s->gen)
-			continue;
-		proc_key(key, sizeof(key), s->list[i]->stat.pid,
-		    s->list[i]->stat.starttime);
-		free(kp_map_remove(s->procs, key));
-	}
+	for (i = 0; i < s->nlist; i++)
+		if (s->list[i]->gen != s->gen)
+			table_remove(s, s->list[i]);
 	s->nlist = 0;
 }
 
@@ -196,11 +331,10 @@ kp_sampler_has_baseline(const struct kp_sampler *s)
 	return s->scans > 0;
 }
 
-static json_t *
-cpu_record(const struct kp_sampler *s, int64_t seq)
+static void
+cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 {
 	int64_t cpu_us, total_cpu_us;
-	json_t *rec;
 
 	total_cpu_us = kp_ticks_to_us(delta(s->cpu.total_ticks,
 	    s->prev_cpu.total_ticks));
@@ -208,40 +342,39 @@ cpu_record(const struct kp_sampler *s, int64_t seq)
 	    s->prev_cpu.active_ticks));
 	if (cpu_us > total_cpu_us)
 		cpu_us = total_cpu_us;
-	rec = kp_rec_new("cpu", seq);
-	json_object_set_new(rec, "cpu_us", json_integer(cpu_us));
-	json_object_set_new(rec, "total_cpu_us", json_integer(total_cpu_us));
-	json_object_set_new(rec, "usage_ratio", json_real(total_cpu_us > 0 ?
-	    (double)cpu_us / (double)total_cpu_us : 0));
-	return rec;
+	kp_buf_rec(b, "cpu", seq);
+	kp_buf_int(b, "cpu_us", cpu_us);
+	kp_buf_int(b, "total_cpu_us", total_cpu_us);
+	kp_buf_real(b, "usage_ratio", total_cpu_us > 0 ?
+	    (double)cpu_us / (double)total_cpu_us : 0);
 }
 
-static json_t *
-proc_record(const struct proc *p, int64_t seq, int terminated)
+static void
+proc_record(const struct proc *p, int64_t seq, int terminated,
+    struct kp_buf *b)
 {
-	json_t *rec;
-
-	rec = kp_rec_new("proc", seq);
-	json_object_set_new(rec, "pid", json_integer(p->stat.pid));
-	json_object_set_new(rec, "starttime", json_integer(
-	    (json_int_t)p->stat.starttime));
-	json_object_set_new(rec, "comm", kp_json_text(p->stat.comm));
-	json_object_set_new(rec, "cpu_us", json_integer(terminated ? 0 :
-	    kp_ticks_to_us(p->delta_ticks)));
-	json_object_set_new(rec, "state", json_string(terminated ?
-	    "terminated" : "running"));
-	kp_identity_to_json(&p->id, rec);
-	return rec;
+	kp_buf_rec(b, "proc", seq);
+	kp_buf_int(b, "pid", p->stat.pid);
+	kp_buf_int(b, "starttime", (int64_t)p->stat.starttime);
+	kp_buf_text(b, "comm", p->stat.comm);
+	kp_buf_int(b, "cpu_us", terminated ? 0 :
+	    kp_ticks_to_us(p->delta_ticks));
+	if (terminated)
+		kp_buf_raw(b, "state", "\"terminated\"", 12);
+	else
+		kp_buf_raw(b, "state", "\"running\"", 9);
+	kp_identity_to_buf(&p->id, b);
 }
 
 /*
  * The interval between the last two scans: one cpu record, then a proc
  * record for each process that used CPU time or ended (every process with
- * emit_all).  emit gets a new reference to each record.
+ * emit_all).  Each record is built in a buffer, written by kp_sampler_write
+ * and parsed for kp_sampler_emit, so that both agree.
  */
-void
-kp_sampler_emit(struct kp_sampler *s, int64_t seq,
-    void (*emit)(json_t *rec, void *arg), void *arg)
+static void
+each_record(struct kp_sampler *s, int64_t seq,
+    void (*fn)(struct kp_buf *b, void *arg), void *arg)
 {
 	struct proc *p;
 	size_t i;
@@ -249,13 +382,58 @@ kp_sampler_emit(struct kp_sampler *s, int64_t seq,
 
 	if (s->scans < 2)
 		return;
-	emit(cpu_record(s, seq), arg);
+	cpu_record(s, seq, &s->buf);
+	fn(&s->buf, arg);
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
 		ended = p->gen != s->gen;
-		if (ended || p->delta_ticks > 0 || s->emit_all)
-			emit(proc_record(p, seq, ended), arg);
+		if (ended || p->delta_ticks > 0 || s->emit_all) {
+			proc_record(p, seq, ended, &s->buf);
+			fn(&s->buf, arg);
+		}
 	}
+}
+
+static void
+write_record(struct kp_buf *b, void *arg)
+{
+	(void)arg;
+	kp_out_buf(b);
+}
+
+/* Writes the interval's records to stdout. */
+void
+kp_sampler_write(struct kp_sampler *s, int64_t seq)
+{
+	each_record(s, seq, write_record, NULL);
+}
+
+struct emit_arg {
+	void (*emit)(json_t *rec, void *arg);
+	void *arg;
+};
+
+static void
+emit_record(struct kp_buf *b, void *arg)
+{
+	struct emit_arg *ea = arg;
+	json_t *rec;
+
+	kp_buf_add(b, "}", 1);
+	if ((rec = json_loadb(b->s, b->len, 0, NULL)) == NULL)
+		errx(KP_EXIT_FAILURE, "cannot parse a record just built");
+	b->len = 0;
+	ea->emit(rec, ea->arg);
+}
+
+/* Gives emit a new reference to each of the interval's records. */
+void
+kp_sampler_emit(struct kp_sampler *s, int64_t seq,
+    void (*emit)(json_t *rec, void *arg), void *arg)
+{
+	struct emit_arg ea = { emit, arg };
+
+	each_record(s, seq, emit_record, &ea);
 }
 
 /* What the next run needs to go on from the latest scan. */
@@ -269,12 +447,13 @@ kp_sampler_save(const struct kp_sampler *s)
 	for (i = 0; i < s->nlist; i++) {
 		if (s->list[i]->gen != s->gen)
 			continue;
-		json_array_append_new(procs, json_pack("[I,I,I,o,o]",
+		json_array_append_new(procs, json_pack("[I,I,I,o,o,I]",
 		    (json_int_t)s->list[i]->stat.pid,
 		    (json_int_t)s->list[i]->stat.starttime,
 		    (json_int_t)s->list[i]->stat.cpu_ticks,
 		    kp_json_text(s->list[i]->stat.comm),
-		    kp_json_text(s->list[i]->id.cgroup)));
+		    kp_json_text(s->list[i]->id.cgroup),
+		    (json_int_t)s->list[i]->stat.ppid));
 	}
 	saved = json_pack("{s:I,s:I,s:I,s:o}",
 	    "total_ticks", (json_int_t)s->cpu.total_ticks,
@@ -287,7 +466,7 @@ kp_sampler_save(const struct kp_sampler *s)
 static int
 load(struct kp_sampler *s, json_t *saved)
 {
-	json_int_t total, active, uptime, pid, start, ticks;
+	json_int_t total, active, uptime, pid, start, ticks, ppid;
 	const char *comm, *cgroup;
 	json_t *procs, *row;
 	struct kp_pid_stat ps;
@@ -303,19 +482,27 @@ load(struct kp_sampler *s, json_t *saved)
 	s->cpu.active_ticks = (uint64_t)active;
 	s->uptime_ticks = (uint64_t)uptime;
 	json_array_foreach(procs, i, row) {
-		if (json_unpack(row, "[IIIss]", &pid, &start, &ticks, &comm,
+		ppid = 0;	/* absent from state files of older builds */
+		if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
 		    &cgroup) < 0 ||
-		    pid <= 0 || start < 0 || ticks < 0)
+		    (json_array_size(row) > 5 &&
+		    json_unpack(json_array_get(row, 5), "I", &ppid) < 0) ||
+		    pid <= 0 || start < 0 || ticks < 0 || ppid < 0)
 			return -1;
 		memset(&ps, 0, sizeof(ps));
 		ps.pid = (pid_t)pid;
 		ps.starttime = (uint64_t)start;
 		ps.cpu_ticks = (uint64_t)ticks;
+		ps.ppid = (pid_t)ppid;
 		snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
 		p = proc_add(s, &ps);
 		p->gen = s->gen;
+		/*
+		 * The path alone, for a process that ends before the next scan;
+		 * one still running is read whole again then.
+		 */
 		kp_identity_from_path(cgroup, &p->id);
-		p->have_identity = 1;
+		kp_identity_classify(&p->id, kernel_thread(&ps));
 	}
 	return 0;
 }
@@ -324,8 +511,14 @@ load(struct kp_sampler *s, json_t *saved)
 static void
 reset(struct kp_sampler *s)
 {
-	kp_map_free(s->procs, free);
-	s->procs = kp_map_new();
+	size_t i;
+
+	for (i = 0; i < s->cap; i++)
+		if (s->table[i] != NULL) {
+			pool_put(s, s->table[i]);
+			s->table[i] = NULL;
+		}
+	s->count = 0;
 	s->nlist = 0;
 	s->scans = 0;
 }
@@ -346,10 +539,17 @@ kp_sampler_load(struct kp_sampler *s, json_t *saved)
 void
 kp_sampler_free(struct kp_sampler *s)
 {
+	size_t i;
+
 	if (s == NULL)
 		return;
-	kp_map_free(s->procs, free);
+	for (i = 0; i < s->nchunks; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
+	free(s->table);
 	free(s->list);
+	free(s->buf.s);
 	free(s->procdir);
+	free(s->pods_log);
 	free(s);
 }

@@ -34,6 +34,13 @@ advance_node() {
 	echo "1010.00 1810.00" > "$P/uptime"
 }
 
+teardown() {
+	if [ -n "${child:-}" ]; then
+		kill -KILL "$child" 2>/dev/null || true
+		wait "$child" 2>/dev/null || true
+	fi
+}
+
 run_state() {
 	run --separate-stderr proc-cputime --proc "$P" --state "$S" "$@" </dev/null
 }
@@ -46,7 +53,7 @@ run_state() {
 @test "-h prints usage and exits 2" {
 	run -2 --separate-stderr proc-cputime -h
 	assert_equal "${stderr_lines[0]}" \
-	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--proc dir] [--state file]"
+	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--pods-log dir] [--proc dir] [--state file]"
 }
 
 @test "bad options are usage errors naming the value" {
@@ -79,8 +86,8 @@ run_state() {
 	assert_success
 	assert_equal "${#lines[@]}" 5
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
-	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}"
-	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\"}"
+	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\"runtime\":\"docker\"}"
+	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"runtime\":\"containerd\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\",\"pod_qos\":\"burstable\"}"
 	assert_line -n 4 --regexp '^\{"type":"interval","seq":1,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
 }
 
@@ -127,7 +134,7 @@ run_state() {
 	advance_node
 	rm -r "$P/300"
 	run_state
-	assert_line --partial '"pid":300,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
+	assert_line --partial '"pid":300,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","kind":"service","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
 }
 
 @test "-a emits every process, with or without CPU time" {
@@ -240,4 +247,206 @@ run_state() {
 	assert_equal "$(ids 704)" "3333333333333333333333333333333333333333333333333333333333333333 - - user@1000.service"
 	assert_equal "$(ids 705)" "- - - -"
 	assert_equal "$(ids 706)" "- - - -"
+}
+
+@test "guest time is inside user time and is not added twice" {
+	run_state
+	# 1000 ticks pass, 400 active; guest and guest_nice grow by 300 and 50
+	# but are already in user and nice.
+	printf 'cpu  6300 0 2100 80550 1050 0 0 0 300 50\n' > "$P/stat"
+	run_state
+	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
+}
+
+@test "clock ticks become microseconds by sysconf(_SC_CLK_TCK)" {
+	# A host whose clock ticks 250 times a second, not the usual 100.
+	cat > "$BATS_TEST_TMPDIR/hz.c" <<-'C'
+	#define _GNU_SOURCE
+	#include <dlfcn.h>
+	#include <unistd.h>
+	long sysconf(int name)
+	{
+		long (*real)(int) = (long (*)(int))dlsym(RTLD_NEXT, "sysconf");
+		return name == _SC_CLK_TCK ? 250 : real(name);
+	}
+	C
+	cc -shared -fPIC -o "$BATS_TEST_TMPDIR/hz.so" "$BATS_TEST_TMPDIR/hz.c" -ldl
+	export LD_PRELOAD="$BATS_TEST_TMPDIR/hz.so" ASAN_OPTIONS=verify_asan_link_order=0
+	run_state
+	advance_node
+	set_ticks 100 3000 1001
+	run_state
+	assert_line -n 1 '{"type":"cpu","seq":1,"cpu_us":1600000,"total_cpu_us":4000000,"usage_ratio":0.4}'
+	assert_line --partial '"pid":100,"starttime":5000,"comm":"a b) (c","cpu_us":4000,'
+}
+
+@test "a vanished process is reported once, and not again" {
+	run_state
+	advance_node
+	rm -r "$P/300"
+	run_state
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"pid":300,')" 1
+	run_state -a
+	refute_line --partial '"pid":300,'
+}
+
+@test "a pid that vanishes between listing and reading is skipped silently" {
+	run_state
+	advance_node
+	mkdir "$P/777"		# listed, but its stat cannot be read
+	mkdir "$P/778"
+	printf '778 (half' > "$P/778/stat"	# or was cut short
+	run_state -a
+	assert_success
+	assert_equal "$stderr" ""
+	refute_line --partial '"pid":777,'
+	refute_line --partial '"pid":778,'
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"type":"proc"')" 5
+}
+
+@test "by default only processes with CPU time or that ended are written" {
+	run_state
+	advance_node
+	set_ticks 200 501 100
+	rm -r "$P/300"
+	run_state
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r 'select(.type == "proc") | "\(.pid) \(.state)"' | tr '\n' ,)" \
+	    "200 running,300 terminated,"
+}
+
+@test "a cgroup path that is not UTF-8 becomes valid JSON" {
+	add_proc 610 x 1 1 90000 "$(printf '/system.slice/bad\377name.service')"
+	run_state
+	advance_node
+	add_proc 610 x 3 1 90000 "$(printf '/system.slice/bad\377name.service')"
+	run_state
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r 'select(.pid == 610) | .unit')" \
+	    "$(printf 'bad\357\277\275name.service')"
+}
+
+# Starts proc-cputime as a filter reading a fifo, which fd 7 writes (bats
+# keeps fd 3 for itself).
+start_filter() {
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	proc-cputime "$@" < "$BATS_TEST_TMPDIR/fifo" > "$BATS_TEST_TMPDIR/out" 3>&- &
+	FILTER=$!
+	exec 7> "$BATS_TEST_TMPDIR/fifo"
+	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >&7
+}
+
+send_interval() {
+	printf '{"type":"interval","seq":%d,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}\n' "$1" >&7
+}
+
+# Waits (at most 20 s) until the filter has written a line matching $1.
+await_line() {
+	local i
+	for i in $(seq 200); do
+		grep -q -- "$1" "$BATS_TEST_TMPDIR/out" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "the cgroup and command line of a process are read once, and again for a reused pid" {
+	add_proc 900 qemu-system-x86 5 5 90000 /system.slice/a.service
+	printf -- '-uuid\0first-uuid\0' > "$P/900/cmdline"
+	start_filter -a --proc "$P"
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	printf '0::/system.slice/b.service\n' > "$P/900/cgroup"
+	printf -- '-uuid\0second-uuid\0' > "$P/900/cmdline"
+	send_interval 2
+	await_line '"type":"interval","seq":2'
+	add_proc 900 qemu-system-x86 5 5 95000 /system.slice/c.service
+	printf -- '-uuid\0third-uuid\0' > "$P/900/cmdline"
+	send_interval 3
+	exec 7>&-
+	wait "$FILTER"
+	run jq -r 'select(.pid == 900) | "\(.seq) \(.starttime) \(.state) \(.unit) \(.vm_id)"' "$BATS_TEST_TMPDIR/out"
+	assert_output - <<-'OUT'
+	1 90000 running a.service first-uuid
+	2 90000 running a.service first-uuid
+	3 90000 terminated a.service first-uuid
+	3 95000 running c.service third-uuid
+	OUT
+}
+
+# Microseconds of CPU time pid $1 has used, from schedstat (nanoseconds)
+# where the kernel has it, else from stat.
+cpu_used_us() {
+	if [ -r "/proc/$1/schedstat" ]; then
+		echo $(($(cut -d' ' -f1 "/proc/$1/schedstat") / 1000))
+	else
+		awk -v hz="$HZ" '{ sub(/.*\) /, ""); print int(($12 + $13) * 1000000 / hz) }' "/proc/$1/stat"
+	fi
+}
+
+@test "live: a child burning about a second of CPU is reported within 15 %" {
+	sh -c 'kill -STOP $$; while :; do :; done' 3>&- &
+	child=$!
+	until grep -q '^[0-9]* ([^)]*) T' "/proc/$child/stat"; do sleep 0.05; done
+	start_filter
+	send_interval 1		# the stopped child is in the baseline
+	await_line '"type":"interval","seq":1'
+	before=$(cpu_used_us "$child")
+	kill -CONT "$child"
+	for _ in $(seq 600); do
+		[ $(($(cpu_used_us "$child") - before)) -ge 1000000 ] && break
+		sleep 0.05
+	done
+	kill -STOP "$child"
+	used=$(($(cpu_used_us "$child") - before))
+	send_interval 2
+	exec 7>&-
+	wait "$FILTER"
+	reported=$(jq --argjson p "$child" 'select(.seq == 2 and .pid == $p) | .cpu_us' "$BATS_TEST_TMPDIR/out")
+	echo "used $used us, reported $reported us"
+	[ "$used" -ge 900000 ]
+	[ "$reported" -ge $((used * 85 / 100)) ]
+	[ "$reported" -le $((used * 115 / 100)) ]
+}
+
+@test "a comm with quotes, backslashes and control characters is escaped JSON" {
+	add_proc 620 "$(printf 'q"b\\\\\t\001\177')" 1 1 90000 /
+	run_state
+	advance_node
+	add_proc 620 "$(printf 'q"b\\\\\t\001\177')" 3 1 90000 /
+	run_state
+	assert_line --partial "$(printf '"pid":620,"starttime":90000,"comm":"q\\"b\\\\\\\\\\t\\u0001\177",')"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r 'select(.pid == 620) | .comm' | od -An -c | tr -s ' ')" \
+	    "$(printf 'q"b\\\\\t\001\177\n' | od -An -c | tr -s ' ')"
+}
+
+@test "thousands of processes, a third of them ending, are each followed exactly" {
+	mkdir $(seq -f "$P/%.0f" 10000 11999)
+	for pid in $(seq 10000 11999); do
+		printf '%d (w) S 1 1 1 0 -1 0 0 0 0 0 %d 0 0 0 20 0 1 0 %d 0 0\n' \
+		    "$pid" 1 $((pid * 3)) > "$P/$pid/stat"
+	done
+	start_filter --proc "$P"
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	for pid in $(seq 10000 11999); do
+		if [ $((pid % 3)) -eq 0 ]; then
+			rm -r "${P:?}/$pid"
+		else
+			printf '%d (w) S 1 1 1 0 -1 0 0 0 0 0 %d 0 0 0 20 0 1 0 %d 0 0\n' \
+			    "$pid" 2 $((pid * 3)) > "$P/$pid/stat"
+		fi
+	done
+	send_interval 2
+	await_line '"type":"interval","seq":2'
+	for pid in $(seq 10000 11999); do
+		[ $((pid % 3)) -eq 0 ] ||
+		    printf '%d (w) S 1 1 1 0 -1 0 0 0 0 0 %d 0 0 0 20 0 1 0 %d 0 0\n' \
+		    "$pid" 3 $((pid * 3)) > "$P/$pid/stat"
+	done
+	send_interval 3
+	exec 7>&-
+	wait "$FILTER"
+	run jq -r 'select(.type == "proc") | "\(.seq) \(.state) \(.cpu_us)"' "$BATS_TEST_TMPDIR/out"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort | uniq -c | awk '{ $1 = $1; print }')" \
+	    "$(printf '1334 2 running %d\n666 2 terminated 0\n1334 3 running %d' $((1000000 / HZ)) $((1000000 / HZ)))"
+	assert_equal "$(jq -r 'select(.type == "proc" and .seq == 3) | .pid' "$BATS_TEST_TMPDIR/out" | sort -u | wc -l)" 1334
 }

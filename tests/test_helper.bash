@@ -20,7 +20,7 @@ fixture_copy() {
 
 # The SYNOPSIS of a manual page, as mandoc renders it, one line.
 man_synopsis() {
-	mandoc -Tascii "$KP_ROOT/man/$1" | col -b |
+	mandoc -Tascii "$KP_ROOT/man/$1" | col -bx |
 	    awk '/^SYNOPSIS/ { on = 1; next } /^[A-Z]/ { on = 0 } on' |
 	    tr -s ' \n\t' '   ' | sed 's/^ //; s/ $//'
 }
