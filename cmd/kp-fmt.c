@@ -478,32 +478,6 @@ skip_ws(char *p)
 	return p;
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	uint32_t c;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return n;
-}
-
 static int
 hex4(const char *p, uint32_t *v)
 {
@@ -570,7 +544,7 @@ parse_string(char *p, const char **str, size_t *len)
 		if ((unsigned char)*p < 0x20)
 			return NULL;
 		if ((unsigned char)*p >= 0x80) {
-			if ((n = utf8_len((const unsigned char *)p)) == 0)
+			if ((n = kp_utf8_len((const unsigned char *)p)) == 0)
 				return NULL;
 			if (str != NULL)
 				memmove(o, p, n);
@@ -914,25 +888,6 @@ fis_true(const struct rec *rec, const char *key)
 	return f != NULL && f->kind == V_TRUE;
 }
 
-/* A header of another major version means we cannot read what follows. */
-static void
-check_header(struct reader *r, const struct rec *rec)
-{
-	const char *version;
-	char *end;
-	long major;
-
-	version = fstr(rec, "version");
-	major = version ? strtol(version, &end, 10) : -1;
-	if (version == NULL || end == version || (*end != '.' && *end != '\0'))
-		errx(KP_EXIT_DATAERR, "%s:%ld: header without a valid "
-		    "\"version\"", r->name, r->lineno);
-	if (major != KP_PROTO_MAJOR)
-		errx(KP_EXIT_DATAERR, "%s:%ld: unsupported kp-records version "
-		    "%s (this build reads %d.x)", r->name, r->lineno, version,
-		    KP_PROTO_MAJOR);
-}
-
 /*
  * The next line, without its newline, NUL-terminated in the reader's
  * buffer until the next call; NULL at the end of the input.
@@ -1023,7 +978,8 @@ reader_next(struct reader *r, struct arena *a, struct rec *rec)
 			continue;
 		}
 		if (strcmp(rec->type, "header") == 0)
-			check_header(r, rec);
+			kp_check_version(r->name, r->lineno,
+			    fstr(rec, "version"));
 		return 1;
 	}
 }

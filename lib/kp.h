@@ -65,6 +65,7 @@ void kp_buf_bool(struct kp_buf *b, const char *key, int v);
 void kp_buf_text(struct kp_buf *b, const char *key, const char *bytes);
 void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,
     size_t len);
+size_t kp_utf8_len(const unsigned char *s);	/* 0: not valid UTF-8 */
 void kp_out_buf(struct kp_buf *b);		/* closes, writes, empties */
 
 /* stream.c: reading a kp record stream, one JSON object per line. */
@@ -83,6 +84,7 @@ void kp_reader_close(struct kp_reader *r);
 void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 long kp_reader_lineno(const struct kp_reader *r);
+void kp_check_version(const char *name, long lineno, const char *version);
 int kp_json_int(json_t *obj, const char *key, int64_t *val);
 const char *kp_json_str(json_t *obj, const char *key);
 /* Peeked records (obj NULL until kp_reader_parse), and flat scans. */

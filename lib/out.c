@@ -112,8 +112,8 @@ kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us)
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t
-utf8_len(const unsigned char *s)
+size_t
+kp_utf8_len(const unsigned char *s)
 {
 	size_t n, i;
 	uint32_t c;
@@ -154,7 +154,7 @@ kp_json_text(const char *bytes)
 	if ((buf = malloc(strlen(bytes) * 3 + 1)) == NULL)
 		err(KP_EXIT_FAILURE, "malloc");
 	for (p = buf; *s; s += n) {
-		if ((n = utf8_len(s)) == 0) {
+		if ((n = kp_utf8_len(s)) == 0) {
 			memcpy(p, "\xef\xbf\xbd", 3);
 			p += 3;
 			n = 1;
@@ -295,7 +295,7 @@ kp_buf_text(struct kp_buf *b, const char *key, const char *bytes)
 	p = b->s + b->len;
 	*p++ = '"';
 	for (; *s; s += n) {
-		if ((n = utf8_len(s)) == 0) {
+		if ((n = kp_utf8_len(s)) == 0) {
 			memcpy(p, "\xef\xbf\xbd", 3);
 			p += 3;
 			n = 1;

@@ -51,22 +51,23 @@ kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
 	r->errors++;
 }
 
-/* A header of another major version means we cannot read what follows. */
-static void
-check_header(struct kp_reader *r, json_t *obj)
+/*
+ * A header of another major version means we cannot read what follows:
+ * the stream of name is refused at its line lineno.
+ */
+void
+kp_check_version(const char *name, long lineno, const char *version)
 {
-	const char *version;
 	char *end;
 	long major;
 
-	version = kp_json_str(obj, "version");
 	major = version ? strtol(version, &end, 10) : -1;
 	if (version == NULL || end == version || (*end != '.' && *end != '\0'))
 		errx(KP_EXIT_DATAERR, "%s:%ld: header without a valid "
-		    "\"version\"", r->name, r->lineno);
+		    "\"version\"", name, lineno);
 	if (major != KP_PROTO_MAJOR)
 		errx(KP_EXIT_DATAERR, "%s:%ld: unsupported kp-records version "
-		    "%s (this build reads %d.x)", r->name, r->lineno, version,
+		    "%s (this build reads %d.x)", name, lineno, version,
 		    KP_PROTO_MAJOR);
 }
 
@@ -120,7 +121,8 @@ kp_reader_next(struct kp_reader *r, struct kp_record *rec)
 		rec->line = r->line;
 		rec->len = (size_t)n;
 		if (strcmp(rec->type, "header") == 0)
-			check_header(r, r->obj);
+			kp_check_version(r->name, r->lineno,
+			    kp_json_str(r->obj, "version"));
 		return 1;
 	}
 }
