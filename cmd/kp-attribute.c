@@ -254,9 +254,10 @@ split(int64_t uj, struct share *shares, size_t n, int idle,
 }
 
 /*
- * A zone's members.  rapl-read --per-socket gives each socket's counter its
- * own record; its zone is kept here as "zone/socket", so each socket is
- * split, totalled and saved apart, and written back as zone and socket.
+ * Writes a record's zone, and its socket if it has one.  rapl-read
+ * --per-socket gives each socket's counter its own energy record; its zone
+ * is kept here as "zone/socket", so that each socket is split, totalled
+ * and saved apart, and it is written back as the two members.
  */
 static void
 put_zone(int z)
