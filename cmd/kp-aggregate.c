@@ -368,31 +368,6 @@ end_interval(int64_t seq, int64_t dt_us)
 }
 
 /* --state: group totals, live members, host totals. */
-static json_t *
-zone_ints(const int64_t *v)
-{
-	json_t *obj = json_object();
-	size_t z;
-
-	for (z = 0; z < zones.n; z++)
-		if (v[z] != 0)
-			json_object_set_new(obj, zones.name[z], json_integer(v[z]));
-	return obj;
-}
-
-static void
-load_zone_ints(json_t *obj, int64_t *v)
-{
-	const char *zone;
-	json_t *n;
-	int z;
-
-	json_object_foreach(obj, zone, n)
-		if (json_is_integer(n) &&
-		    (z = kp_zone_index(&zones, zone, strlen(zone))) >= 0)
-			v[z] = json_integer_value(n);
-}
-
 struct save_ctx {
 	size_t level;
 	json_t *arr;
@@ -405,7 +380,8 @@ save_group(const char *key, void *val, void *arg)
 	struct group *g = val;
 	json_t *o;
 
-	o = json_pack("{s:s,s:o}", "id", key, "totals", zone_ints(g->total_uj));
+	o = json_pack("{s:s,s:o}", "id", key, "totals",
+	    kp_zones_save(&zones, g->total_uj));
 	if (g->pod)
 		json_object_set_new(o, "pod", json_string(g->pod));
 	json_array_append_new(c->arr, o);
@@ -438,7 +414,7 @@ save_state(struct kp_state *st)
 		c.arr = json_array();
 		kp_map_each(levels[l].groups, save_group, &c);
 		o = json_pack("{s:o,s:o}", "groups", c.arr, "host",
-		    zone_ints(levels[l].host_total_uj));
+		    kp_zones_save(&zones, levels[l].host_total_uj));
 		json_object_set_new(lvs, levels[l].field, o);
 	}
 	o = json_object();
@@ -469,14 +445,14 @@ load_state(struct kp_state *st, const char *path)
 	for (l = 0; l < nlevels; l++) {
 		if ((lv = json_object_get(lvs, levels[l].field)) == NULL)
 			continue;
-		load_zone_ints(json_object_get(lv, "host"),
+		kp_zones_load(&zones, json_object_get(lv, "host"),
 		    levels[l].host_total_uj);
 		gs = json_object_get(lv, "groups");
 		json_array_foreach(gs, i, v) {
 			if ((id = kp_json_str(v, "id")) == NULL)
 				continue;
 			g = group_get(&levels[l], id, strlen(id));
-			load_zone_ints(json_object_get(v, "totals"),
+			kp_zones_load(&zones, json_object_get(v, "totals"),
 			    g->total_uj);
 			if ((id = kp_json_str(v, "pod")) != NULL &&
 			    (g->pod = strdup(id)) == NULL)

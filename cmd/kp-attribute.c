@@ -694,33 +694,6 @@ end_interval(struct kp_reader *r, struct interval *iv, struct kp_record *rec,
 	interval_clear(iv);
 }
 
-/* zone -> integer, from a saved object. */
-static void
-load_zone_ints(json_t *obj, int64_t *totals)
-{
-	const char *zone;
-	json_t *v;
-	int z;
-
-	json_object_foreach(obj, zone, v)
-		if (json_is_integer(v) && (z = kp_zone_index(&zones, zone,
-		    strlen(zone))) >= 0)
-			totals[z] = json_integer_value(v);
-}
-
-static json_t *
-save_zone_ints(const int64_t *totals)
-{
-	json_t *obj = json_object();
-	size_t z;
-
-	for (z = 0; z < zones.n; z++)
-		if (totals[z] != 0)
-			json_object_set_new(obj, zones.name[z],
-			    json_integer(totals[z]));
-	return obj;
-}
-
 /* Totals and the /proc baseline from the previous run, if it left them. */
 static void
 load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
@@ -751,12 +724,12 @@ load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 		kp_json_int(v, "active_total_uj", &node_total[z].active_total_uj);
 		kp_json_int(v, "idle_total_uj", &node_total[z].idle_total_uj);
 	}
-	load_zone_ints(unattr, unattributed_total);
+	kp_zones_load(&zones, unattr, unattributed_total);
 	json_object_foreach(procs, key, v) {
 		if (sscanf(key, "%lld:%lld", &pid, &starttime) != 2)
 			continue;
 		w = workload(pid, starttime, 1);
-		load_zone_ints(v, w->total_uj);
+		kp_zones_load(&zones, v, w->total_uj);
 	}
 	list = json_object_get(data, "terminated");
 	json_array_foreach(list, i, v) {
@@ -769,7 +742,8 @@ load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 		if ((e->id = strdup(kp_json_str(v, "id"))) == NULL)
 			err(KP_EXIT_FAILURE, "strdup");
 		e->id_len = strlen(e->id);
-		load_zone_ints(json_object_get(v, "totals"), e->w.total_uj);
+		kp_zones_load(&zones, json_object_get(v, "totals"),
+		    e->w.total_uj);
 	}
 	if (kp_state_data(st) == NULL)
 		return;		/* a /proc sample of an earlier boot means nothing */
@@ -782,8 +756,8 @@ load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 static void
 save_workload(const char *key, void *val, void *arg)
 {
-	json_object_set_new(arg, key, save_zone_ints(
-	    ((struct workload *)val)->total_uj));
+	json_object_set_new(arg, key,
+	    kp_zones_save(&zones, ((struct workload *)val)->total_uj));
 }
 
 static void
@@ -804,9 +778,9 @@ save_state(struct kp_state *st, struct kp_sampler *s)
 	for (i = 0; i < nended; i++)
 		json_array_append_new(list, json_pack("{s:s%,s:o}",
 		    "id", ended[i].id, ended[i].id_len,
-		    "totals", save_zone_ints(ended[i].w.total_uj)));
+		    "totals", kp_zones_save(&zones, ended[i].w.total_uj)));
 	data = json_pack("{s:o,s:o,s:o,s:o}", "node", node, "unattributed",
-	    save_zone_ints(unattributed_total), "procs", procs,
+	    kp_zones_save(&zones, unattributed_total), "procs", procs,
 	    "terminated", list);
 	if (kp_sampler_has_baseline(s))
 		json_object_set_new(data, "sampler", kp_sampler_save(s));

@@ -110,6 +110,9 @@ struct kp_zones {
 	size_t n;
 };
 int kp_zone_index(struct kp_zones *zs, const char *name, size_t len);
+/* Per-zone integers as a saved object {"zone": n, ...}, zeros left out. */
+json_t *kp_zones_save(const struct kp_zones *zs, const int64_t *v);
+void kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v);
 
 /* procfs.c: parsing /proc. */
 struct kp_cpu_times {

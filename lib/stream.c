@@ -492,3 +492,29 @@ kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 	zs->name[zs->n][len] = '\0';
 	return (int)zs->n++;
 }
+
+json_t *
+kp_zones_save(const struct kp_zones *zs, const int64_t *v)
+{
+	json_t *obj = json_object();
+	size_t z;
+
+	for (z = 0; z < zs->n; z++)
+		if (v[z] != 0)
+			json_object_set_new(obj, zs->name[z], json_integer(v[z]));
+	return obj;
+}
+
+/* What kp_zones_save wrote: a zone not seen before is added. */
+void
+kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v)
+{
+	const char *zone;
+	json_t *n;
+	int z;
+
+	json_object_foreach(obj, zone, n)
+		if (json_is_integer(n) &&
+		    (z = kp_zone_index(zs, zone, strlen(zone))) >= 0)
+			v[z] = json_integer_value(n);
+}
