@@ -5,38 +5,10 @@
 # shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
 
 load test_helper
+load rapl_helper
 
 setup() {
-	SY=$(fixture_copy sysfs-2socket)
-	P=$(fixture_copy proc-model)
-	S=$BATS_TEST_TMPDIR/rr.state
-}
-
-teardown() {
-	if [ -n "${NOBODY_DIR:-}" ]; then
-		rm -rf "$NOBODY_DIR"
-	fi
-}
-
-run_state() {
-	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
-	    --state "$S" "$@"
-}
-
-set_uj() {
-	echo "$2" > "$SY/class/powercap/$1/energy_uj"
-}
-
-# A copy of fixture $1 that user nobody can reach, outside BATS_TEST_TMPDIR
-# (whose parents nobody may not search), with energy_uj readable by root
-# only, as on current kernels.
-nobody_tree() {
-	NOBODY_DIR=$(mktemp -d /tmp/rapl-read.XXXXXX)
-	chmod 755 "$NOBODY_DIR"
-	cp -R "$FIXTURES/$1" "$NOBODY_DIR/sys"
-	chmod -R a+rX "$NOBODY_DIR/sys"
-	find "$NOBODY_DIR/sys/devices" \( -name energy_uj -o -name 'power1_*' \) \
-	    -exec chmod 0400 {} +
+	rapl_tree sysfs-2socket
 }
 
 @test "a zone that disappears and comes back starts from a new baseline" {
@@ -71,7 +43,7 @@ nobody_tree() {
 }
 
 @test "an unreadable energy_uj as non-root: exit 5, the file and the fix" {
-	nobody_tree sysfs-2socket
+	nobody_tree "$FIXTURES/sysfs-2socket"
 	run -5 --separate-stderr as_nobody rapl-read --source powercap \
 	    --sysfs "$NOBODY_DIR/sys" -n 1 -i 10ms
 	assert_output ""

@@ -4,23 +4,11 @@
 # shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
 
 load test_helper
+load rapl_helper
 
 setup() {
-	SY=$(fixture_copy sysfs-hwmon)
-	P=$(fixture_copy proc-model)
-	S=$BATS_TEST_TMPDIR/rr.state
+	rapl_tree sysfs-hwmon
 	M1=$SY/class/hwmon/hwmon1/power1_average
-}
-
-teardown() {
-	if [ -n "${NOBODY_DIR:-}" ]; then
-		rm -rf "$NOBODY_DIR"
-	fi
-}
-
-run_state() {
-	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
-	    --state "$S" "$@"
 }
 
 # Whether the last run's record of zone $1 has energy_uj == $2 * dt_us.
@@ -82,11 +70,7 @@ watts_exactly() {
 	    --sysfs "$FIXTURES/sysfs-1socket" -n 1 -i 10ms
 	assert_equal "$stderr" \
 	    "rapl-read: no ACPI power meters under '$FIXTURES/sysfs-1socket/class/hwmon'"
-	NOBODY_DIR=$(mktemp -d /tmp/rapl-read.XXXXXX)
-	chmod 755 "$NOBODY_DIR"
-	cp -R "$SY" "$NOBODY_DIR/sys"
-	chmod -R a+rX "$NOBODY_DIR/sys"
-	find "$NOBODY_DIR/sys/devices" -name 'power1_*' -exec chmod 0400 {} +
+	nobody_tree "$SY"
 	run -5 --separate-stderr as_nobody rapl-read --source hwmon \
 	    --sysfs "$NOBODY_DIR/sys" -n 1 -i 10ms
 	assert_equal "$stderr" \

@@ -5,13 +5,7 @@
 # shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
 
 load test_helper
-
-# Copies fixture tree $1 to $SY.
-tree() {
-	SY=$(fixture_copy "$1")
-	P=$(fixture_copy proc-model)
-	S=$BATS_TEST_TMPDIR/rr.state
-}
+load rapl_helper
 
 # Adds $2 microjoules to the counter of entry $1.
 bump() {
@@ -22,11 +16,6 @@ bump() {
 one() {
 	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" -n 1 -i 10ms \
 	    "$@"
-}
-
-run_state() {
-	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
-	    --state "$S" "$@"
 }
 
 # The energy records of the last run, one "zone[/socket] sockets" a line.
@@ -44,7 +33,7 @@ energies() {
 }
 
 @test "Intel, one socket: package and dram" {
-	tree sysfs-1socket
+	rapl_tree sysfs-1socket
 	one
 	assert_success
 	assert_equal "$stderr" ""
@@ -54,7 +43,7 @@ energies() {
 }
 
 @test "Intel, two sockets: dram, repeated without an index, is summed" {
-	tree sysfs-2socket
+	rapl_tree sysfs-2socket
 	one
 	assert_equal "$(zones)" "$(printf '%s\n' 'package 2' 'core 1' 'dram 2')"
 	one --per-socket
@@ -71,7 +60,7 @@ energies() {
 }
 
 @test "hexadecimal zone ids: intel-rapl:0:a is a subzone of socket 0" {
-	tree sysfs-hexid
+	rapl_tree sysfs-hexid
 	one --per-socket
 	assert_success
 	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 1' 'core/0 1' \
@@ -81,7 +70,7 @@ energies() {
 }
 
 @test "multi-die: package-0-die-1 is package of socket 0, dies summed" {
-	tree sysfs-multidie
+	rapl_tree sysfs-multidie
 	one
 	assert_equal "$(zones)" "$(printf '%s\n' 'package 4' 'dram 4')"
 	run_state --per-socket
@@ -98,7 +87,7 @@ energies() {
 }
 
 @test "intel-rapl-mmio:0 repeating package-0 is counted once" {
-	tree sysfs-mmio
+	rapl_tree sysfs-mmio
 	run_state -z package,node
 	bump intel-rapl:0 5000000
 	bump intel-rapl-mmio:0 5000000
@@ -112,7 +101,7 @@ energies() {
 }
 
 @test "an MMIO counter that repeats nothing is read" {
-	tree sysfs-mmio
+	rapl_tree sysfs-mmio
 	rm "$SY/class/powercap/intel-rapl:0"
 	one -z package
 	assert_equal "$(zones)" "package 1"
@@ -121,7 +110,7 @@ energies() {
 }
 
 @test "psys: the node's total is psys alone, which contains the rest" {
-	tree sysfs-client
+	rapl_tree sysfs-client
 	run_state -z node
 	bump intel-rapl:0 10000000
 	bump intel-rapl:0:0 6000000
@@ -134,7 +123,7 @@ energies() {
 }
 
 @test "without psys the node's total is package + dram, never core" {
-	tree sysfs-2socket
+	rapl_tree sysfs-2socket
 	run_state -z package,core,dram,node
 	bump intel-rapl:0 3000000
 	bump intel-rapl:1 4000000
@@ -153,7 +142,7 @@ zone_sockets() {
 }
 
 @test "AMD: package and core, no dram; the node's total is the packages" {
-	tree sysfs-amd
+	rapl_tree sysfs-amd
 	one -z package,core,dram,node --per-socket
 	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 1' 'package/1 1' \
 	    'core/0 1' 'core/1 1' 'node 2')"
@@ -166,7 +155,7 @@ zone_sockets() {
 }
 
 @test "AMD: a counter wraps at its own, smaller range" {
-	tree sysfs-amd
+	rapl_tree sysfs-amd
 	run_state -z package
 	echo 65712999000 > "$SY/class/powercap/intel-rapl:0/energy_uj"
 	run_state -z package
@@ -177,7 +166,7 @@ zone_sockets() {
 }
 
 @test "a zone whose power limit is disabled is still measured" {
-	tree sysfs-disabled
+	rapl_tree sysfs-disabled
 	one
 	assert_equal "$(zones)" "$(printf '%s\n' 'package 1' 'dram 1')"
 	run -0 rapl-read --sysfs "$SY" --list
@@ -185,7 +174,7 @@ zone_sockets() {
 }
 
 @test "-z reads and reports only the zones named" {
-	tree sysfs-2socket
+	rapl_tree sysfs-2socket
 	one -z dram
 	assert_equal "$(zones)" "dram 2"
 	one --zones core,dram
@@ -200,7 +189,7 @@ zone_sockets() {
 }
 
 @test "-z with no zone found exits 4; a bad list is a usage error" {
-	tree sysfs-2socket
+	rapl_tree sysfs-2socket
 	run -4 --separate-stderr rapl-read --sysfs "$SY" --source powercap \
 	    -z gpu -n 1 -i 10ms
 	assert_equal "$stderr" \
@@ -211,7 +200,7 @@ zone_sockets() {
 }
 
 @test "--list: every counter, its path, range and whether it can be read" {
-	tree sysfs-2socket
+	rapl_tree sysfs-2socket
 	rm "$SY/devices/virtual/powercap/intel-rapl/intel-rapl:1/name"
 	run -1 --separate-stderr rapl-read --sysfs "$SY" --list
 	local c=$SY/class/powercap
@@ -231,25 +220,14 @@ zone_sockets() {
 	run -4 --separate-stderr rapl-read --sysfs "$BATS_TEST_TMPDIR/none" \
 	    --list
 	assert_output "zone	socket	path	max_energy_range_uj	enabled	status"
-	tree sysfs-hwmon
+	rapl_tree sysfs-hwmon
 	run -0 rapl-read --sysfs "$SY" --list --source hwmon
 	assert_line -n 1 "meter	-	$SY/class/hwmon/hwmon1/power1_average	-	-	readable"
 	assert_line -n 2 "meter	-	$SY/class/hwmon/hwmon2/power1_input	-	-	readable"
 }
 
-# Adds zone entry $2 named $3 to $SY, as the kernel lays it out.
-add_zone() {
-	local d=$SY/devices/virtual/powercap/intel-rapl/$2
-	mkdir -p "$d"
-	echo "$3" > "$d/name"
-	echo 1000 > "$d/energy_uj"
-	echo 262143328850 > "$d/max_energy_range_uj"
-	ln -s "../../devices/virtual/powercap/intel-rapl/$2" \
-	    "$SY/class/powercap/$2"
-}
-
 @test "energy records written directly read as jansson writes them" {
-	tree sysfs-1socket
+	rapl_tree sysfs-1socket
 	# "odd zone" needs escaping checks, so it goes through jansson;
 	# "plain" is written directly.  Same counters, same text expected.
 	add_zone "$SY" intel-rapl:5 plain

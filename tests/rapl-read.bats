@@ -4,39 +4,10 @@
 # shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
 
 load test_helper
+load rapl_helper
 
 setup() {
-	SY=$(fixture_copy sysfs-2socket)
-	P=$(fixture_copy proc-model)
-	S=$BATS_TEST_TMPDIR/rr.state
-}
-
-teardown() {
-	if [ -n "${NOBODY_DIR:-}" ]; then
-		rm -rf "$NOBODY_DIR"
-	fi
-}
-
-# Sets the counter of a zone entry, such as intel-rapl:1, to a value.
-set_uj() {
-	echo "$2" > "$SY/class/powercap/$1/energy_uj"
-}
-
-# Adds a zone to the tree in $1 as the kernel lays it out: a directory under
-# devices and a relative symbolic link in class/powercap.
-add_zone() {
-	local d=$1/devices/virtual/powercap/intel-rapl/$2
-	mkdir -p "$d"
-	echo "$3" > "$d/name"
-	echo 1000 > "$d/energy_uj"
-	echo 262143328850 > "$d/max_energy_range_uj"
-	ln -s "../../devices/virtual/powercap/intel-rapl/$2" \
-	    "$1/class/powercap/$2"
-}
-
-run_state() {
-	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
-	    --state "$S" "$@"
+	rapl_tree sysfs-2socket
 }
 
 # A field of the energy record of a zone, from the last run's output.
@@ -277,11 +248,7 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 }
 
 @test "a counter without read permission: exit 5 naming the file" {
-	NOBODY_DIR=$(mktemp -d /tmp/rapl-read.XXXXXX)
-	chmod 755 "$NOBODY_DIR"
-	cp -R "$FIXTURES/sysfs-2socket" "$NOBODY_DIR/sys"
-	chmod -R a+rX "$NOBODY_DIR/sys"
-	find "$NOBODY_DIR/sys/devices" -name energy_uj -exec chmod 0400 {} +
+	nobody_tree "$FIXTURES/sysfs-2socket"
 	run -5 --separate-stderr as_nobody rapl-read --source powercap \
 	    --sysfs "$NOBODY_DIR/sys"
 	assert_output ""

@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# What the rapl-read tests share: a fixture sysfs tree to change, runs with
+# a state file, and a tree whose counters only root may read.
+
+# rapl_tree TREE: copies fixture tree TREE to $SY, proc-model to $P.
+rapl_tree() {
+	SY=$(fixture_copy "$1")
+	P=$(fixture_copy proc-model)
+	S=$BATS_TEST_TMPDIR/rr.state
+}
+
+# The tree of nobody_tree lies outside BATS_TEST_TMPDIR, which nobody
+# cannot enter; it is removed here.
+teardown() {
+	if [ -n "${NOBODY_DIR:-}" ]; then
+		rm -rf "$NOBODY_DIR"
+	fi
+}
+
+run_state() {
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --state "$S" "$@"
+}
+
+# set_uj ENTRY UJ: sets the counter of a zone entry, such as intel-rapl:1.
+set_uj() {
+	echo "$2" > "$SY/class/powercap/$1/energy_uj"
+}
+
+# add_zone TREE ENTRY NAME: adds zone ENTRY named NAME to TREE as the
+# kernel lays it out: a directory under devices and a relative symbolic
+# link in class/powercap.
+add_zone() {
+	local d=$1/devices/virtual/powercap/intel-rapl/$2
+	mkdir -p "$d"
+	echo "$3" > "$d/name"
+	echo 1000 > "$d/energy_uj"
+	echo 262143328850 > "$d/max_energy_range_uj"
+	ln -s "../../devices/virtual/powercap/intel-rapl/$2" \
+	    "$1/class/powercap/$2"
+}
+
+# nobody_tree DIR: a copy of sysfs tree DIR at $NOBODY_DIR/sys that
+# everyone may enter, with its counters and meters readable by root only.
+nobody_tree() {
+	NOBODY_DIR=$(mktemp -d /tmp/rapl-read.XXXXXX)
+	chmod 755 "$NOBODY_DIR"
+	cp -R "$1" "$NOBODY_DIR/sys"
+	chmod -R a+rX "$NOBODY_DIR/sys"
+	find "$NOBODY_DIR/sys/devices" \( -name energy_uj -o -name 'power1_*' \) \
+	    -exec chmod 0400 {} +
+}
