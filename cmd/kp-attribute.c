@@ -553,17 +553,10 @@ hold(struct kp_reader *r, struct kp_record *rec, struct interval *iv)
 }
 
 static void
-hold_sampled(json_t *rec, void *arg)
+hold_sampled(const char *type, const char *line, size_t len, void *arg)
 {
-	struct interval *iv = arg;
-	char *s;
-
-	if ((s = json_dumps(rec, JSON_COMPACT)) == NULL)
-		errx(KP_EXIT_FAILURE, "cannot serialise a record");
-	if (hold_line(iv, kp_json_str(rec, "type"), s, strlen(s)) < 0)
+	if (hold_line(arg, type, line, len) < 0)
 		errx(KP_EXIT_FAILURE, "%s: an unreadable sample", procdir);
-	free(s);
-	json_decref(rec);
 }
 
 static void

@@ -180,7 +180,8 @@ void kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir);
 int kp_sampler_scan(struct kp_sampler *s);
 int kp_sampler_has_baseline(const struct kp_sampler *s);
 void kp_sampler_emit(struct kp_sampler *s, int64_t seq,
-    void (*emit)(json_t *rec, void *arg), void *arg);
+    void (*emit)(const char *type, const char *line, size_t len, void *arg),
+    void *arg);
 void kp_sampler_write(struct kp_sampler *s, int64_t seq);
 json_t *kp_sampler_save(const struct kp_sampler *s);
 int kp_sampler_load(struct kp_sampler *s, json_t *saved);

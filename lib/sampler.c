@@ -370,11 +370,11 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
  * The interval between the last two scans: one cpu record, then a proc
  * record for each process that used CPU time or ended (every process with
  * emit_all).  Each record is built in a buffer, written by kp_sampler_write
- * and parsed for kp_sampler_emit, so that both agree.
+ * and handed as a line to kp_sampler_emit, so that both agree.
  */
 static void
 each_record(struct kp_sampler *s, int64_t seq,
-    void (*fn)(struct kp_buf *b, void *arg), void *arg)
+    void (*fn)(const char *type, struct kp_buf *b, void *arg), void *arg)
 {
 	struct proc *p;
 	size_t i;
@@ -383,20 +383,21 @@ each_record(struct kp_sampler *s, int64_t seq,
 	if (s->scans < 2)
 		return;
 	cpu_record(s, seq, &s->buf);
-	fn(&s->buf, arg);
+	fn("cpu", &s->buf, arg);
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
 		ended = p->gen != s->gen;
 		if (ended || p->delta_ticks > 0 || s->emit_all) {
 			proc_record(p, seq, ended, &s->buf);
-			fn(&s->buf, arg);
+			fn("proc", &s->buf, arg);
 		}
 	}
 }
 
 static void
-write_record(struct kp_buf *b, void *arg)
+write_record(const char *type, struct kp_buf *b, void *arg)
 {
+	(void)type;
 	(void)arg;
 	kp_out_buf(b);
 }
@@ -409,27 +410,26 @@ kp_sampler_write(struct kp_sampler *s, int64_t seq)
 }
 
 struct emit_arg {
-	void (*emit)(json_t *rec, void *arg);
+	void (*emit)(const char *type, const char *line, size_t len,
+	    void *arg);
 	void *arg;
 };
 
 static void
-emit_record(struct kp_buf *b, void *arg)
+emit_record(const char *type, struct kp_buf *b, void *arg)
 {
 	struct emit_arg *ea = arg;
-	json_t *rec;
 
 	kp_buf_add(b, "}", 1);
-	if ((rec = json_loadb(b->s, b->len, 0, NULL)) == NULL)
-		errx(KP_EXIT_FAILURE, "cannot parse a record just built");
+	ea->emit(type, b->s, b->len, ea->arg);
 	b->len = 0;
-	ea->emit(rec, ea->arg);
 }
 
-/* Gives emit a new reference to each of the interval's records. */
+/* Gives emit each of the interval's records, as the line it would write. */
 void
 kp_sampler_emit(struct kp_sampler *s, int64_t seq,
-    void (*emit)(json_t *rec, void *arg), void *arg)
+    void (*emit)(const char *type, const char *line, size_t len, void *arg),
+    void *arg)
 {
 	struct emit_arg ea = { emit, arg };
 
