@@ -97,17 +97,22 @@ kp_out_header(const char *producer)
 	kp_out_json_new(rec);
 }
 
+/*
+ * Written as jansson would write it, without building an object: a
+ * sampler at 1 kHz writes one an interval, and the timestamp's characters
+ * never need escaping.
+ */
 void
 kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us)
 {
-	json_t *rec;
-	char ts[64];
+	char ts[64], line[160];
+	int n;
 
 	kp_format_ts(ts, sizeof(ts), wall_us);
-	rec = kp_rec_new("interval", seq);
-	json_object_set_new(rec, "ts", json_string(ts));
-	json_object_set_new(rec, "dt_us", json_integer(dt_us));
-	kp_out_json_new(rec);
+	n = snprintf(line, sizeof(line), "{\"type\":\"interval\",\"seq\":%lld,"
+	    "\"ts\":\"%s\",\"dt_us\":%lld}", (long long)seq, ts,
+	    (long long)dt_us);
+	kp_out_raw(line, (size_t)n);
 	kp_out_flush();
 }
 

@@ -226,6 +226,16 @@ zone_sockets() {
 	assert_line -n 2 "meter	-	$SY/class/hwmon/hwmon2/power1_input	-	-	readable"
 }
 
+@test "interval records written directly read as jq -c writes them" {
+	rapl_tree sysfs-1socket
+	rapl-read --sysfs "$SY" -i 1ms -n 3 | grep '"type":"interval"' \
+	    > "$BATS_TEST_TMPDIR/intervals"
+	run -0 jq -c . "$BATS_TEST_TMPDIR/intervals"
+	assert_equal "${#lines[@]}" 3
+	assert_output "$(cat "$BATS_TEST_TMPDIR/intervals")"
+	assert_line -n 2 --regexp '^\{"type":"interval","seq":3,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
+}
+
 @test "energy records written directly read as jansson writes them" {
 	rapl_tree sysfs-1socket
 	# "odd zone" needs escaping checks, so it goes through jansson;
