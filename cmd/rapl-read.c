@@ -44,6 +44,13 @@ enum {
  */
 #define MAX_ZONE_WATTS	500
 
+/*
+ * A step no counter can make: more energy than MAX_STEP_WATTS over the
+ * interval, forwards or through a wrap, is a counter that was reset or
+ * replaced, or a value read wrong, not energy.
+ */
+#define MAX_STEP_WATTS	(4 * MAX_ZONE_WATTS)
+
 /* One counter: one zone of one socket or die, such as package-1, or a meter. */
 struct member {
 	char key[NAME_MAX + 1];		/* its entry: "intel-rapl:1", "hwmon2" */
@@ -56,7 +63,8 @@ struct member {
 	int fd;
 	char bad[PATH_MAX];		/* the file that failed at the start */
 	int errnum;			/* and why */
-	int warned;
+	int warned;			/* a failed read said */
+	int warned_step;		/* an impossible step said */
 	uint64_t max_uj;		/* where the counter wraps; 0: a meter */
 	uint64_t prev, cur;		/* uJ, or uW for a meter */
 	int has_prev, has_cur;
@@ -657,6 +665,7 @@ open_source(struct meter *m, enum source want)
 	    m->procdir);
 }
 
+/* A failure is said once for each counter; its zone is left out meanwhile. */
 static void
 sample_member(struct member *mb, enum source source)
 {
@@ -664,13 +673,21 @@ sample_member(struct member *mb, enum source source)
 	if (!mb->wanted || mb->zone[0] == '\0' ||
 	    (mb->max_uj == 0 && source != SOURCE_HWMON))
 		return;		/* no name or no range: never usable */
-	if (read_counter(mb) == 0) {
-		mb->has_cur = 1;
+	if (read_counter(mb) < 0) {
+		if (!mb->warned)
+			warn("cannot read '%s'", mb->path);
+		mb->warned = 1;
 		return;
 	}
-	if (!mb->warned)
-		warn("cannot read '%s'", mb->path);
-	mb->warned = 1;
+	if (mb->max_uj > 0 && mb->cur > mb->max_uj) {
+		if (!mb->warned)
+			warnx("'%s': %llu is above max_energy_range_uj, %llu",
+			    mb->path, (unsigned long long)mb->cur,
+			    (unsigned long long)mb->max_uj);
+		mb->warned = 1;
+		return;
+	}
+	mb->has_cur = 1;
 }
 
 static void
@@ -701,9 +718,48 @@ advance(struct meter *m)
 	}
 }
 
+/* How far a counter went over the interval, through one wrap at most. */
+static uint64_t
+step_uj(const struct member *mb)
+{
+	if (mb->cur >= mb->prev)
+		return mb->cur - mb->prev;
+	return mb->max_uj - mb->prev + mb->cur;
+}
+
 /*
- * A counter's energy over the interval: how far it went, if it wrapped at
- * most once; for a meter, its mean power at the two ends times dt_us.
+ * Leaves out of the interval each counter whose step no zone could make
+ * in dt_us (see MAX_STEP_WATTS): its value now is the next interval's
+ * baseline.  Said once for each counter.
+ */
+static void
+drop_impossible_steps(struct meter *m, int64_t dt_us)
+{
+	struct member *mb;
+	uint64_t most_uj;
+	size_t i;
+
+	most_uj = dt_us > 0 ? (uint64_t)MAX_STEP_WATTS * (uint64_t)dt_us : 0;
+	for (i = 0; i < m->nmembers; i++) {
+		mb = &m->members[i];
+		if (mb->max_uj == 0 || !mb->has_prev || !mb->has_cur ||
+		    step_uj(mb) <= most_uj)
+			continue;
+		if (!mb->warned_step)
+			warnx("counter '%s' went from %llu to %llu uJ in "
+			    "%lld us, more than %d W could: left out of the "
+			    "interval, counted again from its new value",
+			    mb->key, (unsigned long long)mb->prev,
+			    (unsigned long long)mb->cur, (long long)dt_us,
+			    MAX_STEP_WATTS);
+		mb->warned_step = 1;
+		mb->has_prev = 0;
+	}
+}
+
+/*
+ * A counter's energy over the interval; for a meter, its mean power at
+ * the two ends times dt_us.
  */
 static uint64_t
 delta_uj(const struct member *mb, int64_t dt_us)
@@ -711,9 +767,7 @@ delta_uj(const struct member *mb, int64_t dt_us)
 	if (mb->max_uj == 0)
 		return (uint64_t)llround(((double)mb->prev + (double)mb->cur) /
 		    2 * (double)dt_us / 1e6);
-	if (mb->cur >= mb->prev)
-		return mb->cur - mb->prev;
-	return mb->max_uj - mb->prev + mb->cur;
+	return step_uj(mb);
 }
 
 /*
@@ -956,6 +1010,7 @@ end_interval(struct meter *m, int64_t seq, int64_t *prev_us)
 	now_us = kp_mono_us();
 	wall_us = kp_wall_us();
 	sample(m);
+	drop_impossible_steps(m, now_us - *prev_us);
 	emit(m, seq, now_us - *prev_us);
 	advance(m);
 	kp_out_interval(seq, wall_us, now_us - *prev_us);
@@ -1173,6 +1228,7 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 		snprintf(what, sizeof(what), "%s: the time since the stored "
 		    "sample", path);
 		warn_wrap(m, what, now_us - stored_us);
+		drop_impossible_steps(m, now_us - stored_us);
 		seq++;
 		emit(m, seq, now_us - stored_us);
 		kp_out_interval(seq, wall_us, now_us - stored_us);

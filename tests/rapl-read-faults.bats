@@ -151,8 +151,7 @@ setup() {
 	run_state
 	# The stored sample moved 600 s into the past: more than the 131 s in
 	# which a 65712999613 uJ counter wraps at 500 W.
-	jq -c '.data.mono_us -= 600000000' "$S" > "$S.new"
-	mv "$S.new" "$S"
+	age_state 600
 	run_state
 	assert_success
 	assert_equal "$stderr" \
@@ -168,4 +167,43 @@ setup() {
 	run --separate-stderr timeout 1 rapl-read --sysfs "$SY" -i 10m -z package
 	assert_equal "$stderr" \
 	    "rapl-read: the interval of 600 s is longer than the 524 s in which counter 'intel-rapl:0' wraps at 500 W: a second wrap would go unseen"
+}
+
+@test "--state: a counter that stepped back is not read as a wrap" {
+	run_state -z core
+	# 10 uJ back: as a wrap, 65 kJ in a few milliseconds.
+	set_uj intel-rapl:0:0 $(($(cat "$SY/class/powercap/intel-rapl:0:0/energy_uj") - 10))
+	run_state -z core
+	assert_success
+	refute_line --partial '"type":"energy"'
+	assert_line --partial '"type":"interval","seq":1,'
+	assert_regex "$stderr" "^rapl-read: counter 'intel-rapl:0:0' went from 50000000000 to 49999999990 uJ in [0-9]+ us, more than 2000 W could: left out of the interval, counted again from its new value$"
+	# Counted again from 49999999990.
+	set_uj intel-rapl:0:0 50000000000
+	run_state -z core
+	assert_line --partial '"zone":"core","energy_uj":10,'
+}
+
+@test "a counter that jumps further than any zone could is left out once" {
+	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
+	run --separate-stderr rapl-read --sysfs "$SY" -z core -i 100ms -- \
+	    sh -c "sleep 0.15; echo 60000000000 > $f; sleep 0.2; echo 60000100000 > $f; sleep 0.15"
+	assert_success
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^rapl-read: counter 'intel-rapl:0:0' went from 50000000000 to 60000000000 uJ in [0-9]+ us, more than 2000 W could"
+	# 11 kJ in 100 ms left out; the 100 mJ after it counted.
+	run jq -s '[.[] | select(.type == "energy") | .energy_uj] |
+	    (all(. < 1000000)) and (add == 100000)' <<< "$output"
+	assert_output true
+}
+
+@test "a counter above its max_energy_range_uj is left out, and said once" {
+	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
+	run --separate-stderr rapl-read --sysfs "$SY" -z core -i 100ms -- \
+	    sh -c "sleep 0.15; echo 262143328851 > $f; sleep 0.3; echo 1000 > $f; sleep 0.25"
+	assert_success
+	assert_equal "$stderr" "rapl-read: '$f': 262143328851 is above max_energy_range_uj, 262143328850"
+	run jq -s '[.[] | select(.type == "energy") | .energy_uj] | add' \
+	    <<< "$output"
+	assert_output 0
 }

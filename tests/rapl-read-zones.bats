@@ -7,10 +7,12 @@
 load test_helper
 load rapl_helper
 
-# Adds $2 microjoules to the counter of entry $1.
+# Adds $2 microjoules to the counter of entry $1, which wraps as the
+# kernel's does at its max_energy_range_uj.
 bump() {
-	local f=$SY/class/powercap/$1/energy_uj
-	echo $(($(cat "$f") + $2)) > "$f"
+	local d=$SY/class/powercap/$1
+	echo $((($(cat "$d/energy_uj") + $2) % $(cat "$d/max_energy_range_uj"))) \
+	    > "$d/energy_uj"
 }
 
 one() {
@@ -54,6 +56,7 @@ energies() {
 	bump intel-rapl:1 4000000
 	bump intel-rapl:0:1 500000	# dram of socket 0
 	bump intel-rapl:1:0 700000	# dram of socket 1
+	age_state 100
 	run_state --per-socket
 	assert_equal "$(energies)" \
 	    "package/0=3000000 package/1=4000000 core/0=0 dram/0=500000 dram/1=700000"
@@ -130,6 +133,7 @@ energies() {
 	bump intel-rapl:0:0 2500000	# core: inside package-0
 	bump intel-rapl:0:1 500000
 	bump intel-rapl:1:0 700000
+	age_state 100
 	run_state -z package,core,dram,node
 	assert_equal "$(energies)" \
 	    "package=7000000 core=2500000 dram=1200000 node=8200000"
@@ -247,6 +251,7 @@ zone_sockets() {
 		run_state -z plain,'odd "zone"'
 		bump intel-rapl:5 "$delta"
 		bump intel-rapl:6 "$delta"
+		age_state 100
 		run_state -z plain,'odd "zone"'
 		assert_equal "${#lines[@]}" 4
 		assert_equal "${lines[1]%%\"zone\"*}" "${lines[2]%%\"zone\"*}"
