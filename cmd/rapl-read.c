@@ -341,10 +341,19 @@ find_member(struct meter *m, const char *key)
 	return NULL;
 }
 
+/* The one of two counters of the same zone and socket that is not read. */
+static void
+drop_repeat(struct member *repeat, const struct member *kept)
+{
+	xpath(repeat->dup_of, sizeof(repeat->dup_of), "%s", kept->key);
+	repeat->wanted = 0;
+}
+
 /*
  * A subzone (intel-rapl:0:1, whose directory is inside its package's) is
  * of its package's socket; a package counter exposed through MMIO as well
- * as through the MSR interface is counted once, through the MSR.
+ * as through the MSR interface is counted once, through the MSR unless
+ * only the MMIO one can be read.
  */
 static void
 settle_zones(struct meter *m)
@@ -368,15 +377,16 @@ settle_zones(struct meter *m)
 			continue;
 		for (j = 0; j < m->nmembers; j++) {
 			up = &m->members[j];
-			if (strncmp(up->key, "intel-rapl:", 11) == 0 &&
-			    up->zone[0] != '\0' &&
-			    strcmp(up->zone, mb->zone) == 0 &&
-			    up->socket == mb->socket) {
-				xpath(mb->dup_of, sizeof(mb->dup_of), "%s",
-				    up->key);
-				mb->wanted = 0;
-				break;
-			}
+			if (strncmp(up->key, "intel-rapl:", 11) != 0 ||
+			    up->zone[0] == '\0' ||
+			    strcmp(up->zone, mb->zone) != 0 ||
+			    up->socket != mb->socket)
+				continue;
+			if (up->bad[0] != '\0' && mb->bad[0] == '\0')
+				drop_repeat(up, mb);
+			else
+				drop_repeat(mb, up);
+			break;
 		}
 	}
 }
@@ -1244,12 +1254,12 @@ list_one(const struct member *mb)
 	snprintf(socket, sizeof(socket), "%d", mb->socket);
 	snprintf(range, sizeof(range), "%llu", (unsigned long long)mb->max_uj);
 	snprintf(enabled, sizeof(enabled), "%d", mb->enabled);
-	if (mb->dup_of[0] != '\0')
-		snprintf(status, sizeof(status), "duplicate of %s",
-		    mb->dup_of);
-	else if (mb->bad[0] != '\0')
+	if (mb->bad[0] != '\0')
 		snprintf(status, sizeof(status), "unreadable: %s: %s",
 		    strrchr(mb->bad, '/') + 1, strerror(mb->errnum));
+	else if (mb->dup_of[0] != '\0')
+		snprintf(status, sizeof(status), "duplicate of %s",
+		    mb->dup_of);
 	else
 		snprintf(status, sizeof(status), "readable");
 	printf("%s\t%s\t%s\t%s\t%s\t%s\n",

@@ -103,6 +103,21 @@ energies() {
 	assert_line "package	0	$SY/class/powercap/intel-rapl-mmio:0/energy_uj	262143328850	1	duplicate of intel-rapl:0"
 }
 
+@test "intel-rapl-mmio:0 is read when the package-0 counter it repeats is not" {
+	rapl_tree sysfs-mmio
+	rm "$SY/class/powercap/intel-rapl:0/energy_uj"
+	run_state -z package
+	assert_equal "$stderr" ""
+	bump intel-rapl-mmio:0 5000000
+	age_state 100
+	run_state -z package
+	assert_success
+	assert_equal "$(energies)" "package=5000000"
+	run -0 rapl-read --sysfs "$SY" --list
+	assert_line "package	0	$SY/class/powercap/intel-rapl-mmio:0/energy_uj	262143328850	1	readable"
+	assert_line "package	0	$SY/class/powercap/intel-rapl:0/energy_uj	262143328850	1	unreadable: energy_uj: No such file or directory"
+}
+
 @test "an MMIO counter that repeats nothing is read" {
 	rapl_tree sysfs-mmio
 	rm "$SY/class/powercap/intel-rapl:0"
