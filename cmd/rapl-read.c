@@ -639,6 +639,16 @@ unusable(enum source source, int status, const char *why)
 	errx(status, "%s", why);
 }
 
+/* The model writes package and node only: -z without them gets nothing. */
+static void
+use_model(struct meter *m)
+{
+	m->source = SOURCE_MODEL;
+	if (!selected(m, "package") && !selected(m, "node"))
+		errx(KP_EXIT_NOSOURCE, "none of the zones asked for is "
+		    "estimated: the model writes package and node");
+}
+
 /*
  * Settles the source: --source auto takes powercap, else hwmon, else the
  * model, saying why it estimates.
@@ -650,7 +660,7 @@ open_source(struct meter *m, enum source want)
 	int status;
 
 	if (want == SOURCE_MODEL) {
-		m->source = SOURCE_MODEL;
+		use_model(m);
 		return;
 	}
 	if (want == SOURCE_POWERCAP || want == SOURCE_AUTO) {
@@ -670,9 +680,9 @@ open_source(struct meter *m, enum source want)
 	if (want == SOURCE_HWMON)
 		unusable(SOURCE_HWMON, status, hwhy);
 	close_members(m);
-	m->source = SOURCE_MODEL;
 	warnx("%s: estimating energy from %s/stat (--source model)", why,
 	    m->procdir);
+	use_model(m);
 }
 
 /* A failure is said once for each counter; its zone is left out meanwhile. */

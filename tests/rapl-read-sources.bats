@@ -65,6 +65,19 @@ watts_exactly() {
 	assert_line --partial '"source":"model","estimated":true,'
 }
 
+@test "the model asked only for zones it does not estimate: exit 4" {
+	run -4 --separate-stderr rapl-read --source model --proc "$P" -z dram \
+	    -n 1 -i 10ms
+	assert_output ""
+	assert_equal "$stderr" "rapl-read: none of the zones asked for is estimated: the model writes package and node"
+	rm -r "$SY/class/hwmon"
+	run -4 --separate-stderr rapl-read --sysfs "$SY" --proc "$P" -z core \
+	    -n 1 -i 10ms
+	assert_equal "${stderr_lines[1]}" "rapl-read: none of the zones asked for is estimated: the model writes package and node"
+	run -0 rapl-read --source model --proc "$P" -z dram,node -n 1 -i 10ms
+	assert_line --partial '"zone":"node",'
+}
+
 @test "hwmon: none, or denied, is a clear error" {
 	run -4 --separate-stderr rapl-read --source hwmon \
 	    --sysfs "$FIXTURES/sysfs-1socket" -n 1 -i 10ms
