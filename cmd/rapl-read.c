@@ -320,7 +320,8 @@ add_zone(struct meter *m, int classfd, const char *key)
 		mb->enabled = enabled != 0;
 	xpath(file, sizeof(file), "%s/max_energy_range_uj", key);
 	if (kp_read_file(classfd, file, buf, sizeof(buf)) < 0 ||
-	    parse_uj(buf, &mb->max_uj) < 0 || mb->max_uj == 0) {
+	    parse_uj(buf, &mb->max_uj) < 0 || mb->max_uj == 0 ||
+	    mb->max_uj > INT64_MAX) {
 		if (errno == 0)
 			errno = EINVAL;
 		member_failed(mb, dir, "max_energy_range_uj");
@@ -1128,8 +1129,30 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Whether the stored counter v is mb's: the same zone, socket and range,
+ * and a value it could hold.  A tree that changed between runs can give
+ * an entry name to another zone.
+ */
 static int
-load_members(struct meter *m, json_t *data)
+same_member(const struct member *mb, json_t *v, uint64_t *uj)
+{
+	const char *zone;
+	json_int_t socket, max_uj, value;
+
+	if (json_unpack(v, "{s:s,s:I,s:I,s:I}", "zone", &zone, "socket",
+	    &socket, "max_uj", &max_uj, "uj", &value) < 0)
+		return 0;
+	if (strcmp(zone, mb->zone) != 0 || socket != mb->socket ||
+	    max_uj < 0 || (uint64_t)max_uj != mb->max_uj || value < 0 ||
+	    (mb->max_uj > 0 && (uint64_t)value > mb->max_uj))
+		return 0;
+	*uj = (uint64_t)value;
+	return 1;
+}
+
+static int
+load_members(struct meter *m, json_t *data, const char *path)
 {
 	struct member *mb;
 	json_t *members, *v;
@@ -1140,13 +1163,14 @@ load_members(struct meter *m, json_t *data)
 		return -1;
 	for (i = 0; i < m->nmembers; i++) {
 		mb = &m->members[i];
-		v = json_object_get(members, mb->key);
-		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    (mb->max_uj > 0 &&
-		    (uint64_t)json_integer_value(v) > mb->max_uj))
+		if ((v = json_object_get(members, mb->key)) == NULL)
 			continue;	/* new: this run is its baseline */
-		mb->prev = (uint64_t)json_integer_value(v);
-		mb->has_prev = 1;
+		if (same_member(mb, v, &mb->prev))
+			mb->has_prev = 1;
+		else
+			warnx("%s: counter '%s' is not the one stored (its "
+			    "zone, socket or range differs); starting a new "
+			    "baseline for it", path, mb->key);
 	}
 	return 0;
 }
@@ -1187,7 +1211,7 @@ load_state(struct meter *m, struct kp_state *st, const char *path,
 		return 0;
 	}
 	rv = m->source == SOURCE_MODEL ? load_ticks(m, data) :
-	    load_members(m, data);
+	    load_members(m, data, path);
 	if (rv == 0)
 		return 1;
 bad:
@@ -1195,6 +1219,15 @@ bad:
 	    path);
 	*seq = 0;
 	return 0;
+}
+
+/* A counter as stored: its value and what makes it the same counter. */
+static json_t *
+member_json(const struct member *mb)
+{
+	return json_pack("{s:s,s:I,s:I,s:I}", "zone", mb->zone, "socket",
+	    (json_int_t)mb->socket, "max_uj", (json_int_t)mb->max_uj, "uj",
+	    (json_int_t)mb->cur);
 }
 
 static void
@@ -1218,8 +1251,7 @@ save_state(const struct meter *m, struct kp_state *st, json_int_t seq,
 		for (i = 0; i < m->nmembers; i++)
 			if (m->members[i].has_cur)
 				json_object_set_new(members, m->members[i].key,
-				    json_integer(
-				    (json_int_t)m->members[i].cur));
+				    member_json(&m->members[i]));
 		json_object_set_new(data, "members", members);
 	}
 	kp_state_commit_new(st, data);

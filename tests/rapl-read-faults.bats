@@ -103,8 +103,32 @@ setup() {
 	run_state
 	assert_equal "$stderr" \
 	    "rapl-read: $S: corrupt state file, starting a new baseline"
-	run jq -e '.data.members["intel-rapl:0"] == 100000000000' "$S"
+	run jq -e '.data.members["intel-rapl:0"] == {"zone": "package",
+	    "socket": 0, "max_uj": 262143328850, "uj": 100000000000}' "$S"
 	assert_success
+}
+
+@test "--state: a counter stored for another zone or range is not used" {
+	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
+	run_state
+	# The tree changed between runs: intel-rapl:0:0 is now dram, as in
+	# a one-socket tree, and intel-rapl:1 has another range.
+	echo dram > "$SY/class/powercap/intel-rapl:0:0/name"
+	echo 262143328851 > "$SY/class/powercap/intel-rapl:1/max_energy_range_uj"
+	age_state 10
+	run_state --per-socket
+	assert_success
+	assert_equal "$stderr" "$(printf '%s\n' \
+	    "rapl-read: $S: counter 'intel-rapl:1' is not the one stored (its zone, socket or range differs); starting a new baseline for it" \
+	    "rapl-read: $S: counter 'intel-rapl:0:0' is not the one stored (its zone, socket or range differs); starting a new baseline for it")"
+	run jq -r 'select(.type == "energy") | "\(.zone)/\(.socket)"' <<< "$output"
+	assert_output "$(printf '%s\n' package/0 dram/1)"
+	# A state file of the earlier format, a bare value, is not used either.
+	jq -c '.data.members["intel-rapl:0"] = 100000000000' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	run_state
+	assert_equal "$stderr" "rapl-read: $S: counter 'intel-rapl:0' is not the one stored (its zone, socket or range differs); starting a new baseline for it"
+	refute_line --partial '"zone":"package"'
 }
 
 @test "--state: a run waits for the lock held by another" {
@@ -184,10 +208,12 @@ setup() {
 	assert_line --partial '"zone":"core","energy_uj":10,'
 }
 
+# The counters below are written in place, never truncated, so that no
+# read sees an empty file (a vanished zone).
 @test "a counter that jumps further than any zone could is left out once" {
 	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
 	run --separate-stderr rapl-read --sysfs "$SY" -z core -i 100ms -- \
-	    sh -c "sleep 0.15; echo 60000000000 > $f; sleep 0.2; echo 60000100000 > $f; sleep 0.15"
+	    sh -c "sleep 0.15; echo 60000000000 1<> $f; sleep 0.2; echo 60000100000 1<> $f; sleep 0.15"
 	assert_success
 	assert_equal "${#stderr_lines[@]}" 1
 	assert_regex "$stderr" "^rapl-read: counter 'intel-rapl:0:0' went from 50000000000 to 60000000000 uJ in [0-9]+ us, more than 2000 W could"
@@ -200,7 +226,7 @@ setup() {
 @test "a counter above its max_energy_range_uj is left out, and said once" {
 	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
 	run --separate-stderr rapl-read --sysfs "$SY" -z core -i 100ms -- \
-	    sh -c "sleep 0.15; echo 262143328851 > $f; sleep 0.3; echo 1000 > $f; sleep 0.25"
+	    sh -c "sleep 0.15; echo 262143328851 1<> $f; sleep 0.3; echo 000000001000 1<> $f; sleep 0.25"
 	assert_success
 	assert_equal "$stderr" "rapl-read: '$f': 262143328851 is above max_energy_range_uj, 262143328850"
 	run jq -s '[.[] | select(.type == "energy") | .energy_uj] | add' \
