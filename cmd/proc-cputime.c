@@ -100,15 +100,19 @@ load_state(struct kp_sampler *s, struct kp_state *st, const char *path,
     json_int_t *seq, json_int_t *mono_us)
 {
 	json_t *data = kp_state_data(st), *saved;
+	int skipped;
 
 	if (data == NULL)
 		return;
 	if (json_unpack(data, "{s:I,s:I,s:o}", "seq", seq, "mono_us", mono_us,
-	    "sampler", &saved) < 0 || kp_sampler_load(s, saved) < 0) {
+	    "sampler", &saved) < 0 ||
+	    (skipped = kp_sampler_load(s, saved)) < 0) {
 		warnx("%s: unusable sample in the state file, starting a new "
 		    "baseline", path);
 		*seq = 0;
-	}
+	} else if (skipped > 0)
+		warnx("%s: unusable process rows in the state file skipped: %d",
+		    path, skipped);
 }
 
 static void

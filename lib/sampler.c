@@ -7,6 +7,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ struct kp_sampler {
 	char *pods_log;			/* the kubelet's /var/log/pods, or NULL */
 	int emit_all;
 	int scans;			/* scans taken, a loaded one included */
+	int warned_malformed;		/* a malformed stat was reported */
 	unsigned gen;
 	struct kp_cpu_times prev_cpu, cpu;
 	uint64_t prev_uptime_ticks, uptime_ticks;
@@ -233,6 +235,20 @@ read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 }
 
 /*
+ * A stat that is no kernel's (a bad pid, a sign, a counter beyond reason)
+ * is left out rather than turned into a wrong time; told once, so that a
+ * tree of them does not flood standard error every interval.
+ */
+static void
+warn_malformed(struct kp_sampler *s, const char *name)
+{
+	if (s->warned_malformed)
+		return;
+	warnx("%s/%s/stat: malformed, process skipped", s->procdir, name);
+	s->warned_malformed = 1;
+}
+
+/*
  * A process first seen now is charged all its CPU time only if it started
  * after the previous scan; otherwise that time was spent before we looked,
  * and this sight is only its baseline.
@@ -243,8 +259,15 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	struct kp_pid_stat ps;
 	struct proc *p;
 
-	if (kp_read_pid_stat(procfd, name, &ps) < 0)
+	switch (kp_read_pid_stat(procfd, name, &ps)) {
+	case 0:
+		break;
+	case -2:
+		warn_malformed(s, name);
+		return;
+	default:
 		return;		/* gone between listing and reading */
+	}
 	if ((p = proc_find(s, ps.pid, ps.starttime)) != NULL) {
 		p->delta_ticks = delta(ps.cpu_ticks, p->stat.cpu_ticks);
 		p->stat = ps;
@@ -463,15 +486,49 @@ kp_sampler_save(const struct kp_sampler *s)
 	return saved;
 }
 
+/* A saved [pid, starttime, cpu_ticks, comm, cgroup, ppid]; -1 if bad. */
+static int
+load_proc(struct kp_sampler *s, json_t *row)
+{
+	json_int_t pid, start, ticks, ppid = 0;
+	const char *comm, *cgroup;
+	struct kp_pid_stat ps;
+	struct proc *p;
+
+	/* ppid is absent from state files of older builds. */
+	if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
+	    &cgroup) < 0 ||
+	    (json_array_size(row) > 5 &&
+	    json_unpack(json_array_get(row, 5), "I", &ppid) < 0) ||
+	    pid <= 0 || pid > INT_MAX || start < 0 || ticks < 0 ||
+	    ppid < 0 || ppid > INT_MAX ||
+	    proc_find(s, (pid_t)pid, (uint64_t)start) != NULL)
+		return -1;
+	memset(&ps, 0, sizeof(ps));
+	ps.pid = (pid_t)pid;
+	ps.starttime = (uint64_t)start;
+	ps.cpu_ticks = (uint64_t)ticks;
+	ps.ppid = (pid_t)ppid;
+	snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
+	p = proc_add(s, &ps);
+	p->gen = s->gen;
+	/*
+	 * The path alone, for a process that ends before the next scan;
+	 * one still running is read whole again then.
+	 */
+	kp_identity_from_path(cgroup, &p->id);
+	kp_identity_classify(&p->id, kernel_thread(&ps));
+	return 0;
+}
+
+/* The node's counters, then each process; the number of bad rows skipped. */
 static int
 load(struct kp_sampler *s, json_t *saved)
 {
-	json_int_t total, active, uptime, pid, start, ticks, ppid;
-	const char *comm, *cgroup;
+	json_int_t total, active, uptime;
 	json_t *procs, *row;
-	struct kp_pid_stat ps;
-	struct proc *p;
 	size_t i;
+	int skipped = 0;
 
 	if (json_unpack(saved, "{s:I,s:I,s:I,s:o}", "total_ticks", &total,
 	    "active_ticks", &active, "uptime_ticks", &uptime,
@@ -481,30 +538,11 @@ load(struct kp_sampler *s, json_t *saved)
 	s->cpu.total_ticks = (uint64_t)total;
 	s->cpu.active_ticks = (uint64_t)active;
 	s->uptime_ticks = (uint64_t)uptime;
-	json_array_foreach(procs, i, row) {
-		ppid = 0;	/* absent from state files of older builds */
-		if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
-		    &cgroup) < 0 ||
-		    (json_array_size(row) > 5 &&
-		    json_unpack(json_array_get(row, 5), "I", &ppid) < 0) ||
-		    pid <= 0 || start < 0 || ticks < 0 || ppid < 0)
-			return -1;
-		memset(&ps, 0, sizeof(ps));
-		ps.pid = (pid_t)pid;
-		ps.starttime = (uint64_t)start;
-		ps.cpu_ticks = (uint64_t)ticks;
-		ps.ppid = (pid_t)ppid;
-		snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
-		p = proc_add(s, &ps);
-		p->gen = s->gen;
-		/*
-		 * The path alone, for a process that ends before the next scan;
-		 * one still running is read whole again then.
-		 */
-		kp_identity_from_path(cgroup, &p->id);
-		kp_identity_classify(&p->id, kernel_thread(&ps));
-	}
-	return 0;
+	/* One bad row costs that process's interval, not everyone's. */
+	json_array_foreach(procs, i, row)
+		if (load_proc(s, row) < 0)
+			skipped++;
+	return skipped;
 }
 
 /* Back to no baseline at all. */
@@ -523,17 +561,22 @@ reset(struct kp_sampler *s)
 	s->scans = 0;
 }
 
-/* Takes a saved scan as the baseline; -1, and no baseline, if it is not one. */
+/*
+ * Takes a saved scan as the baseline: the number of unusable process rows
+ * left out, or -1, and no baseline, if it is not a scan at all.
+ */
 int
 kp_sampler_load(struct kp_sampler *s, json_t *saved)
 {
-	if (load(s, saved) < 0) {
+	int skipped;
+
+	if ((skipped = load(s, saved)) < 0) {
 		reset(s);
 		return -1;
 	}
 	s->scans = 1;
 	build_list(s);
-	return 0;
+	return skipped;
 }
 
 void

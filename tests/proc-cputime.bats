@@ -450,3 +450,50 @@ cpu_used_us() {
 	    "$(printf '1334 2 running %d\n666 2 terminated 0\n1334 3 running %d' $((1000000 / HZ)) $((1000000 / HZ)))"
 	assert_equal "$(jq -r 'select(.type == "proc" and .seq == 3) | .pid' "$BATS_TEST_TMPDIR/out" | sort -u | wc -l)" 1334
 }
+
+# Writes pid $1's stat with utime $2 and pid field $3 (default $1).
+bad_stat() {
+	mkdir -p "$P/$1"
+	printf '%s (bad) S 1 1 1 0 -1 0 0 0 0 0 %s 0 0 0 20 0 1 0 100 0 0\n' \
+	    "${3:-$1}" "$2" > "$P/$1/stat"
+}
+
+@test "a malformed stat is skipped with one warning, never a negative cpu_us" {
+	run_state
+	advance_node
+	set_ticks 1 110 50
+	set_ticks 100 184467440737095516 1000
+	set_ticks 200 -5 100
+	set_ticks 300 9223372036854775000 20
+	bad_stat 400 5 zz
+	bad_stat 401 12x
+	bad_stat 402 5 0
+	run_state
+	assert_success
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^proc-cputime: $P/[0-9]+/stat: malformed, process skipped\$"
+	refute_output --partial '"cpu_us":-'
+	refute_line --partial '"pid":0,'
+	refute_line --partial '"pid":40'
+	refute_line --regexp '"pid":(100|200|300),.*"state":"running"'
+	assert_line --partial "\"pid\":1,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
+	# The next run's state file is whole: no process loses its interval.
+	set_ticks 1 120 50
+	run_state
+	assert_equal "$(printf '%s\n' "$stderr" | grep -c unusable)" 0
+	assert_line --partial "\"pid\":1,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
+}
+
+@test "a bad process row in the state file costs only that process's interval" {
+	run_state
+	jq '.data.sampler.procs[2][2] = -5' "$S" > "$S.new" && mv "$S.new" "$S"
+	advance_node
+	set_ticks 100 3090 1030
+	set_ticks 200 600 100
+	run_state
+	assert_success
+	assert_equal "$stderr" "proc-cputime: $S: unusable process rows in the state file skipped: 1"
+	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
+	refute_line --partial '"pid":100,'
+	assert_line --regexp '^\{"type":"interval","seq":1,'
+}
