@@ -133,7 +133,11 @@ run_once(struct kp_sampler *s, struct kp_state *st, const char *path)
 	kp_out_header("proc-cputime");
 	load_state(s, st, path, &seq, &mono_us);
 	now_us = kp_mono_us();
-	if (kp_sampler_has_baseline(s)) {
+	/* A state file edited or copied from elsewhere: no negative dt_us. */
+	if (kp_sampler_has_baseline(s) && now_us <= mono_us)
+		warnx("%s: the stored sample is not in the past, starting a "
+		    "new baseline", path);
+	if (kp_sampler_has_baseline(s) && now_us > mono_us) {
 		sample_and_emit(s, ++seq);
 		kp_out_interval(seq, kp_wall_us(), now_us - mono_us);
 	} else

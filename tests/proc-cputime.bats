@@ -497,3 +497,19 @@ bad_stat() {
 	refute_line --partial '"pid":100,'
 	assert_line --regexp '^\{"type":"interval","seq":1,'
 }
+
+@test "a stored sample that is not in the past is a new baseline, not a negative dt_us" {
+	run_state
+	jq '.data.mono_us += 1e11' "$S" > "$S.new" && mv "$S.new" "$S"
+	advance_node
+	run_state
+	assert_success
+	assert_equal "$stderr" "proc-cputime: $S: the stored sample is not in the past, starting a new baseline"
+	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	# The new baseline is usable: the next run has an interval from it.
+	set_ticks 200 600 100
+	run_state
+	assert_equal "$stderr" ""
+	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
+	assert_line --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
+}
