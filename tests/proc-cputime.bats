@@ -513,3 +513,30 @@ bad_stat() {
 	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
 	assert_line --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
 }
+
+@test "with --state, an empty input (cron's stdin) is a one-shot run" {
+	run --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
+	assert_success
+	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	advance_node
+	set_ticks 100 3090 1030
+	run --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "${#lines[@]}" 4
+	assert_line -n 0 '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
+	assert_line -n 2 --partial "\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
+	assert_line -n 3 --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
+	# An empty regular file is an empty input too.
+	: > "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr proc-cputime --proc "$P" --state "$S" < "$BATS_TEST_TMPDIR/empty"
+	assert_line -n 1 --partial '{"type":"cpu","seq":2,'
+}
+
+@test "without --state, an empty input gives an empty output" {
+	run --separate-stderr bash -c ': | proc-cputime --proc "$1"' _ "$P"
+	assert_success
+	assert_output ""
+	assert_equal "$stderr" ""
+}
