@@ -201,11 +201,14 @@ delta(uint64_t now, uint64_t before)
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h */
 
-/* kthreadd (pid 2) and its children, or anything the kernel flags so. */
+/*
+ * The kernel's own flag, not pid 2 or its children: in a pid namespace
+ * pid 2 is an ordinary process of the container.
+ */
 static int
 kernel_thread(const struct kp_pid_stat *ps)
 {
-	return ps->pid == 2 || ps->ppid == 2 || (ps->flags & PF_KTHREAD);
+	return (ps->flags & PF_KTHREAD) != 0;
 }
 
 /*
@@ -470,13 +473,14 @@ kp_sampler_save(const struct kp_sampler *s)
 	for (i = 0; i < s->nlist; i++) {
 		if (s->list[i]->gen != s->gen)
 			continue;
-		json_array_append_new(procs, json_pack("[I,I,I,o,o,I]",
+		json_array_append_new(procs, json_pack("[I,I,I,o,o,I,I]",
 		    (json_int_t)s->list[i]->stat.pid,
 		    (json_int_t)s->list[i]->stat.starttime,
 		    (json_int_t)s->list[i]->stat.cpu_ticks,
 		    kp_json_text(s->list[i]->stat.comm),
 		    kp_json_text(s->list[i]->id.cgroup),
-		    (json_int_t)s->list[i]->stat.ppid));
+		    (json_int_t)s->list[i]->stat.ppid,
+		    (json_int_t)s->list[i]->stat.flags));
 	}
 	saved = json_pack("{s:I,s:I,s:I,s:o}",
 	    "total_ticks", (json_int_t)s->cpu.total_ticks,
@@ -486,22 +490,35 @@ kp_sampler_save(const struct kp_sampler *s)
 	return saved;
 }
 
-/* A saved [pid, starttime, cpu_ticks, comm, cgroup, ppid]; -1 if bad. */
+/*
+ * Row element i as an integer from 0 to max, or 0 if the row is shorter
+ * (older builds saved fewer); -1 if it is something else.
+ */
+static int
+row_optional(json_t *row, size_t i, json_int_t max, json_int_t *v)
+{
+	*v = 0;
+	if (json_array_size(row) <= i)
+		return 0;
+	if (json_unpack(json_array_get(row, i), "I", v) < 0 || *v < 0 ||
+	    *v > max)
+		return -1;
+	return 0;
+}
+
+/* A saved [pid, starttime, cpu_ticks, comm, cgroup, ppid, flags]; -1 if bad. */
 static int
 load_proc(struct kp_sampler *s, json_t *row)
 {
-	json_int_t pid, start, ticks, ppid = 0;
+	json_int_t pid, start, ticks, ppid, flags;
 	const char *comm, *cgroup;
 	struct kp_pid_stat ps;
 	struct proc *p;
 
-	/* ppid is absent from state files of older builds. */
 	if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
-	    &cgroup) < 0 ||
-	    (json_array_size(row) > 5 &&
-	    json_unpack(json_array_get(row, 5), "I", &ppid) < 0) ||
+	    &cgroup) < 0 || row_optional(row, 5, INT_MAX, &ppid) < 0 ||
+	    row_optional(row, 6, UINT_MAX, &flags) < 0 ||
 	    pid <= 0 || pid > INT_MAX || start < 0 || ticks < 0 ||
-	    ppid < 0 || ppid > INT_MAX ||
 	    proc_find(s, (pid_t)pid, (uint64_t)start) != NULL)
 		return -1;
 	memset(&ps, 0, sizeof(ps));
@@ -509,6 +526,7 @@ load_proc(struct kp_sampler *s, json_t *row)
 	ps.starttime = (uint64_t)start;
 	ps.cpu_ticks = (uint64_t)ticks;
 	ps.ppid = (pid_t)ppid;
+	ps.flags = (unsigned long)flags;
 	snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
 	p = proc_add(s, &ps);
 	p->gen = s->gen;

@@ -540,3 +540,29 @@ bad_stat() {
 	assert_output ""
 	assert_equal "$stderr" ""
 }
+
+@test "kind kernel comes from PF_KTHREAD alone, not from pid 2 or its parent" {
+	# A container's pid namespace: pid 2 and its child 3 are ordinary.
+	printf '2 (sh) S 1 2 2 0 -1 4194560 0 0 0 0 0 10 0 0 20 0 1 0 1 0 0\n' > "$P/2/stat"
+	add_proc 3 worker 1 1 2 /
+	sed -i 's/^3 (worker) S 1 /3 (worker) S 2 /' "$P/3/stat"
+	# A kernel thread outside kthreadd's children still carries the flag.
+	add_proc 4 kworker 1 1 3 /
+	sed -i 's/ 0 -1 0 0 / 0 -1 2129984 0 /' "$P/4/stat"
+	printf '%s\n' '{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}' > "$BATS_TEST_TMPDIR/in"
+	run --separate-stderr proc-cputime -a --proc "$P" < "$BATS_TEST_TMPDIR/in"
+	assert_success
+	assert_equal "$(printf '%s\n' "${lines[@]}" |
+	    jq -r 'select(.type == "proc" and .pid <= 4) | "\(.pid) \(.kind)"' | tr '\n' ,)" \
+	    "1 host,2 host,3 host,4 kernel,"
+}
+
+@test "a kernel thread that ends between --state runs keeps kind kernel" {
+	add_proc 4 kworker 1 1 3 /
+	sed -i 's/ 0 -1 0 0 / 0 -1 2129984 0 /' "$P/4/stat"
+	run_state
+	advance_node
+	rm -r "$P/4"
+	run_state
+	assert_line --partial '"pid":4,"starttime":3,"comm":"kworker","cpu_us":0,"state":"terminated","kind":"kernel",'
+}
