@@ -53,9 +53,13 @@ stdin_is_stream(void)
 	    S_ISSOCK(st.st_mode);
 }
 
-/* Samples as each upstream interval ends; *seq and *mono_us: the last one. */
+/*
+ * Samples as each upstream interval ends; *seq and *mono_us: the last one.
+ * *nlines: the input lines read.
+ */
 static int
-run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us)
+run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
+    long *nlines)
 {
 	struct kp_reader *r;
 	struct kp_record rec;
@@ -73,6 +77,7 @@ run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us)
 			kp_out_flush();
 	}
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	*nlines = kp_reader_lineno(r);
 	kp_reader_close(r);
 	return status;
 }
@@ -100,15 +105,19 @@ load_state(struct kp_sampler *s, struct kp_state *st, const char *path,
     json_int_t *seq, json_int_t *mono_us)
 {
 	json_t *data = kp_state_data(st), *saved;
+	int skipped;
 
 	if (data == NULL)
 		return;
 	if (json_unpack(data, "{s:I,s:I,s:o}", "seq", seq, "mono_us", mono_us,
-	    "sampler", &saved) < 0 || kp_sampler_load(s, saved) < 0) {
+	    "sampler", &saved) < 0 ||
+	    (skipped = kp_sampler_load(s, saved)) < 0) {
 		warnx("%s: unusable sample in the state file, starting a new "
 		    "baseline", path);
 		*seq = 0;
-	}
+	} else if (skipped > 0)
+		warnx("%s: unusable process rows in the state file skipped: %d",
+		    path, skipped);
 }
 
 static void
@@ -119,22 +128,65 @@ save_state(struct kp_sampler *s, struct kp_state *st, json_int_t seq,
 	    "mono_us", (json_int_t)mono_us, "sampler", kp_sampler_save(s)));
 }
 
-/* One sample against the previous run's: at most one interval. */
+/*
+ * One sample against the stored one, if there is one (stored): at most one
+ * interval.  *mono_us becomes this sample's time.
+ */
+static void
+sample_once(struct kp_sampler *s, const char *path, int stored,
+    json_int_t *seq, json_int_t *mono_us)
+{
+	int64_t now_us = kp_mono_us();
+
+	kp_out_header("proc-cputime");
+	/* A state file edited or copied from elsewhere: no negative dt_us. */
+	if (stored && now_us <= *mono_us)
+		warnx("%s: the stored sample is not in the past, starting a "
+		    "new baseline", path);
+	if (stored && now_us > *mono_us) {
+		sample_and_emit(s, ++*seq);
+		kp_out_interval(*seq, kp_wall_us(), now_us - *mono_us);
+	} else
+		scan(s);
+	*mono_us = now_us;
+}
+
 static void
 run_once(struct kp_sampler *s, struct kp_state *st, const char *path)
 {
 	json_int_t seq = 0, mono_us = 0;
-	int64_t now_us;
 
-	kp_out_header("proc-cputime");
 	load_state(s, st, path, &seq, &mono_us);
-	now_us = kp_mono_us();
-	if (kp_sampler_has_baseline(s)) {
-		sample_and_emit(s, ++seq);
-		kp_out_interval(seq, kp_wall_us(), now_us - mono_us);
-	} else
+	sample_once(s, path, kp_sampler_has_baseline(s), &seq, &mono_us);
+	save_state(s, st, seq, mono_us);
+}
+
+/*
+ * Filter mode.  cron gives a job a pipe on stdin that ends at once, and a
+ * kp producer writes its header before anything else: with --state, an
+ * input without a single line is a one-shot run, not a stream to join.
+ */
+static int
+filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
+{
+	json_int_t seq = 0, mono_us = 0;
+	long nlines;
+	int stored = 0, status;
+
+	if (st) {
+		load_state(s, st, path, &seq, &mono_us);
+		stored = kp_sampler_has_baseline(s);
+	}
+	if (!stored) {
 		scan(s);
-	save_state(s, st, seq, now_us);
+		mono_us = kp_mono_us();
+	}
+	status = run_filter(s, &seq, &mono_us, &nlines);
+	if (st && nlines == 0)
+		sample_once(s, path, stored, &seq, &mono_us);
+	if (st)
+		save_state(s, st, seq, mono_us);
+	return status;
 }
 
 int
@@ -156,7 +208,6 @@ main(int argc, char *argv[])
 	int clock = 0, ch, status = KP_EXIT_OK;
 	struct kp_sampler *s;
 	struct kp_state *st = NULL;
-	json_int_t seq = 0, mono_us = 0;
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "ahi:n:", longopts, NULL)) != -1) {
@@ -196,17 +247,9 @@ main(int argc, char *argv[])
 	kp_sampler_set_pods_log(s, pods_log);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
-	if (!clock && stdin_is_stream()) {
-		if (st)
-			load_state(s, st, statepath, &seq, &mono_us);
-		if (!kp_sampler_has_baseline(s)) {
-			scan(s);
-			mono_us = kp_mono_us();
-		}
-		status = run_filter(s, &seq, &mono_us);
-		if (st)
-			save_state(s, st, seq, mono_us);
-	} else if (st)
+	if (!clock && stdin_is_stream())
+		status = filter_mode(s, st, statepath);
+	else if (st)
 		run_once(s, st, statepath);
 	else
 		run_clock(s, interval_us, count);

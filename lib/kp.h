@@ -129,6 +129,7 @@ struct kp_pid_stat {
 };
 int kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct);
 int kp_read_uptime_ticks(const char *procdir, uint64_t *ticks);
+/* 0; -1 for a line cut short; -2 for a bad pid, number, or counter. */
 int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
 int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
@@ -184,6 +185,7 @@ void kp_sampler_emit(struct kp_sampler *s, int64_t seq,
     void *arg);
 void kp_sampler_write(struct kp_sampler *s, int64_t seq);
 json_t *kp_sampler_save(const struct kp_sampler *s);
+/* The number of bad process rows skipped, or -1: no baseline at all. */
 int kp_sampler_load(struct kp_sampler *s, json_t *saved);
 void kp_sampler_free(struct kp_sampler *s);
 

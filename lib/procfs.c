@@ -44,15 +44,59 @@ read_proc_file(const char *procdir, const char *name, char *buf, size_t len)
 	return kp_read_file(AT_FDCWD, path, buf, len);
 }
 
-int64_t
-kp_ticks_to_us(uint64_t ticks)
+static uint64_t
+clk_tck(void)
 {
 	static long hz;
 
 	if (hz == 0 && (hz = sysconf(_SC_CLK_TCK)) <= 0)
 		hz = 100;
-	return (int64_t)(ticks / (uint64_t)hz * 1000000 +
-	    ticks % (uint64_t)hz * 1000000 / (uint64_t)hz);
+	return (uint64_t)hz;
+}
+
+/* Saturates at INT64_MAX rather than wrap to a negative time. */
+int64_t
+kp_ticks_to_us(uint64_t ticks)
+{
+	uint64_t sec = ticks / clk_tck();
+
+	if (sec > (uint64_t)(INT64_MAX - 1000000) / 1000000)
+		return INT64_MAX;
+	return (int64_t)(sec * 1000000 + ticks % clk_tck() * 1000000 /
+	    clk_tck());
+}
+
+/*
+ * The most a process's utime or stime may be: a quarter of what fits in
+ * int64_t as microseconds, some 73,000 years, so that their sum, its
+ * microseconds and the saved state stay exact.  More is a corrupt file.
+ */
+static uint64_t
+stat_ticks_max(void)
+{
+	return (uint64_t)INT64_MAX / 4 / 1000000 * clk_tck();
+}
+
+/* Each counter of the node's "cpu" line, so that their sum cannot wrap. */
+#define CPU_TICKS_MAX ((uint64_t)INT64_MAX / 8)
+
+/*
+ * One unsigned decimal field that ends at a space or the line's end: no
+ * sign, no junk, at most max.  0, or -2 if it is not such a number.
+ */
+static int
+stat_number(const char *p, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*p))
+		return -2;
+	errno = 0;
+	*v = strtoull(p, &end, 10);
+	if (errno == ERANGE || *v > max ||
+	    (*end != ' ' && *end != '\n' && *end != '\0'))
+		return -2;
+	return 0;
 }
 
 /*
@@ -63,7 +107,7 @@ kp_ticks_to_us(uint64_t ticks)
 int
 kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct)
 {
-	char buf[4096], *p, *end;
+	char buf[4096], *p;
 	uint64_t f[8];
 	int i;
 
@@ -74,12 +118,12 @@ kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct)
 	p = buf + 4;
 	ct->total_ticks = 0;
 	for (i = 0; i < 8; i++) {
-		errno = 0;
-		f[i] = strtoull(p, &end, 10);
-		if (end == p || errno == ERANGE)
+		while (*p == ' ')
+			p++;
+		if (stat_number(p, CPU_TICKS_MAX, &f[i]) < 0)
 			goto bad;
 		ct->total_ticks += f[i];
-		p = end;
+		p += strcspn(p, " \n");
 	}
 	ct->active_ticks = ct->total_ticks - f[3] - f[4];
 	return 0;
@@ -113,6 +157,38 @@ kp_read_uptime_ticks(const char *procdir, uint64_t *ticks)
 	return 0;
 }
 
+/* The largest value of a field read after the comm, 0 for one not read. */
+static uint64_t
+stat_field_max(int field)
+{
+	switch (field) {
+	case 1:			/* ppid */
+		return INT_MAX;
+	case 6:			/* flags, an unsigned int in the kernel */
+		return UINT_MAX;
+	case 11:		/* utime */
+	case 12:		/* stime */
+		return stat_ticks_max();
+	case 19:		/* starttime */
+		return INT64_MAX;
+	}
+	return 0;
+}
+
+/* The pid before " (": 1 to INT_MAX, digits only; -2 if it is not. */
+static int
+stat_pid(const char *buf, const char *open, pid_t *pid)
+{
+	uint64_t v;
+
+	if (open == buf || open[-1] != ' ' ||
+	    stat_number(buf, INT_MAX, &v) < 0 ||
+	    buf + strspn(buf, "0123456789") != open - 1 || v == 0)
+		return -2;
+	*pid = (pid_t)v;
+	return 0;
+}
+
 /*
  * PID (COMM) STATE PPID ... : comm may hold spaces and parentheses, so it
  * ends at the last ')'.  Fields counted after it: state is 0, ppid 1,
@@ -122,15 +198,15 @@ int
 kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 {
 	const char *open, *close, *p;
-	char *end;
-	uint64_t v, utime = 0, stime = 0;
+	uint64_t v[20] = { 0 }, max;
 	size_t n;
 	int field;
 
 	if ((open = strchr(buf, '(')) == NULL ||
 	    (close = strrchr(buf, ')')) == NULL || close < open)
 		return -1;
-	ps->pid = (pid_t)strtol(buf, NULL, 10);
+	if (stat_pid(buf, open, &ps->pid) < 0)
+		return -2;
 	n = (size_t)(close - open - 1);
 	if (n >= sizeof(ps->comm))
 		n = sizeof(ps->comm) - 1;
@@ -140,34 +216,17 @@ kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 	for (field = 0; field <= 19; field++) {
 		while (*p == ' ')
 			p++;
-		if (*p == '\0')
+		if (*p == '\0' || *p == '\n')
 			return -1;
-		if (field == 1 || field == 6 || field == 11 || field == 12 ||
-		    field == 19) {
-			errno = 0;
-			v = strtoull(p, &end, 10);
-			if (end == p || errno == ERANGE)
-				return -1;
-			switch (field) {
-			case 1:
-				ps->ppid = (pid_t)v;
-				break;
-			case 6:
-				ps->flags = (unsigned long)v;
-				break;
-			case 11:
-				utime = v;
-				break;
-			case 12:
-				stime = v;
-				break;
-			default:
-				ps->starttime = v;
-			}
-		}
+		if ((max = stat_field_max(field)) != 0 &&
+		    stat_number(p, max, &v[field]) < 0)
+			return -2;
 		p += strcspn(p, " ");
 	}
-	ps->cpu_ticks = utime + stime;
+	ps->ppid = (pid_t)v[1];
+	ps->flags = (unsigned long)v[6];
+	ps->cpu_ticks = v[11] + v[12];
+	ps->starttime = v[19];
 	return 0;
 }
 
@@ -191,7 +250,10 @@ kp_read_proc(int procfd, const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
-/* PROC/PID/stat; -1 for a pid gone by now or a line cut short. */
+/*
+ * PROC/PID/stat; -1 for a pid gone by now or a line cut short, -2 for a
+ * malformed one (see kp_parse_pid_stat).
+ */
 int
 kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
 {

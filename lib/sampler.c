@@ -7,6 +7,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ struct kp_sampler {
 	char *pods_log;			/* the kubelet's /var/log/pods, or NULL */
 	int emit_all;
 	int scans;			/* scans taken, a loaded one included */
+	int warned_malformed;		/* a malformed stat was reported */
 	unsigned gen;
 	struct kp_cpu_times prev_cpu, cpu;
 	uint64_t prev_uptime_ticks, uptime_ticks;
@@ -199,11 +201,14 @@ delta(uint64_t now, uint64_t before)
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h */
 
-/* kthreadd (pid 2) and its children, or anything the kernel flags so. */
+/*
+ * The kernel's own flag, not pid 2 or its children: in a pid namespace
+ * pid 2 is an ordinary process of the container.
+ */
 static int
 kernel_thread(const struct kp_pid_stat *ps)
 {
-	return ps->pid == 2 || ps->ppid == 2 || (ps->flags & PF_KTHREAD);
+	return (ps->flags & PF_KTHREAD) != 0;
 }
 
 /*
@@ -233,6 +238,20 @@ read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 }
 
 /*
+ * A stat that is no kernel's (a bad pid, a sign, a counter beyond reason)
+ * is left out rather than turned into a wrong time; told once, so that a
+ * tree of them does not flood standard error every interval.
+ */
+static void
+warn_malformed(struct kp_sampler *s, const char *name)
+{
+	if (s->warned_malformed)
+		return;
+	warnx("%s/%s/stat: malformed, process skipped", s->procdir, name);
+	s->warned_malformed = 1;
+}
+
+/*
  * A process first seen now is charged all its CPU time only if it started
  * after the previous scan; otherwise that time was spent before we looked,
  * and this sight is only its baseline.
@@ -243,8 +262,15 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	struct kp_pid_stat ps;
 	struct proc *p;
 
-	if (kp_read_pid_stat(procfd, name, &ps) < 0)
+	switch (kp_read_pid_stat(procfd, name, &ps)) {
+	case 0:
+		break;
+	case -2:
+		warn_malformed(s, name);
+		return;
+	default:
 		return;		/* gone between listing and reading */
+	}
 	if ((p = proc_find(s, ps.pid, ps.starttime)) != NULL) {
 		p->delta_ticks = delta(ps.cpu_ticks, p->stat.cpu_ticks);
 		p->stat = ps;
@@ -447,13 +473,14 @@ kp_sampler_save(const struct kp_sampler *s)
 	for (i = 0; i < s->nlist; i++) {
 		if (s->list[i]->gen != s->gen)
 			continue;
-		json_array_append_new(procs, json_pack("[I,I,I,o,o,I]",
+		json_array_append_new(procs, json_pack("[I,I,I,o,o,I,I]",
 		    (json_int_t)s->list[i]->stat.pid,
 		    (json_int_t)s->list[i]->stat.starttime,
 		    (json_int_t)s->list[i]->stat.cpu_ticks,
 		    kp_json_text(s->list[i]->stat.comm),
 		    kp_json_text(s->list[i]->id.cgroup),
-		    (json_int_t)s->list[i]->stat.ppid));
+		    (json_int_t)s->list[i]->stat.ppid,
+		    (json_int_t)s->list[i]->stat.flags));
 	}
 	saved = json_pack("{s:I,s:I,s:I,s:o}",
 	    "total_ticks", (json_int_t)s->cpu.total_ticks,
@@ -463,15 +490,63 @@ kp_sampler_save(const struct kp_sampler *s)
 	return saved;
 }
 
+/*
+ * Row element i as an integer from 0 to max, or 0 if the row is shorter
+ * (older builds saved fewer); -1 if it is something else.
+ */
+static int
+row_optional(json_t *row, size_t i, json_int_t max, json_int_t *v)
+{
+	*v = 0;
+	if (json_array_size(row) <= i)
+		return 0;
+	if (json_unpack(json_array_get(row, i), "I", v) < 0 || *v < 0 ||
+	    *v > max)
+		return -1;
+	return 0;
+}
+
+/* A saved [pid, starttime, cpu_ticks, comm, cgroup, ppid, flags]; -1 if bad. */
+static int
+load_proc(struct kp_sampler *s, json_t *row)
+{
+	json_int_t pid, start, ticks, ppid, flags;
+	const char *comm, *cgroup;
+	struct kp_pid_stat ps;
+	struct proc *p;
+
+	if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
+	    &cgroup) < 0 || row_optional(row, 5, INT_MAX, &ppid) < 0 ||
+	    row_optional(row, 6, UINT_MAX, &flags) < 0 ||
+	    pid <= 0 || pid > INT_MAX || start < 0 || ticks < 0 ||
+	    proc_find(s, (pid_t)pid, (uint64_t)start) != NULL)
+		return -1;
+	memset(&ps, 0, sizeof(ps));
+	ps.pid = (pid_t)pid;
+	ps.starttime = (uint64_t)start;
+	ps.cpu_ticks = (uint64_t)ticks;
+	ps.ppid = (pid_t)ppid;
+	ps.flags = (unsigned long)flags;
+	snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
+	p = proc_add(s, &ps);
+	p->gen = s->gen;
+	/*
+	 * The path alone, for a process that ends before the next scan;
+	 * one still running is read whole again then.
+	 */
+	kp_identity_from_path(cgroup, &p->id);
+	kp_identity_classify(&p->id, kernel_thread(&ps));
+	return 0;
+}
+
+/* The node's counters, then each process; the number of bad rows skipped. */
 static int
 load(struct kp_sampler *s, json_t *saved)
 {
-	json_int_t total, active, uptime, pid, start, ticks, ppid;
-	const char *comm, *cgroup;
+	json_int_t total, active, uptime;
 	json_t *procs, *row;
-	struct kp_pid_stat ps;
-	struct proc *p;
 	size_t i;
+	int skipped = 0;
 
 	if (json_unpack(saved, "{s:I,s:I,s:I,s:o}", "total_ticks", &total,
 	    "active_ticks", &active, "uptime_ticks", &uptime,
@@ -481,30 +556,11 @@ load(struct kp_sampler *s, json_t *saved)
 	s->cpu.total_ticks = (uint64_t)total;
 	s->cpu.active_ticks = (uint64_t)active;
 	s->uptime_ticks = (uint64_t)uptime;
-	json_array_foreach(procs, i, row) {
-		ppid = 0;	/* absent from state files of older builds */
-		if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
-		    &cgroup) < 0 ||
-		    (json_array_size(row) > 5 &&
-		    json_unpack(json_array_get(row, 5), "I", &ppid) < 0) ||
-		    pid <= 0 || start < 0 || ticks < 0 || ppid < 0)
-			return -1;
-		memset(&ps, 0, sizeof(ps));
-		ps.pid = (pid_t)pid;
-		ps.starttime = (uint64_t)start;
-		ps.cpu_ticks = (uint64_t)ticks;
-		ps.ppid = (pid_t)ppid;
-		snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
-		p = proc_add(s, &ps);
-		p->gen = s->gen;
-		/*
-		 * The path alone, for a process that ends before the next scan;
-		 * one still running is read whole again then.
-		 */
-		kp_identity_from_path(cgroup, &p->id);
-		kp_identity_classify(&p->id, kernel_thread(&ps));
-	}
-	return 0;
+	/* One bad row costs that process's interval, not everyone's. */
+	json_array_foreach(procs, i, row)
+		if (load_proc(s, row) < 0)
+			skipped++;
+	return skipped;
 }
 
 /* Back to no baseline at all. */
@@ -523,17 +579,22 @@ reset(struct kp_sampler *s)
 	s->scans = 0;
 }
 
-/* Takes a saved scan as the baseline; -1, and no baseline, if it is not one. */
+/*
+ * Takes a saved scan as the baseline: the number of unusable process rows
+ * left out, or -1, and no baseline, if it is not a scan at all.
+ */
 int
 kp_sampler_load(struct kp_sampler *s, json_t *saved)
 {
-	if (load(s, saved) < 0) {
+	int skipped;
+
+	if ((skipped = load(s, saved)) < 0) {
 		reset(s);
 		return -1;
 	}
 	s->scans = 1;
 	build_list(s);
-	return 0;
+	return skipped;
 }
 
 void

@@ -97,7 +97,7 @@ A=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 	assert_equal "$(ident 1016)" '{"kind":"session","user_slice":"user-1000.slice","session":"3"}'
 }
 
-@test "kthreadd and its children are kernel threads" {
+@test "kthreadd and a kworker, flagged PF_KTHREAD, are kernel threads" {
 	assert_equal "$(ident 2)" '{"kind":"kernel"}'
 	assert_equal "$(ident 15)" '{"kind":"kernel"}'
 }

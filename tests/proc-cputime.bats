@@ -450,3 +450,119 @@ cpu_used_us() {
 	    "$(printf '1334 2 running %d\n666 2 terminated 0\n1334 3 running %d' $((1000000 / HZ)) $((1000000 / HZ)))"
 	assert_equal "$(jq -r 'select(.type == "proc" and .seq == 3) | .pid' "$BATS_TEST_TMPDIR/out" | sort -u | wc -l)" 1334
 }
+
+# Writes pid $1's stat with utime $2 and pid field $3 (default $1).
+bad_stat() {
+	mkdir -p "$P/$1"
+	printf '%s (bad) S 1 1 1 0 -1 0 0 0 0 0 %s 0 0 0 20 0 1 0 100 0 0\n' \
+	    "${3:-$1}" "$2" > "$P/$1/stat"
+}
+
+@test "a malformed stat is skipped with one warning, never a negative cpu_us" {
+	run_state
+	advance_node
+	set_ticks 1 110 50
+	set_ticks 100 184467440737095516 1000
+	set_ticks 200 -5 100
+	set_ticks 300 9223372036854775000 20
+	bad_stat 400 5 zz
+	bad_stat 401 12x
+	bad_stat 402 5 0
+	run_state
+	assert_success
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^proc-cputime: $P/[0-9]+/stat: malformed, process skipped\$"
+	refute_output --partial '"cpu_us":-'
+	refute_line --partial '"pid":0,'
+	refute_line --partial '"pid":40'
+	refute_line --regexp '"pid":(100|200|300),.*"state":"running"'
+	assert_line --partial "\"pid\":1,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
+	# The next run's state file is whole: no process loses its interval.
+	set_ticks 1 120 50
+	run_state
+	assert_equal "$(printf '%s\n' "$stderr" | grep -c unusable)" 0
+	assert_line --partial "\"pid\":1,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
+}
+
+@test "a bad process row in the state file costs only that process's interval" {
+	run_state
+	jq '.data.sampler.procs[2][2] = -5' "$S" > "$S.new" && mv "$S.new" "$S"
+	advance_node
+	set_ticks 100 3090 1030
+	set_ticks 200 600 100
+	run_state
+	assert_success
+	assert_equal "$stderr" "proc-cputime: $S: unusable process rows in the state file skipped: 1"
+	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
+	refute_line --partial '"pid":100,'
+	assert_line --regexp '^\{"type":"interval","seq":1,'
+}
+
+@test "a stored sample that is not in the past is a new baseline, not a negative dt_us" {
+	run_state
+	jq '.data.mono_us += 1e11' "$S" > "$S.new" && mv "$S.new" "$S"
+	advance_node
+	run_state
+	assert_success
+	assert_equal "$stderr" "proc-cputime: $S: the stored sample is not in the past, starting a new baseline"
+	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	# The new baseline is usable: the next run has an interval from it.
+	set_ticks 200 600 100
+	run_state
+	assert_equal "$stderr" ""
+	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
+	assert_line --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
+}
+
+@test "with --state, an empty input (cron's stdin) is a one-shot run" {
+	run --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
+	assert_success
+	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	advance_node
+	set_ticks 100 3090 1030
+	run --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "${#lines[@]}" 4
+	assert_line -n 0 '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
+	assert_line -n 2 --partial "\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
+	assert_line -n 3 --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
+	# An empty regular file is an empty input too.
+	: > "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr proc-cputime --proc "$P" --state "$S" < "$BATS_TEST_TMPDIR/empty"
+	assert_line -n 1 --partial '{"type":"cpu","seq":2,'
+}
+
+@test "without --state, an empty input gives an empty output" {
+	run --separate-stderr bash -c ': | proc-cputime --proc "$1"' _ "$P"
+	assert_success
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "kind kernel comes from PF_KTHREAD alone, not from pid 2 or its parent" {
+	# A container's pid namespace: pid 2 and its child 3 are ordinary.
+	printf '2 (sh) S 1 2 2 0 -1 4194560 0 0 0 0 0 10 0 0 20 0 1 0 1 0 0\n' > "$P/2/stat"
+	add_proc 3 worker 1 1 2 /
+	sed -i 's/^3 (worker) S 1 /3 (worker) S 2 /' "$P/3/stat"
+	# A kernel thread outside kthreadd's children still carries the flag.
+	add_proc 4 kworker 1 1 3 /
+	sed -i 's/ 0 -1 0 0 / 0 -1 2129984 0 /' "$P/4/stat"
+	printf '%s\n' '{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}' > "$BATS_TEST_TMPDIR/in"
+	run --separate-stderr proc-cputime -a --proc "$P" < "$BATS_TEST_TMPDIR/in"
+	assert_success
+	assert_equal "$(printf '%s\n' "${lines[@]}" |
+	    jq -r 'select(.type == "proc" and .pid <= 4) | "\(.pid) \(.kind)"' | tr '\n' ,)" \
+	    "1 host,2 host,3 host,4 kernel,"
+}
+
+@test "a kernel thread that ends between --state runs keeps kind kernel" {
+	add_proc 4 kworker 1 1 3 /
+	sed -i 's/ 0 -1 0 0 / 0 -1 2129984 0 /' "$P/4/stat"
+	run_state
+	advance_node
+	rm -r "$P/4"
+	run_state
+	assert_line --partial '"pid":4,"starttime":3,"comm":"kworker","cpu_us":0,"state":"terminated","kind":"kernel",'
+}
