@@ -2627,6 +2627,7 @@ summary_finish(json_t *agg)
 static void
 summary_print(struct reader *r, const struct format *fmt)
 {
+	struct kp_map *live_series;
 	struct arena a = { NULL, NULL };
 	struct block b = { NULL, 0, 0 };
 	const struct rec *interval;
@@ -2645,10 +2646,20 @@ summary_print(struct reader *r, const struct format *fmt)
 	interval = rec_from_json(r, &a, obj);
 	json_decref(obj);
 	summary_first_seq = sum.first_seq < 0 ? 0 : sum.first_seq;
+	/*
+	 * The summary's counters start from nothing: --textfile has moved
+	 * the live series on by each interval, which the summary's records
+	 * already sum.
+	 */
+	live_series = prom_series;
+	prom_series = kp_map_new();
+	block_gen++;
 	if (fmt->print == NULL)
 		json_print_block(&b, interval);
 	else if (b.n > 0 || sum.ts != NULL)
 		fmt->print(&b, interval);
+	kp_map_free(prom_series, free);
+	prom_series = live_series;
 	free(sum.aggs);
 	free(sum.ts);
 	if (sum.index != NULL)

@@ -141,6 +141,17 @@ EOF2
 	assert_line 'kp_node_platform_watts{source="powercap"} 40'
 }
 
+@test "prometheus --summary counts the run once, with or without --textfile" {
+	local tf=$BATS_TEST_TMPDIR/kp.prom
+	run -0 kp-fmt -f prometheus --summary --textfile "$tf" <"$STREAMS/no-totals.ndjson"
+	# 50 J + 40 J: the textfile's intervals do not add to the summary.
+	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+	assert_line 'kepler_process_cpu_joules_total{pid="7",comm="job",zone="psys",state="running",container_id="",pod_id="",vm_id=""} 18.750000'
+	# The textfile's counters are the live ones, as without --summary.
+	run -0 grep '^kepler_node_cpu_joules_total' "$tf"
+	assert_output 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+}
+
 @test "prometheus: a counter whose input total is reset never goes backwards" {
 	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$STREAMS/total-reset.ndjson"
 	assert_output - <<'EOF2'
