@@ -2493,8 +2493,9 @@ static struct {
 	size_t n, cap;
 	struct kp_map *index;		/* key -> one of aggs, borrowed */
 	int64_t first_seq, last_seq, dt_us;
+	size_t intervals;		/* interval records read */
 	char *ts;			/* of the last interval */
-} sum = { NULL, 0, 0, NULL, -1, 0, 0, NULL };
+} sum = { NULL, 0, 0, NULL, -1, 0, 0, 0, NULL };
 
 static const char *const sum_fields[] = {
 	"energy_uj", "active_uj", "idle_uj", "idle_kept_uj", "cpu_us",
@@ -2582,8 +2583,7 @@ summary_add(const struct block *b, const struct rec *interval)
 		kp_map_put(sum.index, key.s, obj);
 	}
 	free(key.s);
-	if (interval == NULL)
-		return;
+	sum.intervals++;
 	sum.last_seq = interval->seq;
 	if (sum.first_seq < 0 || interval->seq < sum.first_seq)
 		sum.first_seq = interval->seq;
@@ -2593,6 +2593,22 @@ summary_add(const struct block *b, const struct rec *interval)
 		free(sum.ts);
 		sum.ts = xstrdup(ts);
 	}
+}
+
+/*
+ * Records after the last interval record belong to an interval whose
+ * length is unknown: their energy over the other intervals' length would
+ * be a power never seen, so the summary covers whole intervals only, and
+ * says so rather than drop them without a word.
+ */
+static void
+summary_leave_out(const struct reader *r, const struct block *b)
+{
+	if (b->n == 0)
+		return;
+	warnx("%s: %zu record%s after the last interval record, an "
+	    "incomplete interval, left out of the summary", r->name, b->n,
+	    b->n == 1 ? "" : "s");
 }
 
 /* Power as the mean over the run, a ratio from the sums. */
@@ -2646,6 +2662,8 @@ summary_print(struct reader *r, const struct format *fmt)
 	interval = rec_from_json(r, &a, obj);
 	json_decref(obj);
 	summary_first_seq = sum.first_seq < 0 ? 0 : sum.first_seq;
+	if (sum.intervals == 0)
+		b.n = 0;	/* no interval, nothing to summarise */
 	/*
 	 * The summary's counters start from nothing: --textfile has moved
 	 * the live series on by each interval, which the summary's records
@@ -2654,9 +2672,11 @@ summary_print(struct reader *r, const struct format *fmt)
 	live_series = prom_series;
 	prom_series = kp_map_new();
 	block_gen++;
-	if (fmt->print == NULL)
+	if (sum.intervals == 0)
+		;
+	else if (fmt->print == NULL)
 		json_print_block(&b, interval);
-	else if (b.n > 0 || sum.ts != NULL)
+	else
 		fmt->print(&b, interval);
 	kp_map_free(prom_series, free);
 	prom_series = live_series;
@@ -2743,7 +2763,7 @@ format_blocks(struct reader *r, const struct format *fmt)
 			arena_release(&a, m);
 	}
 	if (summary) {
-		summary_add(&b, NULL);
+		summary_leave_out(r, &b);
 		summary_print(r, fmt);
 	} else if (fmt->print != NULL)
 		fmt->print(&b, NULL);

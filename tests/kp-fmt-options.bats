@@ -132,6 +132,22 @@ EOF2
 	assert_equal "$(jq -sc '.[-1]' <<<"$output")" '{"type":"interval","seq":2,"ts":"2026-11-22T13:48:37.123498Z","dt_us":2000042}'
 }
 
+@test "--summary leaves out records after the last interval record, and says so" {
+	local in=$BATS_TEST_TMPDIR/in
+	# Interval 2's records again as seq 3, without an interval record.
+	{ cat "$TWO"; grep '"seq":2,' "$TWO" | grep -v '"interval"' | sed 's/"seq":2,/"seq":3,/'; } >"$in"
+	run -0 --separate-stderr kp-fmt -f table --summary <"$in"
+	assert_line -n 0 "summary of intervals 1-2  2026-11-22T13:48:37.123498Z  (2.000 s)"
+	assert_line -n 1 --partial "package  38.0 W  (active 17.2 W, idle 20.8 W)"
+	assert_equal "$stderr" "kp-fmt: <stdin>: 27 records after the last interval record, an incomplete interval, left out of the summary"
+	# No interval record at all: no summary, in any format.
+	for f in table json prometheus; do
+		run -0 --separate-stderr kp-fmt -f "$f" --summary < <(head -n 3 "$TWO")
+		assert_output ""
+		assert_equal "$stderr" "kp-fmt: <stdin>: 2 records after the last interval record, an incomplete interval, left out of the summary"
+	done
+}
+
 @test "prometheus: kp-fmt sums the energy itself when records have no totals" {
 	run -0 kp-fmt -f prometheus <"$STREAMS/no-totals.ndjson"
 	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
