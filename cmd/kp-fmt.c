@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,7 @@ struct series {
 	int64_t offset;		/* added after the input's total was reset */
 	int64_t sum_uj;		/* kp-fmt's own total, from the deltas */
 	int seen;
+	int saturated;		/* reported as held at INT64_MAX */
 };
 
 /* A growing string. */
@@ -304,6 +306,7 @@ static const struct family families[] = {
 
 static void *xreallocarray(void *p, size_t n, size_t size);
 static const char *fmt_int(char *buf, size_t len, int64_t v);
+static const char *fmt_joules(char *buf, size_t len, int64_t uj);
 
 /* The command line. */
 static size_t top_rows;			/* -n; 0: all */
@@ -320,6 +323,8 @@ static FILE *out;			/* where the formats write */
 static int csv_header_done;
 static struct kp_map *prom_series;	/* "name{labels}" -> struct series */
 static int64_t summary_first_seq = -1;	/* printing the summary when >= 0 */
+static const char *input_name = "<stdin>";
+static int data_errors;			/* besides the reader's: exit 3 */
 
 /*
  * Records.  kp-fmt reads its stream with a parser of its own for the flat
@@ -346,6 +351,7 @@ struct rec {
 	int64_t seq;
 	const char *line;	/* the line as read, without '\n' */
 	size_t len;
+	long lineno;		/* in the input; 0: made by kp-fmt */
 	const struct field *f;
 	size_t nf;
 };
@@ -966,6 +972,7 @@ reader_next(struct reader *r, struct arena *a, struct rec *rec)
 		}
 		rec->line = line;
 		rec->len = (size_t)n;
+		rec->lineno = r->lineno;
 		if ((rec->type = fstr(rec, "type")) == NULL) {
 			reader_reject(r, "record without a string \"type\"");
 			arena_release(a, m);
@@ -2180,6 +2187,42 @@ prom_labels(struct sbuf *sb, const struct family *f, const struct rec *rec)
 }
 
 /*
+ * a + b, or, when that does not fit an int64_t, the limit it passed, with
+ * *over set: a sum of microjoules that large (292 years at 1 kW) only
+ * comes from input no meter wrote, and a counter must not wrap backwards.
+ */
+static int64_t
+add_saturated(int64_t a, int64_t b, int *over)
+{
+	int64_t sum;
+
+	if (!__builtin_add_overflow(a, b, &sum))
+		return sum;
+	*over = 1;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* Says, once per series, that its counter is held at its limit. */
+static void
+report_saturated(struct series *s, const char *series_key,
+    const struct rec *rec)
+{
+	char buf[32];
+
+	if (s->saturated)
+		return;
+	s->saturated = 1;
+	data_errors++;
+	if (rec->lineno > 0)
+		warnx("%s:%ld: %s passes %s J, held there", input_name,
+		    rec->lineno, series_key, fmt_joules(buf, sizeof(buf),
+		    INT64_MAX));
+	else
+		warnx("%s: %s passes %s J, held there", input_name,
+		    series_key, fmt_joules(buf, sizeof(buf), INT64_MAX));
+}
+
+/*
  * The cumulative microjoules of a counter series: the record's own total,
  * with anything the total lost in a reset (a restarted stage) kept, or
  * kp-fmt's own sum of the interval's energy when the record has no total.
@@ -2191,6 +2234,7 @@ prom_counter(const struct family *f, const char *series_key, const struct rec *r
 {
 	struct series *s;
 	int64_t v;
+	int over = 0;
 
 	if ((s = kp_map_get(prom_series, series_key)) == NULL) {
 		if ((s = calloc(1, sizeof(*s))) == NULL)
@@ -2199,19 +2243,20 @@ prom_counter(const struct family *f, const char *series_key, const struct rec *r
 	}
 	if (f->field != NULL && fint(rec, f->field, &v)) {
 		if (s->seen && v < s->last_in)
-			s->offset += s->last_in;
+			s->offset = add_saturated(s->offset, s->last_in,
+			    &over);
 		s->last_in = v;
 		s->seen = 1;
-		*uj = s->offset + v;
-		return 1;
-	}
-	if (fint(rec, f->delta, &v)) {
+		*uj = add_saturated(s->offset, v, &over);
+	} else if (fint(rec, f->delta, &v)) {
 		if (v > 0)
-			s->sum_uj += v;
+			s->sum_uj = add_saturated(s->sum_uj, v, &over);
 		*uj = s->sum_uj;
-		return 1;
-	}
-	return 0;
+	} else
+		return 0;
+	if (over)
+		report_saturated(s, series_key, rec);
+	return 1;
 }
 
 /* The sample value of rec in family f, or NULL when it has none. */
@@ -2477,6 +2522,7 @@ rec_from_json(struct reader *r, struct arena *a, json_t *obj)
 		errx(KP_EXIT_FAILURE, "cannot read back a record");
 	rec->line = line;
 	rec->len = n;
+	rec->lineno = 0;
 	rec->type = fstr(rec, "type");
 	if (!fint(rec, "seq", &rec->seq))
 		rec->seq = 0;
@@ -2528,19 +2574,29 @@ summary_key(struct sbuf *key, const struct rec *rec)
 	}
 }
 
-/* Adds obj, a record of the same workload, to agg; takes obj. */
+/*
+ * Adds obj, a record of the same workload read at line lineno, to agg;
+ * takes obj.
+ */
 static void
-summary_merge_new(json_t *agg, json_t *obj)
+summary_merge_new(json_t *agg, json_t *obj, long lineno)
 {
 	int64_t a, b, total[NELEM(sum_fields)];
-	int have[NELEM(sum_fields)];
+	int have[NELEM(sum_fields)], over;
 	size_t i;
 
 	for (i = 0; i < NELEM(sum_fields); i++) {
 		have[i] = kp_json_int(agg, sum_fields[i], &a) &&
 		    kp_json_int(obj, sum_fields[i], &b);
+		over = 0;
 		if (have[i])
-			total[i] = a + b;
+			total[i] = add_saturated(a, b, &over);
+		if (over) {
+			data_errors++;
+			warnx("%s:%ld: --summary: the sum of %s passes %" PRId64
+			    ", held there", input_name, lineno, sum_fields[i],
+			    INT64_MAX);
+		}
 	}
 	json_object_update(agg, obj);
 	json_decref(obj);
@@ -2571,7 +2627,7 @@ summary_add(const struct block *b, const struct rec *interval)
 			    jerr.text);
 		summary_key(&key, b->recs[i]);
 		if ((agg = kp_map_get(sum.index, key.s)) != NULL) {
-			summary_merge_new(agg, obj);
+			summary_merge_new(agg, obj, b->recs[i]->lineno);
 			continue;
 		}
 		if (sum.n == sum.cap) {
@@ -2859,7 +2915,7 @@ main(int argc, char *argv[])
 		r.wait = top_wait;
 	prom_series = kp_map_new();
 	format_blocks(&r, fmt);
-	status = r.errors ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	status = r.errors || data_errors ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	free(r.buf);
 	free(r.tmp);
 	kp_map_free(prom_series, free);

@@ -177,6 +177,33 @@ EOF2
 EOF2
 }
 
+@test "a counter or sum past 64 bits is held at its limit, reported, exit 3" {
+	local max=9223372036854775807 in=$BATS_TEST_TMPDIR/in
+	for seq in 1 2; do
+		echo '{"type":"energy","seq":'$seq',"zone":"package","energy_uj":'$max'}'
+		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
+	done >"$in"
+	run -3 --separate-stderr kp-fmt -f prometheus <"$in"
+	assert_equal "$(grep -c '^kepler_node_cpu_joules_total{zone="package"} 9223372036854.775807$' <<<"$output")" 2
+	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package"} passes 9223372036854.775807 J, held there'
+	run -3 --separate-stderr kp-fmt -f json --summary -t energy <"$in"
+	assert_output --partial "\"energy_uj\":$max,"
+	assert_equal "$stderr" "kp-fmt: <stdin>:3: --summary: the sum of energy_uj passes $max, held there"
+	# A total reset from the limit: the counter stays there, never backwards.
+	{
+		echo '{"type":"node","seq":1,"zone":"package","energy_uj":1,"total_uj":'$max'}'
+		echo '{"type":"interval","seq":1,"dt_us":1000000}'
+		echo '{"type":"node","seq":2,"zone":"package","energy_uj":5,"total_uj":5}'
+		echo '{"type":"interval","seq":2,"dt_us":1000000}'
+	} >"$in"
+	run -3 --separate-stderr bash -c 'kp-fmt -f prometheus <"$1" >"$1.out"; s=$?; grep "^kepler_node_cpu_joules_total" "$1.out" | cut -d" " -f2; exit $s' _ "$in"
+	assert_output - <<'EOF2'
+9223372036854.775807
+9223372036854.775807
+EOF2
+	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package"} passes 9223372036854.775807 J, held there'
+}
+
 @test "prometheus: the platform families only from the psys zone" {
 	run -0 kp-fmt -f prometheus <"$TWO"
 	refute_line --partial "kp_node_platform"
