@@ -92,7 +92,16 @@ struct series {
 	int64_t sum_uj;		/* kp-fmt's own total, from the deltas */
 	int seen;
 	int saturated;		/* reported as held at INT64_MAX */
+	int forgettable;	/* of a workload that ends, not of a zone */
+	unsigned long seen_gen;	/* the block it last had a sample in */
 };
+
+/*
+ * A workload's series without a sample for this many intervals is
+ * forgotten, so that memory does not grow with every process that ever
+ * ran; Kepler drops the series of ended processes too.
+ */
+#define PROM_FORGET_INTERVALS 5
 
 /* A growing string. */
 struct sbuf {
@@ -322,6 +331,7 @@ static const char *textfile;		/* --textfile */
 static FILE *out;			/* where the formats write */
 static int csv_header_done;
 static struct kp_map *prom_series;	/* "name{labels}" -> struct series */
+static unsigned long block_gen;		/* intervals read */
 static int64_t summary_first_seq = -1;	/* printing the summary when >= 0 */
 static const char *input_name = "<stdin>";
 static int data_errors;			/* besides the reader's: exit 3 */
@@ -2222,6 +2232,47 @@ report_saturated(struct series *s, const char *series_key,
 		    series_key, fmt_joules(buf, sizeof(buf), INT64_MAX));
 }
 
+/* The record types of workloads, which end; zones and levels stay. */
+static const char *const workload_types[] = {
+	"process", "container", "pod", "vm", "unit", "group", NULL
+};
+
+/* The keys of the series to forget, gathered before any is removed. */
+struct stale {
+	char **keys;
+	size_t n, cap;
+};
+
+static void
+stale_collect(const char *key, void *val, void *arg)
+{
+	const struct series *s = val;
+	struct stale *st = arg;
+
+	if (!s->forgettable || block_gen - s->seen_gen < PROM_FORGET_INTERVALS)
+		return;
+	if (st->n == st->cap) {
+		st->cap = st->cap ? st->cap * 2 : 64;
+		st->keys = xreallocarray(st->keys, st->cap, sizeof(*st->keys));
+	}
+	st->keys[st->n++] = xstrdup(key);
+}
+
+/* Forgets the workload series that have had no sample for a while. */
+static void
+prom_forget(void)
+{
+	struct stale st = { NULL, 0, 0 };
+	size_t i;
+
+	kp_map_each(prom_series, stale_collect, &st);
+	for (i = 0; i < st.n; i++) {
+		free(kp_map_remove(prom_series, st.keys[i]));
+		free(st.keys[i]);
+	}
+	free(st.keys);
+}
+
 /*
  * The cumulative microjoules of a counter series: the record's own total,
  * with anything the total lost in a reset (a restarted stage) kept, or
@@ -2239,8 +2290,10 @@ prom_counter(const struct family *f, const char *series_key, const struct rec *r
 	if ((s = kp_map_get(prom_series, series_key)) == NULL) {
 		if ((s = calloc(1, sizeof(*s))) == NULL)
 			err(KP_EXIT_FAILURE, "calloc");
+		s->forgettable = in_list(workload_types, f->rectype);
 		kp_map_put(prom_series, series_key, s);
 	}
+	s->seen_gen = block_gen;
 	if (f->field != NULL && fint(rec, f->field, &v)) {
 		if (s->seen && v < s->last_in)
 			s->offset = add_saturated(s->offset, s->last_in,
@@ -2378,7 +2431,6 @@ static struct {
 	char *text;
 	size_t len;
 } prom_cache;
-static unsigned long block_gen;
 
 static const char *
 prom_text(const struct block *b, size_t *len)
@@ -2403,6 +2455,7 @@ prom_text(const struct block *b, size_t *len)
 	if (fclose(mem) == EOF)
 		err(KP_EXIT_FAILURE, "open_memstream");
 	free(key.s);
+	prom_forget();
 	prom_cache.b = b;
 	prom_cache.gen = block_gen;
 	*len = prom_cache.len;
