@@ -280,7 +280,8 @@ static const struct family families[] = {
 	    GAUGE, "Active power no process accounts for, in watts",
 	    zone_labels },
 	/* Only with --carbon-intensity. */
-	{ "kp_node_cpu_co2_grams_total", "node", NULL, NULL, "total_uj", "energy_uj",
+	{ "kp_node_cpu_co2_grams_total", "node", "energy", NULL, "total_uj",
+	    "energy_uj",
 	    COUNTER_CO2, "Emissions of the CPU zone of the node, in grams "
 	    "of CO2 equivalent", zone_labels },
 	{ "kp_process_cpu_co2_grams_total", "process", NULL, NULL, "total_uj",

@@ -106,6 +106,13 @@ EOF2
 	assert_equal "$stderr" "kp-fmt: --carbon-intensity must be a number from 0 to 1e+06: '-1'"
 }
 
+@test "prometheus: rapl-read alone has a CO2 counter beside its joules counter" {
+	run -0 kp-fmt -f prometheus --carbon-intensity 400 <"$STREAMS/energy-only.ndjson"
+	# 2.460123 J + 2.594880 J at 400 g/kWh.
+	assert_line 'kepler_node_cpu_joules_total{zone="package"} 5.055003'
+	assert_line 'kp_node_cpu_co2_grams_total{zone="package"} 0.0005616670000000001'
+}
+
 @test "--summary: one block over the run, energy summed, mean power" {
 	run -0 kp-fmt -f csv --summary -o seq,dt_us,type,zone,pid,state,energy_uj,watts -t process,node <"$TWO"
 	assert_output - <<'EOF2'
