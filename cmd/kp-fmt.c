@@ -675,6 +675,12 @@ parse_number(char *p, struct field *f)
 	return q;
 }
 
+/*
+ * jansson's limit on nesting, the record's object included, so that what
+ * it takes is taken here too.
+ */
+#define JSON_MAX_DEPTH 2048
+
 /* Any value, checked and skipped: for arrays and objects inside records. */
 static char *
 skip_value(char *p, int depth)
@@ -682,7 +688,8 @@ skip_value(char *p, int depth)
 	struct field f;
 
 	p = skip_ws(p);
-	if (depth > 64)
+	/* depth 0 is a value of the record, inside its object. */
+	if (depth + 1 >= JSON_MAX_DEPTH)
 		return NULL;
 	if (*p == '"')
 		return parse_string(p, NULL, NULL);
@@ -839,9 +846,12 @@ parse_slow(struct reader *r, const char *line, size_t len, struct arena *a,
 	if (s == NULL)
 		errx(KP_EXIT_FAILURE, "cannot serialise a record");
 	ok = parse_flat(r, arena_strdup(a, s, strlen(s)), a, rec);
-	free(s);
-	if (!ok)
+	if (!ok && strstr(s, "\\u0000") != NULL)
 		reader_reject(r, "a string holds \\u0000");
+	else if (!ok)
+		reader_reject(r, "nested deeper than %d levels",
+		    JSON_MAX_DEPTH);
+	free(s);
 	return ok;
 }
 

@@ -54,6 +54,27 @@ EOF2
 	assert_equal "$stderr" ""
 }
 
+# A record whose field "x" is $1 arrays, one inside the other.
+nested_record() {
+	python3 -c 'import sys
+n = int(sys.argv[1])
+print("{\"type\":\"future\",\"seq\":1,\"x\":" + "[" * n + "]" * n + "}")' "$1"
+}
+
+@test "values nested as deep as jansson takes are read; deeper, its message" {
+	local n line
+	# 2047 arrays in the record's object: jansson's limit of 2048 levels.
+	for n in 70 2047; do
+		line=$(nested_record "$n")
+		run -0 --separate-stderr kp-fmt -f json <<<"$line"
+		assert_equal "$output" "$line"
+		assert_equal "$stderr" ""
+	done
+	run -3 --separate-stderr kp-fmt -f json < <(nested_record 2048)
+	assert_output ""
+	assert_equal "$stderr" "kp-fmt: <stdin>:1: not JSON: maximum parsing depth reached near '['"
+}
+
 @test "what jansson rejects is rejected, with its message and line" {
 	local bad=(
 	    '{"type":"process","seq":1,}'
