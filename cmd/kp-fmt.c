@@ -725,6 +725,49 @@ skip_value(char *p, int depth)
 	return parse_number(p, &f);
 }
 
+static int
+key_cmp(const void *a, const void *b)
+{
+	const struct field *fa = *(const struct field *const *)a;
+	const struct field *fb = *(const struct field *const *)b;
+	int c;
+
+	if ((c = memcmp(fa->key, fb->key, fa->klen < fb->klen ? fa->klen :
+	    fb->klen)) != 0)
+		return c;
+	return fa->klen < fb->klen ? -1 : fa->klen > fb->klen;
+}
+
+/*
+ * Duplicate keys are an error, as for the other stages.  A record has a
+ * dozen keys or so, compared pairwise; a line of thousands is sorted, so
+ * that it costs n log n, not n squared.
+ */
+static int
+has_duplicate_key(const struct field *f, size_t n)
+{
+	const struct field **sorted;
+	size_t i, j;
+	int dup = 0;
+
+	if (n <= 32) {
+		for (i = 1; i < n; i++)
+			for (j = 0; j < i; j++)
+				if (f[i].klen == f[j].klen &&
+				    memcmp(f[i].key, f[j].key, f[i].klen) == 0)
+					return 1;
+		return 0;
+	}
+	sorted = xreallocarray(NULL, n, sizeof(*sorted));
+	for (i = 0; i < n; i++)
+		sorted[i] = &f[i];
+	qsort(sorted, n, sizeof(*sorted), key_cmp);
+	for (i = 1; i < n && !dup; i++)
+		dup = key_cmp(&sorted[i - 1], &sorted[i]) == 0;
+	free(sorted);
+	return dup;
+}
+
 static void
 reader_tmp_grow(struct reader *r)
 {
@@ -744,7 +787,6 @@ parse_flat(struct reader *r, char *line, struct arena *a, struct rec *rec)
 	size_t slen;
 	char *p;
 	struct field *f;
-	size_t i, j;
 
 	r->ntmp = 0;
 	p = skip_ws(line);
@@ -792,13 +834,8 @@ parse_flat(struct reader *r, char *line, struct arena *a, struct rec *rec)
 	}
 	if (*skip_ws(p + 1) != '\0')
 		return 0;
-	/* Duplicate keys are an error, as for the other stages. */
-	for (i = 1; i < r->ntmp; i++)
-		for (j = 0; j < i; j++)
-			if (r->tmp[i].klen == r->tmp[j].klen &&
-			    memcmp(r->tmp[i].key, r->tmp[j].key,
-			    r->tmp[i].klen) == 0)
-				return 0;
+	if (has_duplicate_key(r->tmp, r->ntmp))
+		return 0;
 	rec->nf = r->ntmp;
 	rec->f = f = arena_alloc(a, r->ntmp * sizeof(*f) + 1);
 	memcpy(f, r->tmp, r->ntmp * sizeof(*f));
@@ -1614,18 +1651,35 @@ has_type(const struct block *b, const char *type)
 	return 0;
 }
 
+/*
+ * The zones that have a node record in a block, found once per block:
+ * asked for each energy record, a scan of the block each time made an
+ * interval of many energy records cost n squared.
+ */
+static struct {
+	const struct block *b;
+	unsigned long gen;
+	struct kp_map *zones;		/* zone -> the block, as a marker */
+} node_zones;
+
 static int
 has_node(const struct block *b, const char *zone)
 {
-	size_t i;
 	const char *z;
+	size_t i;
 
-	for (i = 0; i < b->n; i++)
-		if (is_type(b->recs[i], "node") &&
-		    (z = fstr(b->recs[i], "zone")) != NULL &&
-		    strcmp(z, zone) == 0)
-			return 1;
-	return 0;
+	if (node_zones.zones == NULL || node_zones.b != b ||
+	    node_zones.gen != block_gen) {
+		kp_map_free(node_zones.zones, NULL);
+		node_zones.zones = kp_map_new();
+		node_zones.b = b;
+		node_zones.gen = block_gen;
+		for (i = 0; i < b->n; i++)
+			if (is_type(b->recs[i], "node") &&
+			    (z = fstr(b->recs[i], "zone")) != NULL)
+				kp_map_put(node_zones.zones, z, (void *)b);
+	}
+	return kp_map_get(node_zones.zones, zone) != NULL;
 }
 
 /* With --carbon-intensity: the emissions of an energy field. */
@@ -2983,6 +3037,7 @@ main(int argc, char *argv[])
 	free(r.buf);
 	free(r.tmp);
 	kp_map_free(prom_series, free);
+	kp_map_free(node_zones.zones, NULL);
 	free(prom_cache.text);
 	labcache_free();
 	free_types();
