@@ -2073,7 +2073,12 @@ top_print_block(const struct block *b, const struct rec *interval)
 	size_t len = 0;
 	FILE *mem;
 
-	if (!isatty(STDOUT_FILENO)) {
+	/*
+	 * The summary is the last thing written: on the alternate screen it
+	 * would vanish as soon as the terminal is given back.
+	 */
+	if (!isatty(STDOUT_FILENO) || summary_first_seq >= 0) {
+		term_leave();
 		table_print_block(b, interval);
 		return;
 	}

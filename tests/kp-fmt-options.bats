@@ -302,6 +302,15 @@ churn_peak_kb() {
 	assert_output ""
 }
 
+@test "top --summary writes the summary as table, on the normal screen" {
+	local out=$BATS_TEST_TMPDIR/out
+	script -qec "stty rows 40 cols 100; kp-fmt -f top --summary <'$TWO'" /dev/null </dev/null >"$out"
+	assert_equal "$(grep -c $'\e\[?1049h' "$out")" 0
+	run -0 bash -c 'tr -d "\r" <"$1"' _ "$out"
+	assert_line -n 0 "summary of intervals 1-2  2026-11-22T13:48:37.123498Z  (2.000 s)"
+	assert_line "  42  burn             package  12.3 W  24.6 J  5.10 s  3f4e5d6c7b8a"
+}
+
 @test "top follows the terminal size and restores the terminal on SIGINT" {
 	local out=$BATS_TEST_TMPDIR/out
 	script -qec "stty rows 40 cols 100; { cat '$TWO'; sleep 20; } | kp-fmt -f top & sleep 1; kill -INT \$!; wait" /dev/null </dev/null >"$out" || true
