@@ -84,6 +84,17 @@ EOF2
 	assert_equal "${#lines[@]}" 4
 }
 
+@test "csv writes proc and cpu records only when -t names them, never headers" {
+	run -0 kp-fmt -f csv -o seq,type,pid,cpu_us <"$TWO"
+	refute_line --regexp ',(proc|cpu|header),'
+	run -0 kp-fmt -f csv -t header,proc,cpu -o seq,type,pid,cpu_us <"$TWO"
+	assert_line -n 0 "seq,type,pid,cpu_us"
+	assert_line -n 1 "1,cpu,,3200000"
+	assert_line -n 2 "1,proc,42,2000000"
+	refute_line --partial ",header,"
+	assert_equal "${#lines[@]}" 11
+}
+
 @test "--carbon-intensity adds grams of CO2e in every format" {
 	# 8750000 uJ = 8.75 J = 8.75 / 3.6e6 kWh; at 400 g/kWh, 0.000972 g.
 	run -0 kp-fmt -f csv --carbon-intensity 400 -t process <"$TWO"
