@@ -2180,7 +2180,9 @@ csv_print_block(const struct block *b, const struct rec *interval)
 			if (j > 0)
 				putc(',', out);
 			if (strcmp(col, "co2_g") == 0) {
-				if (fint(b->recs[i], "energy_uj", &uj))
+				/* Unknown, not zero, without an intensity. */
+				if (has_carbon &&
+				    fint(b->recs[i], "energy_uj", &uj))
 					fprintf(out, "%.6g", co2_grams(uj));
 			} else if (strcmp(col, "group") == 0) {
 				/* The value of the field the group is by. */

@@ -95,6 +95,14 @@ EOF2
 	assert_equal "${#lines[@]}" 11
 }
 
+@test "-o co2_g without --carbon-intensity is empty, not zero" {
+	run -0 kp-fmt -f csv -t node -o seq,zone,co2_g <"$TWO"
+	assert_line -n 1 "1,package,"
+	refute_line --regexp ',0$'
+	run -0 kp-fmt -f csv -t node -o seq,zone,co2_g --carbon-intensity 1000 <"$TWO"
+	assert_line -n 1 "1,package,0.00972222"
+}
+
 @test "--carbon-intensity adds grams of CO2e in every format" {
 	# 8750000 uJ = 8.75 J = 8.75 / 3.6e6 kWh; at 400 g/kWh, 0.000972 g.
 	run -0 kp-fmt -f csv --carbon-intensity 400 -t process <"$TWO"
