@@ -2740,6 +2740,7 @@ summary_add(const struct block *b, const struct rec *interval)
 	const char *ts;
 	int64_t v;
 	size_t i;
+	int over;
 
 	if (sum.index == NULL)
 		sum.index = kp_map_new();
@@ -2768,8 +2769,14 @@ summary_add(const struct block *b, const struct rec *interval)
 	sum.last_seq = interval->seq;
 	if (sum.first_seq < 0 || interval->seq < sum.first_seq)
 		sum.first_seq = interval->seq;
+	over = 0;
 	if (fint(interval, "dt_us", &v))
-		sum.dt_us += v;
+		sum.dt_us = add_saturated(sum.dt_us, v, &over);
+	if (over) {
+		data_errors++;
+		warnx("%s:%ld: --summary: the sum of dt_us passes %" PRId64
+		    ", held there", input_name, interval->lineno, INT64_MAX);
+	}
 	if ((ts = fstr(interval, "ts")) != NULL) {
 		free(sum.ts);
 		sum.ts = xstrdup(ts);

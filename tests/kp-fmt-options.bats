@@ -215,6 +215,10 @@ EOF2
 	run -3 --separate-stderr kp-fmt -f json --summary -t energy <"$in"
 	assert_output --partial "\"energy_uj\":$max,"
 	assert_equal "$stderr" "kp-fmt: <stdin>:3: --summary: the sum of energy_uj passes $max, held there"
+	sed 's/"dt_us":1000000/"dt_us":'$max'/' "$in" >"$in.dt"
+	run -3 --separate-stderr kp-fmt -f json --summary -t interval <"$in.dt"
+	assert_output '{"type":"interval","seq":2,"dt_us":'$max'}'
+	assert_equal "$stderr" "kp-fmt: <stdin>:4: --summary: the sum of dt_us passes $max, held there"
 	# A total reset from the limit: the counter stays there, never backwards.
 	{
 		echo '{"type":"node","seq":1,"zone":"package","energy_uj":1,"total_uj":'$max'}'
