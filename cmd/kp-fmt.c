@@ -2731,6 +2731,7 @@ summary_merge_new(json_t *agg, json_t *obj, long lineno)
 			    json_integer(total[i]));
 }
 
+/* Adds one whole interval: its records and its length. */
 static void
 summary_add(const struct block *b, const struct rec *interval)
 {
@@ -2850,8 +2851,6 @@ summary_print(struct reader *r, const struct format *fmt)
 	interval = rec_from_json(r, &a, obj);
 	json_decref(obj);
 	summary_first_seq = sum.first_seq < 0 ? 0 : sum.first_seq;
-	if (sum.intervals == 0)
-		b.n = 0;	/* no interval, nothing to summarise */
 	/*
 	 * The summary's counters start from nothing: --textfile has moved
 	 * the live series on by each interval, which the summary's records
@@ -2860,11 +2859,10 @@ summary_print(struct reader *r, const struct format *fmt)
 	live_series = prom_series;
 	prom_series = kp_map_new();
 	block_gen++;
-	if (sum.intervals == 0)
-		;
-	else if (fmt->print == NULL)
+	/* Without an interval record there is nothing to summarise. */
+	if (sum.intervals > 0 && fmt->print == NULL)
 		json_print_block(&b, interval);
-	else
+	else if (sum.intervals > 0)
 		fmt->print(&b, interval);
 	kp_map_free(prom_series, free);
 	prom_series = live_series;
