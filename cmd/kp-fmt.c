@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,17 @@ struct series {
 	int64_t offset;		/* added after the input's total was reset */
 	int64_t sum_uj;		/* kp-fmt's own total, from the deltas */
 	int seen;
+	int saturated;		/* reported as held at INT64_MAX */
+	int forgettable;	/* of a workload that ends, not of a zone */
+	unsigned long seen_gen;	/* the block it last had a sample in */
 };
+
+/*
+ * A workload's series without a sample for this many intervals is
+ * forgotten, so that memory does not grow with every process that ever
+ * ran; Kepler drops the series of ended processes too.
+ */
+#define PROM_FORGET_INTERVALS 5
 
 /* A growing string. */
 struct sbuf {
@@ -269,7 +280,8 @@ static const struct family families[] = {
 	    GAUGE, "Active power no process accounts for, in watts",
 	    zone_labels },
 	/* Only with --carbon-intensity. */
-	{ "kp_node_cpu_co2_grams_total", "node", NULL, NULL, "total_uj", "energy_uj",
+	{ "kp_node_cpu_co2_grams_total", "node", "energy", NULL, "total_uj",
+	    "energy_uj",
 	    COUNTER_CO2, "Emissions of the CPU zone of the node, in grams "
 	    "of CO2 equivalent", zone_labels },
 	{ "kp_process_cpu_co2_grams_total", "process", NULL, NULL, "total_uj",
@@ -304,6 +316,7 @@ static const struct family families[] = {
 
 static void *xreallocarray(void *p, size_t n, size_t size);
 static const char *fmt_int(char *buf, size_t len, int64_t v);
+static const char *fmt_joules(char *buf, size_t len, int64_t uj);
 
 /* The command line. */
 static size_t top_rows;			/* -n; 0: all */
@@ -319,7 +332,10 @@ static const char *textfile;		/* --textfile */
 static FILE *out;			/* where the formats write */
 static int csv_header_done;
 static struct kp_map *prom_series;	/* "name{labels}" -> struct series */
+static unsigned long block_gen;		/* intervals read */
 static int64_t summary_first_seq = -1;	/* printing the summary when >= 0 */
+static const char *input_name = "<stdin>";
+static int data_errors;			/* besides the reader's: exit 3 */
 
 /*
  * Records.  kp-fmt reads its stream with a parser of its own for the flat
@@ -346,6 +362,7 @@ struct rec {
 	int64_t seq;
 	const char *line;	/* the line as read, without '\n' */
 	size_t len;
+	long lineno;		/* in the input; 0: made by kp-fmt */
 	const struct field *f;
 	size_t nf;
 };
@@ -658,6 +675,12 @@ parse_number(char *p, struct field *f)
 	return q;
 }
 
+/*
+ * jansson's limit on nesting, the record's object included, so that what
+ * it takes is taken here too.
+ */
+#define JSON_MAX_DEPTH 2048
+
 /* Any value, checked and skipped: for arrays and objects inside records. */
 static char *
 skip_value(char *p, int depth)
@@ -665,7 +688,8 @@ skip_value(char *p, int depth)
 	struct field f;
 
 	p = skip_ws(p);
-	if (depth > 64)
+	/* depth 0 is a value of the record, inside its object. */
+	if (depth + 1 >= JSON_MAX_DEPTH)
 		return NULL;
 	if (*p == '"')
 		return parse_string(p, NULL, NULL);
@@ -701,6 +725,49 @@ skip_value(char *p, int depth)
 	return parse_number(p, &f);
 }
 
+static int
+key_cmp(const void *a, const void *b)
+{
+	const struct field *fa = *(const struct field *const *)a;
+	const struct field *fb = *(const struct field *const *)b;
+	int c;
+
+	if ((c = memcmp(fa->key, fb->key, fa->klen < fb->klen ? fa->klen :
+	    fb->klen)) != 0)
+		return c;
+	return fa->klen < fb->klen ? -1 : fa->klen > fb->klen;
+}
+
+/*
+ * Duplicate keys are an error, as for the other stages.  A record has a
+ * dozen keys or so, compared pairwise; a line of thousands is sorted, so
+ * that it costs n log n, not n squared.
+ */
+static int
+has_duplicate_key(const struct field *f, size_t n)
+{
+	const struct field **sorted;
+	size_t i, j;
+	int dup = 0;
+
+	if (n <= 32) {
+		for (i = 1; i < n; i++)
+			for (j = 0; j < i; j++)
+				if (f[i].klen == f[j].klen &&
+				    memcmp(f[i].key, f[j].key, f[i].klen) == 0)
+					return 1;
+		return 0;
+	}
+	sorted = xreallocarray(NULL, n, sizeof(*sorted));
+	for (i = 0; i < n; i++)
+		sorted[i] = &f[i];
+	qsort(sorted, n, sizeof(*sorted), key_cmp);
+	for (i = 1; i < n && !dup; i++)
+		dup = key_cmp(&sorted[i - 1], &sorted[i]) == 0;
+	free(sorted);
+	return dup;
+}
+
 static void
 reader_tmp_grow(struct reader *r)
 {
@@ -720,7 +787,6 @@ parse_flat(struct reader *r, char *line, struct arena *a, struct rec *rec)
 	size_t slen;
 	char *p;
 	struct field *f;
-	size_t i, j;
 
 	r->ntmp = 0;
 	p = skip_ws(line);
@@ -768,13 +834,8 @@ parse_flat(struct reader *r, char *line, struct arena *a, struct rec *rec)
 	}
 	if (*skip_ws(p + 1) != '\0')
 		return 0;
-	/* Duplicate keys are an error, as for the other stages. */
-	for (i = 1; i < r->ntmp; i++)
-		for (j = 0; j < i; j++)
-			if (r->tmp[i].klen == r->tmp[j].klen &&
-			    memcmp(r->tmp[i].key, r->tmp[j].key,
-			    r->tmp[i].klen) == 0)
-				return 0;
+	if (has_duplicate_key(r->tmp, r->ntmp))
+		return 0;
 	rec->nf = r->ntmp;
 	rec->f = f = arena_alloc(a, r->ntmp * sizeof(*f) + 1);
 	memcpy(f, r->tmp, r->ntmp * sizeof(*f));
@@ -822,9 +883,12 @@ parse_slow(struct reader *r, const char *line, size_t len, struct arena *a,
 	if (s == NULL)
 		errx(KP_EXIT_FAILURE, "cannot serialise a record");
 	ok = parse_flat(r, arena_strdup(a, s, strlen(s)), a, rec);
-	free(s);
-	if (!ok)
+	if (!ok && strstr(s, "\\u0000") != NULL)
 		reader_reject(r, "a string holds \\u0000");
+	else if (!ok)
+		reader_reject(r, "nested deeper than %d levels",
+		    JSON_MAX_DEPTH);
+	free(s);
 	return ok;
 }
 
@@ -966,6 +1030,7 @@ reader_next(struct reader *r, struct arena *a, struct rec *rec)
 		}
 		rec->line = line;
 		rec->len = (size_t)n;
+		rec->lineno = r->lineno;
 		if ((rec->type = fstr(rec, "type")) == NULL) {
 			reader_reject(r, "record without a string \"type\"");
 			arena_release(a, m);
@@ -1586,18 +1651,35 @@ has_type(const struct block *b, const char *type)
 	return 0;
 }
 
+/*
+ * The zones that have a node record in a block, found once per block:
+ * asked for each energy record, a scan of the block each time made an
+ * interval of many energy records cost n squared.
+ */
+static struct {
+	const struct block *b;
+	unsigned long gen;
+	struct kp_map *zones;		/* zone -> the block, as a marker */
+} node_zones;
+
 static int
 has_node(const struct block *b, const char *zone)
 {
-	size_t i;
 	const char *z;
+	size_t i;
 
-	for (i = 0; i < b->n; i++)
-		if (is_type(b->recs[i], "node") &&
-		    (z = fstr(b->recs[i], "zone")) != NULL &&
-		    strcmp(z, zone) == 0)
-			return 1;
-	return 0;
+	if (node_zones.zones == NULL || node_zones.b != b ||
+	    node_zones.gen != block_gen) {
+		kp_map_free(node_zones.zones, NULL);
+		node_zones.zones = kp_map_new();
+		node_zones.b = b;
+		node_zones.gen = block_gen;
+		for (i = 0; i < b->n; i++)
+			if (is_type(b->recs[i], "node") &&
+			    (z = fstr(b->recs[i], "zone")) != NULL)
+				kp_map_put(node_zones.zones, z, (void *)b);
+	}
+	return kp_map_get(node_zones.zones, zone) != NULL;
 }
 
 /* With --carbon-intensity: the emissions of an energy field. */
@@ -1991,7 +2073,12 @@ top_print_block(const struct block *b, const struct rec *interval)
 	size_t len = 0;
 	FILE *mem;
 
-	if (!isatty(STDOUT_FILENO)) {
+	/*
+	 * The summary is the last thing written: on the alternate screen it
+	 * would vanish as soon as the terminal is given back.
+	 */
+	if (!isatty(STDOUT_FILENO) || summary_first_seq >= 0) {
+		term_leave();
 		table_print_block(b, interval);
 		return;
 	}
@@ -2093,7 +2180,9 @@ csv_print_block(const struct block *b, const struct rec *interval)
 			if (j > 0)
 				putc(',', out);
 			if (strcmp(col, "co2_g") == 0) {
-				if (fint(b->recs[i], "energy_uj", &uj))
+				/* Unknown, not zero, without an intensity. */
+				if (has_carbon &&
+				    fint(b->recs[i], "energy_uj", &uj))
 					fprintf(out, "%.6g", co2_grams(uj));
 			} else if (strcmp(col, "group") == 0) {
 				/* The value of the field the group is by. */
@@ -2180,6 +2269,83 @@ prom_labels(struct sbuf *sb, const struct family *f, const struct rec *rec)
 }
 
 /*
+ * a + b, or, when that does not fit an int64_t, the limit it passed, with
+ * *over set: a sum of microjoules that large (292 years at 1 kW) only
+ * comes from input no meter wrote, and a counter must not wrap backwards.
+ */
+static int64_t
+add_saturated(int64_t a, int64_t b, int *over)
+{
+	int64_t sum;
+
+	if (!__builtin_add_overflow(a, b, &sum))
+		return sum;
+	*over = 1;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* Says, once per series, that its counter is held at its limit. */
+static void
+report_saturated(struct series *s, const char *series_key,
+    const struct rec *rec)
+{
+	char buf[32];
+
+	if (s->saturated)
+		return;
+	s->saturated = 1;
+	data_errors++;
+	if (rec->lineno > 0)
+		warnx("%s:%ld: %s passes %s J, held there", input_name,
+		    rec->lineno, series_key, fmt_joules(buf, sizeof(buf),
+		    INT64_MAX));
+	else
+		warnx("%s: %s passes %s J, held there", input_name,
+		    series_key, fmt_joules(buf, sizeof(buf), INT64_MAX));
+}
+
+/* The record types of workloads, which end; zones and levels stay. */
+static const char *const workload_types[] = {
+	"process", "container", "pod", "vm", "unit", "group", NULL
+};
+
+/* The keys of the series to forget, gathered before any is removed. */
+struct stale {
+	char **keys;
+	size_t n, cap;
+};
+
+static void
+stale_collect(const char *key, void *val, void *arg)
+{
+	const struct series *s = val;
+	struct stale *st = arg;
+
+	if (!s->forgettable || block_gen - s->seen_gen < PROM_FORGET_INTERVALS)
+		return;
+	if (st->n == st->cap) {
+		st->cap = st->cap ? st->cap * 2 : 64;
+		st->keys = xreallocarray(st->keys, st->cap, sizeof(*st->keys));
+	}
+	st->keys[st->n++] = xstrdup(key);
+}
+
+/* Forgets the workload series that have had no sample for a while. */
+static void
+prom_forget(void)
+{
+	struct stale st = { NULL, 0, 0 };
+	size_t i;
+
+	kp_map_each(prom_series, stale_collect, &st);
+	for (i = 0; i < st.n; i++) {
+		free(kp_map_remove(prom_series, st.keys[i]));
+		free(st.keys[i]);
+	}
+	free(st.keys);
+}
+
+/*
  * The cumulative microjoules of a counter series: the record's own total,
  * with anything the total lost in a reset (a restarted stage) kept, or
  * kp-fmt's own sum of the interval's energy when the record has no total.
@@ -2191,27 +2357,31 @@ prom_counter(const struct family *f, const char *series_key, const struct rec *r
 {
 	struct series *s;
 	int64_t v;
+	int over = 0;
 
 	if ((s = kp_map_get(prom_series, series_key)) == NULL) {
 		if ((s = calloc(1, sizeof(*s))) == NULL)
 			err(KP_EXIT_FAILURE, "calloc");
+		s->forgettable = in_list(workload_types, f->rectype);
 		kp_map_put(prom_series, series_key, s);
 	}
+	s->seen_gen = block_gen;
 	if (f->field != NULL && fint(rec, f->field, &v)) {
 		if (s->seen && v < s->last_in)
-			s->offset += s->last_in;
+			s->offset = add_saturated(s->offset, s->last_in,
+			    &over);
 		s->last_in = v;
 		s->seen = 1;
-		*uj = s->offset + v;
-		return 1;
-	}
-	if (fint(rec, f->delta, &v)) {
+		*uj = add_saturated(s->offset, v, &over);
+	} else if (fint(rec, f->delta, &v)) {
 		if (v > 0)
-			s->sum_uj += v;
+			s->sum_uj = add_saturated(s->sum_uj, v, &over);
 		*uj = s->sum_uj;
-		return 1;
-	}
-	return 0;
+	} else
+		return 0;
+	if (over)
+		report_saturated(s, series_key, rec);
+	return 1;
 }
 
 /* The sample value of rec in family f, or NULL when it has none. */
@@ -2333,7 +2503,6 @@ static struct {
 	char *text;
 	size_t len;
 } prom_cache;
-static unsigned long block_gen;
 
 static const char *
 prom_text(const struct block *b, size_t *len)
@@ -2358,6 +2527,7 @@ prom_text(const struct block *b, size_t *len)
 	if (fclose(mem) == EOF)
 		err(KP_EXIT_FAILURE, "open_memstream");
 	free(key.s);
+	prom_forget();
 	prom_cache.b = b;
 	prom_cache.gen = block_gen;
 	*len = prom_cache.len;
@@ -2477,6 +2647,7 @@ rec_from_json(struct reader *r, struct arena *a, json_t *obj)
 		errx(KP_EXIT_FAILURE, "cannot read back a record");
 	rec->line = line;
 	rec->len = n;
+	rec->lineno = 0;
 	rec->type = fstr(rec, "type");
 	if (!fint(rec, "seq", &rec->seq))
 		rec->seq = 0;
@@ -2493,8 +2664,9 @@ static struct {
 	size_t n, cap;
 	struct kp_map *index;		/* key -> one of aggs, borrowed */
 	int64_t first_seq, last_seq, dt_us;
+	size_t intervals;		/* interval records read */
 	char *ts;			/* of the last interval */
-} sum = { NULL, 0, 0, NULL, -1, 0, 0, NULL };
+} sum = { NULL, 0, 0, NULL, -1, 0, 0, 0, NULL };
 
 static const char *const sum_fields[] = {
 	"energy_uj", "active_uj", "idle_uj", "idle_kept_uj", "cpu_us",
@@ -2527,19 +2699,29 @@ summary_key(struct sbuf *key, const struct rec *rec)
 	}
 }
 
-/* Adds obj, a record of the same workload, to agg; takes obj. */
+/*
+ * Adds obj, a record of the same workload read at line lineno, to agg;
+ * takes obj.
+ */
 static void
-summary_merge_new(json_t *agg, json_t *obj)
+summary_merge_new(json_t *agg, json_t *obj, long lineno)
 {
 	int64_t a, b, total[NELEM(sum_fields)];
-	int have[NELEM(sum_fields)];
+	int have[NELEM(sum_fields)], over;
 	size_t i;
 
 	for (i = 0; i < NELEM(sum_fields); i++) {
 		have[i] = kp_json_int(agg, sum_fields[i], &a) &&
 		    kp_json_int(obj, sum_fields[i], &b);
+		over = 0;
 		if (have[i])
-			total[i] = a + b;
+			total[i] = add_saturated(a, b, &over);
+		if (over) {
+			data_errors++;
+			warnx("%s:%ld: --summary: the sum of %s passes %" PRId64
+			    ", held there", input_name, lineno, sum_fields[i],
+			    INT64_MAX);
+		}
 	}
 	json_object_update(agg, obj);
 	json_decref(obj);
@@ -2549,6 +2731,7 @@ summary_merge_new(json_t *agg, json_t *obj)
 			    json_integer(total[i]));
 }
 
+/* Adds one whole interval: its records and its length. */
 static void
 summary_add(const struct block *b, const struct rec *interval)
 {
@@ -2558,6 +2741,7 @@ summary_add(const struct block *b, const struct rec *interval)
 	const char *ts;
 	int64_t v;
 	size_t i;
+	int over;
 
 	if (sum.index == NULL)
 		sum.index = kp_map_new();
@@ -2570,7 +2754,7 @@ summary_add(const struct block *b, const struct rec *interval)
 			    jerr.text);
 		summary_key(&key, b->recs[i]);
 		if ((agg = kp_map_get(sum.index, key.s)) != NULL) {
-			summary_merge_new(agg, obj);
+			summary_merge_new(agg, obj, b->recs[i]->lineno);
 			continue;
 		}
 		if (sum.n == sum.cap) {
@@ -2582,17 +2766,38 @@ summary_add(const struct block *b, const struct rec *interval)
 		kp_map_put(sum.index, key.s, obj);
 	}
 	free(key.s);
-	if (interval == NULL)
-		return;
+	sum.intervals++;
 	sum.last_seq = interval->seq;
 	if (sum.first_seq < 0 || interval->seq < sum.first_seq)
 		sum.first_seq = interval->seq;
+	over = 0;
 	if (fint(interval, "dt_us", &v))
-		sum.dt_us += v;
+		sum.dt_us = add_saturated(sum.dt_us, v, &over);
+	if (over) {
+		data_errors++;
+		warnx("%s:%ld: --summary: the sum of dt_us passes %" PRId64
+		    ", held there", input_name, interval->lineno, INT64_MAX);
+	}
 	if ((ts = fstr(interval, "ts")) != NULL) {
 		free(sum.ts);
 		sum.ts = xstrdup(ts);
 	}
+}
+
+/*
+ * Records after the last interval record belong to an interval whose
+ * length is unknown: their energy over the other intervals' length would
+ * be a power never seen, so the summary covers whole intervals only, and
+ * says so rather than drop them without a word.
+ */
+static void
+summary_leave_out(const struct reader *r, const struct block *b)
+{
+	if (b->n == 0)
+		return;
+	warnx("%s: %zu record%s after the last interval record, an "
+	    "incomplete interval, left out of the summary", r->name, b->n,
+	    b->n == 1 ? "" : "s");
 }
 
 /* Power as the mean over the run, a ratio from the sums. */
@@ -2627,6 +2832,7 @@ summary_finish(json_t *agg)
 static void
 summary_print(struct reader *r, const struct format *fmt)
 {
+	struct kp_map *live_series;
 	struct arena a = { NULL, NULL };
 	struct block b = { NULL, 0, 0 };
 	const struct rec *interval;
@@ -2645,10 +2851,21 @@ summary_print(struct reader *r, const struct format *fmt)
 	interval = rec_from_json(r, &a, obj);
 	json_decref(obj);
 	summary_first_seq = sum.first_seq < 0 ? 0 : sum.first_seq;
-	if (fmt->print == NULL)
+	/*
+	 * The summary's counters start from nothing: --textfile has moved
+	 * the live series on by each interval, which the summary's records
+	 * already sum.
+	 */
+	live_series = prom_series;
+	prom_series = kp_map_new();
+	block_gen++;
+	/* Without an interval record there is nothing to summarise. */
+	if (sum.intervals > 0 && fmt->print == NULL)
 		json_print_block(&b, interval);
-	else if (b.n > 0 || sum.ts != NULL)
+	else if (sum.intervals > 0)
 		fmt->print(&b, interval);
+	kp_map_free(prom_series, free);
+	prom_series = live_series;
 	free(sum.aggs);
 	free(sum.ts);
 	if (sum.index != NULL)
@@ -2732,7 +2949,7 @@ format_blocks(struct reader *r, const struct format *fmt)
 			arena_release(&a, m);
 	}
 	if (summary) {
-		summary_add(&b, NULL);
+		summary_leave_out(r, &b);
 		summary_print(r, fmt);
 	} else if (fmt->print != NULL)
 		fmt->print(&b, NULL);
@@ -2828,10 +3045,11 @@ main(int argc, char *argv[])
 		r.wait = top_wait;
 	prom_series = kp_map_new();
 	format_blocks(&r, fmt);
-	status = r.errors ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	status = r.errors || data_errors ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	free(r.buf);
 	free(r.tmp);
 	kp_map_free(prom_series, free);
+	kp_map_free(node_zones.zones, NULL);
 	free(prom_cache.text);
 	labcache_free();
 	free_types();

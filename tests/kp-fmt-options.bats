@@ -84,6 +84,25 @@ EOF2
 	assert_equal "${#lines[@]}" 4
 }
 
+@test "csv writes proc and cpu records only when -t names them, never headers" {
+	run -0 kp-fmt -f csv -o seq,type,pid,cpu_us <"$TWO"
+	refute_line --regexp ',(proc|cpu|header),'
+	run -0 kp-fmt -f csv -t header,proc,cpu -o seq,type,pid,cpu_us <"$TWO"
+	assert_line -n 0 "seq,type,pid,cpu_us"
+	assert_line -n 1 "1,cpu,,3200000"
+	assert_line -n 2 "1,proc,42,2000000"
+	refute_line --partial ",header,"
+	assert_equal "${#lines[@]}" 11
+}
+
+@test "-o co2_g without --carbon-intensity is empty, not zero" {
+	run -0 kp-fmt -f csv -t node -o seq,zone,co2_g <"$TWO"
+	assert_line -n 1 "1,package,"
+	refute_line --regexp ',0$'
+	run -0 kp-fmt -f csv -t node -o seq,zone,co2_g --carbon-intensity 1000 <"$TWO"
+	assert_line -n 1 "1,package,0.00972222"
+}
+
 @test "--carbon-intensity adds grams of CO2e in every format" {
 	# 8750000 uJ = 8.75 J = 8.75 / 3.6e6 kWh; at 400 g/kWh, 0.000972 g.
 	run -0 kp-fmt -f csv --carbon-intensity 400 -t process <"$TWO"
@@ -104,6 +123,13 @@ EOF2
 	refute_line --partial "co2"
 	run -2 --separate-stderr kp-fmt --carbon-intensity -1 </dev/null
 	assert_equal "$stderr" "kp-fmt: --carbon-intensity must be a number from 0 to 1e+06: '-1'"
+}
+
+@test "prometheus: rapl-read alone has a CO2 counter beside its joules counter" {
+	run -0 kp-fmt -f prometheus --carbon-intensity 400 <"$STREAMS/energy-only.ndjson"
+	# 2.460123 J + 2.594880 J at 400 g/kWh.
+	assert_line 'kepler_node_cpu_joules_total{zone="package"} 5.055003'
+	assert_line 'kp_node_cpu_co2_grams_total{zone="package"} 0.0005616670000000001'
 }
 
 @test "--summary: one block over the run, energy summed, mean power" {
@@ -132,6 +158,22 @@ EOF2
 	assert_equal "$(jq -sc '.[-1]' <<<"$output")" '{"type":"interval","seq":2,"ts":"2026-11-22T13:48:37.123498Z","dt_us":2000042}'
 }
 
+@test "--summary leaves out records after the last interval record, and says so" {
+	local in=$BATS_TEST_TMPDIR/in
+	# Interval 2's records again as seq 3, without an interval record.
+	{ cat "$TWO"; grep '"seq":2,' "$TWO" | grep -v '"interval"' | sed 's/"seq":2,/"seq":3,/'; } >"$in"
+	run -0 --separate-stderr kp-fmt -f table --summary <"$in"
+	assert_line -n 0 "summary of intervals 1-2  2026-11-22T13:48:37.123498Z  (2.000 s)"
+	assert_line -n 1 --partial "package  38.0 W  (active 17.2 W, idle 20.8 W)"
+	assert_equal "$stderr" "kp-fmt: <stdin>: 27 records after the last interval record, an incomplete interval, left out of the summary"
+	# No interval record at all: no summary, in any format.
+	for f in table json prometheus; do
+		run -0 --separate-stderr kp-fmt -f "$f" --summary < <(head -n 3 "$TWO")
+		assert_output ""
+		assert_equal "$stderr" "kp-fmt: <stdin>: 2 records after the last interval record, an incomplete interval, left out of the summary"
+	done
+}
+
 @test "prometheus: kp-fmt sums the energy itself when records have no totals" {
 	run -0 kp-fmt -f prometheus <"$STREAMS/no-totals.ndjson"
 	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
@@ -141,6 +183,17 @@ EOF2
 	assert_line 'kp_node_platform_watts{source="powercap"} 40'
 }
 
+@test "prometheus --summary counts the run once, with or without --textfile" {
+	local tf=$BATS_TEST_TMPDIR/kp.prom
+	run -0 kp-fmt -f prometheus --summary --textfile "$tf" <"$STREAMS/no-totals.ndjson"
+	# 50 J + 40 J: the textfile's intervals do not add to the summary.
+	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+	assert_line 'kepler_process_cpu_joules_total{pid="7",comm="job",zone="psys",state="running",container_id="",pod_id="",vm_id=""} 18.750000'
+	# The textfile's counters are the live ones, as without --summary.
+	run -0 grep '^kepler_node_cpu_joules_total' "$tf"
+	assert_output 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+}
+
 @test "prometheus: a counter whose input total is reset never goes backwards" {
 	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$STREAMS/total-reset.ndjson"
 	assert_output - <<'EOF2'
@@ -148,6 +201,59 @@ EOF2
 11.000000
 12.000000
 EOF2
+}
+
+@test "a counter or sum past 64 bits is held at its limit, reported, exit 3" {
+	local max=9223372036854775807 in=$BATS_TEST_TMPDIR/in
+	for seq in 1 2; do
+		echo '{"type":"energy","seq":'$seq',"zone":"package","energy_uj":'$max'}'
+		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
+	done >"$in"
+	run -3 --separate-stderr kp-fmt -f prometheus <"$in"
+	assert_equal "$(grep -c '^kepler_node_cpu_joules_total{zone="package"} 9223372036854.775807$' <<<"$output")" 2
+	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package"} passes 9223372036854.775807 J, held there'
+	run -3 --separate-stderr kp-fmt -f json --summary -t energy <"$in"
+	assert_output --partial "\"energy_uj\":$max,"
+	assert_equal "$stderr" "kp-fmt: <stdin>:3: --summary: the sum of energy_uj passes $max, held there"
+	sed 's/"dt_us":1000000/"dt_us":'$max'/' "$in" >"$in.dt"
+	run -3 --separate-stderr kp-fmt -f json --summary -t interval <"$in.dt"
+	assert_output '{"type":"interval","seq":2,"dt_us":'$max'}'
+	assert_equal "$stderr" "kp-fmt: <stdin>:4: --summary: the sum of dt_us passes $max, held there"
+	# A total reset from the limit: the counter stays there, never backwards.
+	{
+		echo '{"type":"node","seq":1,"zone":"package","energy_uj":1,"total_uj":'$max'}'
+		echo '{"type":"interval","seq":1,"dt_us":1000000}'
+		echo '{"type":"node","seq":2,"zone":"package","energy_uj":5,"total_uj":5}'
+		echo '{"type":"interval","seq":2,"dt_us":1000000}'
+	} >"$in"
+	run -3 --separate-stderr bash -c 'kp-fmt -f prometheus <"$1" >"$1.out"; s=$?; grep "^kepler_node_cpu_joules_total" "$1.out" | cut -d" " -f2; exit $s' _ "$in"
+	assert_output - <<'EOF2'
+9223372036854.775807
+9223372036854.775807
+EOF2
+	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package"} passes 9223372036854.775807 J, held there'
+}
+
+# Peak resident kilobytes of kp-fmt $2 over $1 intervals of process churn.
+churn_peak_kb() {
+	local n=$1
+	shift
+	"$KP_ROOT/scripts/kp-gen" --seed 3 --intervals "$n" --processes 50 --churn 1000 |
+	    kp-attribute | /usr/bin/time -o "$BATS_TEST_TMPDIR/kb" -f %M kp-fmt "$@" >/dev/null
+	cat "$BATS_TEST_TMPDIR/kb"
+}
+
+@test "prometheus and --textfile forget ended processes: memory stays flat over churn" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's memory is not kp-fmt's"
+	local short long
+	short=$(churn_peak_kb 200 -f prometheus)
+	long=$(churn_peak_kb 2000 -f prometheus --textfile "$BATS_TEST_TMPDIR/kp.prom")
+	# Ten times the intervals, and every process replaced in each: a
+	# series kept per process ever seen grew eightfold (11 MB to 88 MB).
+	((long < short * 2)) || fail "peak ${short} kB after 200 intervals, ${long} kB after 2000"
+	# A process's counter is still there while it runs.
+	run -0 grep -c '^kepler_process_cpu_joules_total' "$BATS_TEST_TMPDIR/kp.prom"
+	((output > 10))
 }
 
 @test "prometheus: the platform families only from the psys zone" {
@@ -219,13 +325,27 @@ EOF2
 	assert_output ""
 }
 
+@test "top --summary writes the summary as table, on the normal screen" {
+	local out=$BATS_TEST_TMPDIR/out
+	script -qec "stty rows 40 cols 100; kp-fmt -f top --summary <'$TWO'" /dev/null </dev/null >"$out"
+	assert_equal "$(grep -c $'\e\[?1049h' "$out")" 0
+	run -0 bash -c 'tr -d "\r" <"$1"' _ "$out"
+	assert_line -n 0 "summary of intervals 1-2  2026-11-22T13:48:37.123498Z  (2.000 s)"
+	assert_line "  42  burn             package  12.3 W  24.6 J  5.10 s  3f4e5d6c7b8a"
+}
+
 @test "top follows the terminal size and restores the terminal on SIGINT" {
 	local out=$BATS_TEST_TMPDIR/out
-	script -qec "stty rows 40 cols 100; { cat '$TWO'; sleep 20; } | kp-fmt -f top & sleep 1; kill -INT \$!; wait" /dev/null </dev/null >"$out" || true
+	# kp-fmt in the foreground, as Ctrl-C finds it: a background job of
+	# a script ignores SIGINT, and would never see it.  Its input stays
+	# open, so only the signal can end it.
+	timeout 10 script -qec "stty rows 40 cols 100; bash -c 'timeout --preserve-status -s INT 1 kp-fmt -f top < <(cat \"\$1\"; exec sleep 10 </dev/null 2>/dev/null); echo status=\$?' _ '$TWO'" /dev/null </dev/null >"$out"
 	# The status line says the size it used.
 	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
 	assert_line "kp-fmt top  100x40  Ctrl-C quits"
-	assert_equal "$(tail -c 20 "$out" | grep -c $'\e\[?25h\e\[?1049l')" 1
+	# Killed by SIGINT (128 + 2), the terminal given back just before.
+	assert_line --regexp 'status=130$'
+	assert_equal "$(tail -c 40 "$out" | grep -c $'\e\[?25h\e\[?1049lstatus=130')" 1
 }
 
 @test "top redraws at once at the new size when the terminal is resized" {
