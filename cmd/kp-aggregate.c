@@ -146,7 +146,65 @@ list_group(size_t l, struct group *g)
 	g->listed = 1;
 }
 
-/* One process record: its sums go to its group, or the host, at each level. */
+/* The group of level lv with id text id, or NULL if there is none yet. */
+static struct group *
+group_find(struct level *lv, const char *id, size_t len)
+{
+	struct group *g;
+	char *key;
+
+	if ((key = strndup(id, len)) == NULL)
+		err(KP_EXIT_FAILURE, "strndup");
+	g = kp_map_get(lv->groups, key);
+	free(key);
+	return g;
+}
+
+/* Whether sum + v and then total + sum + v fit an int64_t. */
+static int
+adds_fit(int64_t total, int64_t sum, int64_t v)
+{
+	int64_t r;
+
+	return !__builtin_add_overflow(sum, v, &r) &&
+	    !__builtin_add_overflow(total, r, &r);
+}
+
+/*
+ * Whether a record's cpu_us and energy_uj fit every sum and total they go
+ * to, at every level, checked before any is changed: a record that would
+ * overflow one is rejected whole, so that every level stays exact.
+ */
+static int
+sums_fit(const struct kp_flat *f, struct member *m, int z, int64_t cpu_us,
+    int64_t energy_uj)
+{
+	struct level *lv;
+	struct group *g;
+	size_t l;
+	int i;
+
+	for (l = 0; l < nlevels; l++) {
+		lv = &levels[l];
+		if (m != NULL)
+			g = m->g[l];
+		else if ((i = kp_flat_find(f, lv->field)) < 0)
+			g = NULL;
+		else if ((g = group_find(lv, f->val[i], f->vallen[i])) == NULL)
+			continue;	/* a new group: its sums are this record */
+		if (g == NULL ? !adds_fit(0, lv->host_cpu_us[z], cpu_us) ||
+		    !adds_fit(lv->host_total_uj[z], lv->host_energy_uj[z],
+		    energy_uj) : !adds_fit(0, g->cpu_us[z], cpu_us) ||
+		    !adds_fit(g->total_uj[z], g->energy_uj[z], energy_uj))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * One process record: its sums go to its group, or the host, at each level.
+ * Returns 0, -1 if it lacks a required member, -2 if a sum would overflow.
+ */
 static int
 add_process(const struct kp_flat *f)
 {
@@ -169,12 +227,15 @@ add_process(const struct kp_flat *f)
 	state = kp_flat_str(f, "state", &len);
 	terminated = state != NULL && len == 12 &&
 	    memcmp(state, "\"terminated\"", 12) == 0;
+	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
+	    (long long)starttime);
+	m = kp_map_get(members, key);
+	if (!sums_fit(f, m, z, cpu_us, energy_uj))
+		return -2;
 	zones_seen |= 1u << z;
 	held++;
 
-	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
-	    (long long)starttime);
-	if ((m = kp_map_get(members, key)) == NULL) {
+	if (m == NULL) {
 		if ((m = calloc(1, sizeof(*m))) == NULL)
 			err(KP_EXIT_FAILURE, "calloc");
 		for (l = 0; l < nlevels; l++) {
@@ -503,7 +564,7 @@ main(int argc, char *argv[])
 	struct kp_record rec;
 	struct kp_flat f;
 	size_t l, i, nby = 0;
-	int ch, status, level_given = 0;
+	int ch, status, why, level_given = 0;
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -556,13 +617,15 @@ main(int argc, char *argv[])
 			continue;
 		}
 		if (strcmp(rec.type, "process") == 0) {
-			if (kp_flat_scan(rec.line, rec.len, &f) < 0 ||
-			    add_process(&f) < 0) {
+			if ((why = kp_flat_scan(rec.line, rec.len, &f) < 0 ?
+			    -1 : add_process(&f)) < 0) {
 				if (rec.obj != NULL ||
 				    kp_reader_parse(r, &rec) != NULL)
-					kp_reader_reject(r, "process record "
-					    "without a zone and an integer "
-					    "energy_uj");
+					kp_reader_reject(r, "%s", why == -2 ?
+					    "process record whose energy_uj or "
+					    "cpu_us overflows a 64-bit sum" :
+					    "process record without a zone and "
+					    "an integer energy_uj");
 				continue;
 			}
 			if (drop_processes)

@@ -212,3 +212,16 @@ interval() {
 	assert_line -n 1 '{"type":"mystery","seq":1,"x":[1,}'
 	assert_equal "$stderr" "kp-aggregate: <stdin>:3: not JSON: unexpected token near '}'"
 }
+
+@test "a process record whose energy would overflow a sum is rejected whole" {
+	process 1 package 1 9223372036854775807 '"container_id":"a"'
+	process 1 package 2 1 '"container_id":"a"'
+	process 1 package 3 1 '"container_id":"b"'
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$stderr" "kp-aggregate: <stdin>:3: process record whose energy_uj or cpu_us overflows a 64-bit sum"
+	# jq reads integers as doubles: these are compared as text.
+	assert_equal "$(sed -n 's/.*"container_id":\("[ab]"\),"processes":\([0-9]*\),"cpu_us":[0-9]*,"energy_uj":\([0-9]*\),.*"total_uj":\([0-9]*\).*/\1 \2 \3 \4/p' <<< "$output" | tr '\n' ' ')" \
+	    '"a" 1 9223372036854775807 9223372036854775807 "b" 1 1 1 '
+}

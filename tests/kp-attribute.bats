@@ -474,3 +474,39 @@ field() {
 	assert_success
 	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node") | "\(.socket):\(.idle_uj)"' | tr '\n' ' ')" "1:5000000 0:2000000 "
 }
+
+@test "CPU times whose sum overflows are rejected; the rest still conserves" {
+	header; energy 1 package 100; cpu 1 100 100
+	proc 1 7 9223372036854775807; proc 1 8 1; interval 1
+	for denominator in node processes; do
+		attribute --denominator "$denominator"
+		assert_failure 3
+		assert_equal "$stderr" "kp-attribute: <stdin>:5: proc record with a value whose sum overflows a 64-bit total"
+		assert_equal "$(field process pid)" 7
+		assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process" or .type == "unattributed") | .energy_uj] | add')" 100
+	done
+}
+
+@test "energy that would overflow a cumulative total is rejected" {
+	header; energy 1 package 9223372036854775807; cpu 1 1 1; proc 1 7 1; interval 1
+	energy 2 package 1; cpu 2 1 1; proc 2 7 1; interval 2
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:6: energy record with a value whose sum overflows a 64-bit total"
+	# jq reads integers as doubles: these are compared as text.
+	assert_equal "$(grep -o '^{"type":"\(node\|process\)".*"total_uj":[0-9]*' <<< "$output" | sed 's/.*"total_uj"://' | tr '\n' ' ')" \
+	    "9223372036854775807 9223372036854775807 "
+}
+
+@test "totals in a state file beyond their zone's node total are left out" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	attribute --state "$S"
+	sed 's/"4:1":{"package":100}/"4:1":{"package":101}/' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"; energy 2 package 100; cpu 2 1 1; proc 2 4 1; interval 2
+	attribute --state "$S"
+	assert_success
+	assert_equal "$stderr" "kp-attribute: $S: unusable totals of process '4:1' in the state file, left out"
+	assert_equal "$(field process total_uj)" 100
+}
