@@ -225,3 +225,15 @@ interval() {
 	assert_equal "$(sed -n 's/.*"container_id":\("[ab]"\),"processes":\([0-9]*\),"cpu_us":[0-9]*,"energy_uj":\([0-9]*\),.*"total_uj":\([0-9]*\).*/\1 \2 \3 \4/p' <<< "$output" | tr '\n' ' ')" \
 	    '"a" 1 9223372036854775807 9223372036854775807 "b" 1 1 1 '
 }
+
+@test "a process record with a bad number or bytes that are not UTF-8 is rejected" {
+	process 1 package 1 7 '"container_id":"a","x":1.'
+	process 1 package 2 5 "$(printf '"container_id":"\xff"')"
+	process 1 package 3 4 '"container_id":"b"'
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$(grep -c 'not JSON' <<< "$stderr")" 2
+	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" b
+	refute_output --partial '"x":1.'
+}

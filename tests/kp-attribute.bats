@@ -510,3 +510,21 @@ field() {
 	assert_equal "$stderr" "kp-attribute: $S: unusable totals of process '4:1' in the state file, left out"
 	assert_equal "$(field process total_uj)" 100
 }
+
+@test "a consumed record that is not JSON, or not UTF-8, is rejected, not written" {
+	for bad in '-' '01' '1.' '"\xff"' '"\xe2\x82"'; do
+		: > "$IN"; energy 1 package 100; cpu 1 100 100
+		printf '{"type":"proc","seq":1,"pid":7,"cpu_us":50,"comm":%b}\n' "$bad" >> "$IN"
+		proc 1 8 50; interval 1
+		attribute
+		assert_failure 3
+		assert_regex "$stderr" '^kp-attribute: <stdin>:3: not JSON: '
+		assert_equal "$(field process pid)" 8
+	done
+	: > "$IN"; energy 1 package 100; cpu 1 100 100
+	echo '{"type":"proc","seq":1,"pid":7,"cpu_us":50,"x":[-0.5e+3,1E9,0],"comm":"\u00e9é"}' >> "$IN"
+	interval 1
+	attribute
+	assert_success
+	assert_equal "$(field process comm)" "éé"
+}
