@@ -30,6 +30,7 @@ struct proc {
 	int64_t pid, starttime, cpu_us;
 	int terminated;
 	size_t id_off, id_len;		/* its identity members, as JSON text */
+	size_t line_off, line_len;	/* its line in lines; 0, 0 if sampled */
 	struct workload *w;		/* its totals */
 };
 
@@ -540,6 +541,7 @@ hold_proc(struct interval *iv, const struct kp_flat *f)
 	p->starttime = starttime;
 	p->cpu_us = cpu_us;
 	state = kp_flat_str(f, "state", &len);
+	p->line_off = p->line_len = 0;
 	p->terminated = state != NULL && len == 12 &&
 	    memcmp(state, "\"terminated\"", 12) == 0;
 	p->id_off = iv->text.len;
@@ -582,6 +584,10 @@ hold(struct kp_reader *r, struct kp_record *rec, struct interval *iv)
 			return;		/* not JSON: reported */
 		kp_reader_reject(r, "%s record %s", rec->type, why);
 		return;
+	}
+	if (strcmp(rec->type, "proc") == 0) {
+		iv->procs[iv->nprocs - 1].line_off = iv->lines.len;
+		iv->procs[iv->nprocs - 1].line_len = rec->len;
 	}
 	kp_buf_add(&iv->lines, rec->line, rec->len);
 	kp_buf_add(&iv->lines, "\n", 1);
@@ -642,6 +648,28 @@ check_live(struct kp_reader *r, struct kp_record *rec, int64_t dt_us)
 		    (long long)rec->seq, age);
 }
 
+/*
+ * Proc records without a cpu record: the node's CPU time is unknown, so
+ * this stage samples /proc for the whole interval, and those records, not
+ * attributed, pass on as they came, reported.
+ */
+static void
+pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
+{
+	struct proc *p;
+	size_t i;
+
+	kp_reader_reject(r, "interval %lld has %zu proc record(s) but no cpu "
+	    "record: they pass on unattributed (see kp-records(5))",
+	    (long long)seq, iv->nprocs);
+	for (i = 0; i < iv->nprocs; i++) {
+		p = &iv->procs[i];
+		kp_out_raw(iv->lines.s + p->line_off, p->line_len);
+	}
+	iv->nprocs = 0;
+	iv->procs_us = 0;
+}
+
 /* Processes that ended in this interval have had their last share. */
 static void
 retire(struct interval *iv, int attributed)
@@ -699,6 +727,8 @@ end_interval(struct kp_reader *r, struct interval *iv, struct kp_record *rec,
 	size_t i;
 
 	if (!iv->has_cpu) {
+		if (iv->nenergy > 0 && iv->nprocs > 0)
+			pass_unsampled(r, iv, rec->seq);
 		if (iv->nenergy > 0)
 			check_live(r, rec, dt_us);
 		if (kp_sampler_scan(s) < 0)

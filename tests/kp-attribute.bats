@@ -528,3 +528,14 @@ field() {
 	assert_success
 	assert_equal "$(field process comm)" "éé"
 }
+
+@test "proc records in an interval without a cpu record pass on, reported" {
+	header; energy 1 package 100
+	echo '{"type":"proc","seq":1,"pid":4242,"cpu_us":50}' >> "$IN"
+	now_interval 1
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:4: interval 1 has 1 proc record(s) but no cpu record: they pass on unattributed (see kp-records(5))"
+	assert_line '{"type":"proc","seq":1,"pid":4242,"cpu_us":50}'
+	assert_equal "$(field node energy_uj)" 100
+}
