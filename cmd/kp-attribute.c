@@ -670,12 +670,40 @@ pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
 	iv->procs_us = 0;
 }
 
+/*
+ * A terminated process waits to be reported in the next interval with
+ * energy.  When the tracker is full, the one with the least energy goes
+ * unreported: the smallest held one makes room, unless it is the new one.
+ */
+static void
+track_ended(const struct proc *p, const struct workload *w, const char *text)
+{
+	size_t j, min = 0;
+	struct ended *e;
+
+	if ((size_t)max_terminated == nended) {
+		for (j = 1; j < nended; j++)
+			if (sum_total(&ended[j].w) < sum_total(&ended[min].w))
+				min = j;
+		if (sum_total(w) <= sum_total(&ended[min].w))
+			return;
+		free(ended[min].id);
+		ended[min] = ended[--nended];
+	}
+	ended = xrealloc(ended, nended + 1, sizeof(*ended));
+	e = &ended[nended++];
+	e->w = *w;
+	e->id_len = p->id_len;
+	if ((e->id = malloc(p->id_len + 1)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
+	memcpy(e->id, text + p->id_off, p->id_len);
+}
+
 /* Processes that ended in this interval have had their last share. */
 static void
 retire(struct interval *iv, int attributed)
 {
 	struct workload *w;
-	struct ended *e;
 	struct proc *p;
 	size_t i;
 
@@ -690,26 +718,8 @@ retire(struct interval *iv, int attributed)
 			continue;
 		w = workload(p->pid, p->starttime, 0);
 		if (!attributed && w != NULL && reportable(w) &&
-		    max_terminated > 0) {
-			/* The tracker is full: the smallest goes unreported. */
-			if ((size_t)max_terminated == nended) {
-				size_t j, min = 0;
-
-				for (j = 1; j < nended; j++)
-					if (sum_total(&ended[j].w) <
-					    sum_total(&ended[min].w))
-						min = j;
-				free(ended[min].id);
-				ended[min] = ended[--nended];
-			}
-			ended = xrealloc(ended, nended + 1, sizeof(*ended));
-			e = &ended[nended++];
-			e->w = *w;
-			e->id_len = p->id_len;
-			if ((e->id = malloc(p->id_len + 1)) == NULL)
-				err(KP_EXIT_FAILURE, "malloc");
-			memcpy(e->id, iv->text.s + p->id_off, p->id_len);
-		}
+		    max_terminated > 0)
+			track_ended(p, w, iv->text.s);
 		forget(p->pid, p->starttime);
 	}
 }

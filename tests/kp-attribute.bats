@@ -539,3 +539,21 @@ field() {
 	assert_line '{"type":"proc","seq":1,"pid":4242,"cpu_us":50}'
 	assert_equal "$(field node energy_uj)" 100
 }
+
+@test "--max-terminated leaves out the terminated process with the least energy" {
+	header
+	energy 1 package 100; cpu 1 100 100; proc 1 7 90; proc 1 9 10; interval 1
+	cpu 2 100 100; proc 2 7 0 terminated; interval 2
+	cpu 3 100 100; proc 3 9 0 terminated; interval 3
+	energy 4 package 100; cpu 4 100 100; interval 4
+	attribute --max-terminated 1
+	assert_success
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "process" and .seq == 4) | "\(.pid) \(.total_uj)"')" "7 90"
+	: > "$IN"; header
+	energy 1 package 100; cpu 1 100 100; proc 1 9 10; proc 1 7 90; interval 1
+	cpu 2 100 100; proc 2 9 0 terminated; interval 2
+	cpu 3 100 100; proc 3 7 0 terminated; interval 3
+	energy 4 package 100; cpu 4 100 100; interval 4
+	attribute --max-terminated 1
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "process" and .seq == 4) | "\(.pid) \(.total_uj)"')" "7 90"
+}
