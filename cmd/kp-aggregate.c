@@ -484,9 +484,15 @@ save_state(struct kp_state *st)
 	kp_state_commit_new(st, data);
 }
 
+/*
+ * The host totals go on across a reboot, like the node's; the processes of
+ * an earlier boot are gone, so are its groups and members: their pid:starttime
+ * keys come again in this boot.
+ */
 static void
 load_state(struct kp_state *st, const char *path)
 {
+	int rebooted = kp_state_data(st) == NULL;
 	json_t *data = kp_state_data_any_boot(st), *lvs, *lv, *gs, *v, *ids,
 	    *mem;
 	const char *key, *id;
@@ -508,7 +514,7 @@ load_state(struct kp_state *st, const char *path)
 			continue;
 		kp_zones_load(&zones, json_object_get(lv, "host"),
 		    levels[l].host_total_uj);
-		gs = json_object_get(lv, "groups");
+		gs = rebooted ? NULL : json_object_get(lv, "groups");
 		json_array_foreach(gs, i, v) {
 			if ((id = kp_json_str(v, "id")) == NULL)
 				continue;
@@ -525,6 +531,8 @@ load_state(struct kp_state *st, const char *path)
 	 * so that the count always matches them; a level this run does not
 	 * have is left out.
 	 */
+	if (rebooted)
+		return;
 	json_object_foreach(mem, key, ids) {
 		if ((m = calloc(1, sizeof(*m))) == NULL)
 			err(KP_EXIT_FAILURE, "calloc");

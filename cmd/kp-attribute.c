@@ -882,10 +882,15 @@ load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 		    "starting from zero", path);
 		memset(unattributed_total, 0, sizeof(unattributed_total));
 	}
-	load_procs(procs, path);
 	load_ended(json_object_get(data, "terminated"), path);
+	/*
+	 * The node's totals go on across a reboot, but the processes of an
+	 * earlier boot are gone, and their pid:starttime keys come again in
+	 * this one; a /proc sample of an earlier boot means nothing either.
+	 */
 	if (kp_state_data(st) == NULL)
-		return;		/* a /proc sample of an earlier boot means nothing */
+		return;
+	load_procs(procs, path);
 	if ((saved = json_object_get(data, "sampler")) != NULL &&
 	    kp_sampler_load(s, saved) < 0)
 		warnx("%s: unusable /proc sample in the state file, "

@@ -237,3 +237,22 @@ interval() {
 	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" b
 	refute_output --partial '"x":1.'
 }
+
+@test "after a reboot groups and members start anew; host totals go on" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	process 1 package 2 3 '"state":"running"'
+	interval 1
+	run kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	sed 's/"boot_id":"[^"]*"/"boot_id":"earlier"/' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"
+	process 2 package 1 5 '"container_id":"a","state":"running"'
+	process 2 package 2 4 '"state":"running"'
+	interval 2
+	run --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	assert_equal "$stderr" "kp-aggregate: $S: written before a reboot, starting a new baseline"
+	assert_equal "$(jq -r 'select(.type == "container" or .type == "host") | "\(.type) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "container 5 host 7 "
+}

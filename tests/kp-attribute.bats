@@ -557,3 +557,16 @@ field() {
 	attribute --max-terminated 1
 	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "process" and .seq == 4) | "\(.pid) \(.total_uj)"')" "7 90"
 }
+
+@test "after a reboot a process's totals start from zero, the node's go on" {
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	run kp-attribute --proc "$P" --state "$S" < "$IN"
+	echo 00000000-0000-0000-0000-000000000000 > "$P/sys/kernel/random/boot_id"
+	: > "$IN"; energy 2 package 60; cpu 2 1 1; proc 2 4 1; interval 2
+	run --separate-stderr kp-attribute --proc "$P" --state "$S" < "$IN"
+	assert_success
+	assert_equal "$(field process total_uj)" 60
+	assert_equal "$(field node total_uj)" 160
+}
