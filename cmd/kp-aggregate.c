@@ -484,6 +484,13 @@ save_state(struct kp_state *st)
 	kp_state_commit_new(st, data);
 }
 
+/* Whether a stored id is one JSON value, as a group's id is written. */
+static int
+value_ok(const char *id)
+{
+	return kp_flat_text_members("\"id\":", id, strlen(id)) == 1;
+}
+
 /*
  * The host totals go on across a reboot, like the node's; the processes of
  * an earlier boot are gone, so are its groups and members: their pid:starttime
@@ -495,7 +502,7 @@ load_state(struct kp_state *st, const char *path)
 	int rebooted = kp_state_data(st) == NULL;
 	json_t *data = kp_state_data_any_boot(st), *lvs, *lv, *gs, *v, *ids,
 	    *mem;
-	const char *key, *id;
+	const char *key, *id, *pod;
 	struct member *m;
 	struct group *g;
 	size_t l, i;
@@ -518,11 +525,16 @@ load_state(struct kp_state *st, const char *path)
 		json_array_foreach(gs, i, v) {
 			if ((id = kp_json_str(v, "id")) == NULL)
 				continue;
+			pod = kp_json_str(v, "pod");
+			if (!value_ok(id) || (pod != NULL && !value_ok(pod))) {
+				warnx("%s: a group whose id is not a JSON value "
+				    "in the state file, left out", path);
+				continue;
+			}
 			g = group_get(&levels[l], id, strlen(id));
 			kp_zones_load(&zones, json_object_get(v, "totals"),
 			    g->total_uj);
-			if ((id = kp_json_str(v, "pod")) != NULL &&
-			    (g->pod = strdup(id)) == NULL)
+			if (pod != NULL && (g->pod = strdup(pod)) == NULL)
 				err(KP_EXIT_FAILURE, "strdup");
 		}
 	}

@@ -830,6 +830,14 @@ load_procs(json_t *procs, const char *path)
 	}
 }
 
+/* Whether stored identity text is what hold_proc copies: ,"pid":7,... */
+static int
+id_ok(const char *id)
+{
+	return id[0] == ',' &&
+	    kp_flat_text_members("", id + 1, strlen(id + 1)) > 0;
+}
+
 static void
 load_ended(json_t *list, const char *path)
 {
@@ -842,6 +850,11 @@ load_ended(json_t *list, const char *path)
 		if (!json_is_string(json_object_get(v, "id")) ||
 		    (max_terminated > 0 && nended == (size_t)max_terminated))
 			continue;
+		if (!id_ok(kp_json_str(v, "id"))) {
+			warnx("%s: a terminated process whose identity is not "
+			    "JSON members in the state file, left out", path);
+			continue;
+		}
 		memset(&w, 0, sizeof(w));
 		kp_zones_load(&zones, json_object_get(v, "totals"), w.total_uj);
 		if (!totals_within(w.total_uj)) {

@@ -97,6 +97,7 @@ struct kp_flat {		/* spans of the line scanned */
 	size_t keylen[KP_FLAT_MAX], vallen[KP_FLAT_MAX];
 };
 int kp_flat_scan(const char *line, size_t len, struct kp_flat *f);
+int kp_flat_text_members(const char *head, const char *text, size_t len);
 int kp_flat_find(const struct kp_flat *f, const char *key);
 int kp_flat_int(const struct kp_flat *f, const char *key, int64_t *val);
 double kp_flat_number(const struct kp_flat *f, const char *key);

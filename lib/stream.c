@@ -443,6 +443,26 @@ kp_flat_scan(const char *line, size_t len, struct kp_flat *f)
 	}
 }
 
+/*
+ * The number of members of {head text}, or -1 if it is not one object as
+ * kp_flat_scan reads it: a check of JSON text stored to be written again,
+ * such as members in a state file.
+ */
+int
+kp_flat_text_members(const char *head, const char *text, size_t len)
+{
+	struct kp_flat f;
+	char *buf;
+	int n;
+
+	if (asprintf(&buf, "{%s%.*s}", head, (int)len, text) < 0)
+		err(KP_EXIT_FAILURE, "asprintf");
+	n = strlen(buf) == strlen(head) + len + 2 &&
+	    kp_flat_scan(buf, strlen(buf), &f) == 0 ? (int)f.n : -1;
+	free(buf);
+	return n;
+}
+
 /* The index of member key, or -1. */
 int
 kp_flat_find(const struct kp_flat *f, const char *key)

@@ -256,3 +256,20 @@ interval() {
 	assert_equal "$stderr" "kp-aggregate: $S: written before a reboot, starting a new baseline"
 	assert_equal "$(jq -r 'select(.type == "container" or .type == "host") | "\(.type) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "container 5 host 7 "
 }
+
+@test "a stored group whose id is not one JSON value is left out" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	interval 1
+	run kp-aggregate --level container --state "$S" < "$IN"
+	jq -c '.data.levels.container_id.groups += [{"id": "X}", "totals": {"package": 1}}, {"id": "\"b\",\"x\":1", "totals": {}}, {"id": "\"c\"", "pod": "}", "totals": {}}]' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"
+	process 2 package 1 5 '"container_id":"a","state":"terminated"'
+	interval 2
+	run --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	assert_equal "$(grep -c 'a group whose id is not a JSON value in the state file, left out' <<< "$stderr")" 3
+	printf '%s\n' "$output" | jq -e . > /dev/null
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.container_id) \(.total_uj)"' <<< "$output")" "a 12"
+}

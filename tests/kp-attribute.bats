@@ -570,3 +570,18 @@ field() {
 	assert_equal "$(field process total_uj)" 60
 	assert_equal "$(field node total_uj)" 160
 }
+
+@test "a terminated process whose stored identity is not JSON members is left out" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	attribute --state "$S"
+	jq -c '.data.terminated = [{"id": "GARBAGE", "totals": {}}, {"id": ",\"pid\":5", "totals": {}}]' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"; energy 2 package 100; cpu 2 1 1; interval 2
+	attribute --state "$S"
+	assert_success
+	assert_equal "$stderr" "kp-attribute: $S: a terminated process whose identity is not JSON members in the state file, left out"
+	refute_output --partial GARBAGE
+	printf '%s\n' "$output" | jq -e . > /dev/null
+	assert_equal "$(field process pid)" 5
+}
