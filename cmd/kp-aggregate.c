@@ -87,13 +87,15 @@ add_level(const char *type, const char *field, int by)
 	nlevels++;
 }
 
+static const struct { const char *type, *field; } known[] = {
+	{ "container", "container_id" }, { "pod", "pod_id" },
+	{ "vm", "vm_id" }, { "unit", "unit" },
+};
+#define NKNOWN (sizeof(known) / sizeof(known[0]))
+
 static void
 parse_levels(const char *arg)
 {
-	static const struct { const char *type, *field; } known[] = {
-		{ "container", "container_id" }, { "pod", "pod_id" },
-		{ "vm", "vm_id" }, { "unit", "unit" },
-	};
 	char *list, *name, *save;
 	size_t i;
 
@@ -101,15 +103,43 @@ parse_levels(const char *arg)
 		err(KP_EXIT_FAILURE, "strdup");
 	for (name = strtok_r(list, ",", &save); name;
 	    name = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		for (i = 0; i < NKNOWN; i++)
 			if (strcmp(name, known[i].type) == 0)
 				break;
-		if (i == sizeof(known) / sizeof(known[0]))
+		if (i == NKNOWN)
 			errx(KP_EXIT_USAGE, "--level must be container, pod, "
 			    "vm or unit: '%s'", name);
 		add_level(known[i].type, known[i].field, 0);
 	}
 	free(list);
+}
+
+/*
+ * A --by field: a name of a group record's own members would be written
+ * twice in it, and a level's field is that level's.
+ */
+static void
+check_by(const char *field)
+{
+	static const char *const members[] = {
+		"type", "seq", "zone", "by", "processes", "cpu_us",
+		"energy_uj", "watts", "total_uj", "state", NULL
+	};
+	const char *const *m;
+	size_t i;
+
+	if (*field == '\0' || field[strspn(field, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")] != '\0')
+		errx(KP_EXIT_USAGE, "--by wants a field name of letters, "
+		    "digits and '_': '%s'", field);
+	for (m = members; *m; m++)
+		if (strcmp(field, *m) == 0)
+			errx(KP_EXIT_USAGE, "--by '%s': a member of every group "
+			    "record", field);
+	for (i = 0; i < NKNOWN; i++)
+		if (strcmp(field, known[i].field) == 0)
+			errx(KP_EXIT_USAGE, "--by '%s': use --level %s", field,
+			    known[i].type);
 }
 
 static struct group *
@@ -590,11 +620,7 @@ main(int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
-			if (*optarg == '\0' || optarg[strspn(optarg,
-			    "abcdefghijklmnopqrstuvwxyz"
-			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")] != '\0')
-				errx(KP_EXIT_USAGE, "--by wants a field name of "
-				    "letters, digits and '_': '%s'", optarg);
+			check_by(optarg);
 			if (nby == LEVELS_MAX)
 				errx(KP_EXIT_USAGE, "at most %d levels",
 				    LEVELS_MAX);

@@ -273,3 +273,14 @@ interval() {
 	printf '%s\n' "$output" | jq -e . > /dev/null
 	assert_equal "$(jq -r 'select(.type == "container") | "\(.container_id) \(.total_uj)"' <<< "$output")" "a 12"
 }
+
+@test "--by a name of a group record's members or of a level's field is a usage error" {
+	for field in type seq zone by processes cpu_us energy_uj watts total_uj state; do
+		run -2 --separate-stderr kp-aggregate --by "$field"
+		assert_equal "$stderr" "kp-aggregate: --by '$field': a member of every group record"
+	done
+	run -2 --separate-stderr kp-aggregate --level container --by pod_id
+	assert_equal "$stderr" "kp-aggregate: --by 'pod_id': use --level pod"
+	run -2 --separate-stderr kp-aggregate --by unit
+	assert_equal "$stderr" "kp-aggregate: --by 'unit': use --level unit"
+}
