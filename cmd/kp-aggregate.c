@@ -231,11 +231,13 @@ sums_fit(const struct kp_flat *f, struct member *m, int z, int64_t cpu_us,
 	return 1;
 }
 
+#define NO_FIELDS "process record without a zone and an integer energy_uj"
+
 /*
  * One process record: its sums go to its group, or the host, at each level.
- * Returns 0, -1 if it lacks a required member, -2 if a sum would overflow.
+ * Returns NULL, or why the record cannot be added.
  */
-static int
+static const char *
 add_process(const struct kp_flat *f)
 {
 	const char *zone, *state, *id, *pod;
@@ -250,9 +252,11 @@ add_process(const struct kp_flat *f)
 	    memchr(zone, '\\', len) != NULL ||
 	    (z = kp_zone_index(&zones, zone + 1, len - 2)) < 0 ||
 	    !kp_flat_int(f, "energy_uj", &energy_uj) || energy_uj < 0)
-		return -1;
+		return NO_FIELDS;
+	/* A member is known by pid and starttime: without a pid, it is none. */
+	if (!kp_flat_int(f, "pid", &pid) || pid <= 0)
+		return "process record without a positive integer pid";
 	kp_flat_int(f, "cpu_us", &cpu_us);
-	kp_flat_int(f, "pid", &pid);
 	kp_flat_int(f, "starttime", &starttime);
 	state = kp_flat_str(f, "state", &len);
 	terminated = state != NULL && len == 12 &&
@@ -261,7 +265,8 @@ add_process(const struct kp_flat *f)
 	    (long long)starttime);
 	m = kp_map_get(members, key);
 	if (!sums_fit(f, m, z, cpu_us, energy_uj))
-		return -2;
+		return "process record whose energy_uj or cpu_us overflows a "
+		    "64-bit sum";
 	zones_seen |= 1u << z;
 	held++;
 
@@ -305,7 +310,24 @@ add_process(const struct kp_flat *f)
 				g->ended = 1;
 		free(kp_map_remove(members, key));
 	}
-	return 0;
+	return NULL;
+}
+
+/* A process record: added, or reported; whether it is to be passed on. */
+static int
+take_process(struct kp_reader *r, struct kp_record *rec)
+{
+	struct kp_flat f;
+	const char *why;
+
+	why = kp_flat_scan(rec->line, rec->len, &f) < 0 ? NO_FIELDS :
+	    add_process(&f);
+	if (why != NULL) {
+		if (rec->obj != NULL || kp_reader_parse(r, rec) != NULL)
+			kp_reader_reject(r, "%s", why);
+		return 0;
+	}
+	return !drop_processes;
 }
 
 /* A node or unattributed record: its zone has a host record at every level. */
@@ -612,9 +634,8 @@ main(int argc, char *argv[])
 	struct kp_state *st = NULL;
 	struct kp_reader *r;
 	struct kp_record rec;
-	struct kp_flat f;
 	size_t l, i, nby = 0;
-	int ch, status, why, level_given = 0;
+	int ch, status, level_given = 0;
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -663,18 +684,7 @@ main(int argc, char *argv[])
 			continue;
 		}
 		if (strcmp(rec.type, "process") == 0) {
-			if ((why = kp_flat_scan(rec.line, rec.len, &f) < 0 ?
-			    -1 : add_process(&f)) < 0) {
-				if (rec.obj != NULL ||
-				    kp_reader_parse(r, &rec) != NULL)
-					kp_reader_reject(r, "%s", why == -2 ?
-					    "process record whose energy_uj or "
-					    "cpu_us overflows a 64-bit sum" :
-					    "process record without a zone and "
-					    "an integer energy_uj");
-				continue;
-			}
-			if (drop_processes)
+			if (!take_process(r, &rec))
 				continue;
 		} else if (strcmp(rec.type, "node") == 0 ||
 		    strcmp(rec.type, "unattributed") == 0)

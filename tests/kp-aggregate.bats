@@ -284,3 +284,16 @@ interval() {
 	run -2 --separate-stderr kp-aggregate --by unit
 	assert_equal "$stderr" "kp-aggregate: --by 'unit': use --level unit"
 }
+
+@test "a process record without a pid is rejected, not merged with another" {
+	echo '{"type":"process","seq":1,"zone":"package","energy_uj":3,"container_id":"a"}' >> "$IN"
+	echo '{"type":"process","seq":1,"zone":"package","pid":0,"energy_uj":4,"container_id":"a"}' >> "$IN"
+	echo '{"type":"process","seq":1,"zone":"package","energy_uj":5,"container_id":"b"}' >> "$IN"
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$stderr" "kp-aggregate: <stdin>:2: process record without a positive integer pid
+kp-aggregate: <stdin>:3: process record without a positive integer pid
+kp-aggregate: <stdin>:4: process record without a positive integer pid"
+	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" ""
+}
