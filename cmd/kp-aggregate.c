@@ -20,7 +20,7 @@ struct group {
 	char *pod;		/* a container's pod_id, as JSON text, or NULL */
 	int64_t total_uj[KP_ZONES_MAX];
 	int64_t processes[KP_ZONES_MAX], cpu_us[KP_ZONES_MAX], energy_uj[KP_ZONES_MAX];
-	unsigned touched;	/* zones with members this interval */
+	uint64_t touched;	/* zones with members this interval */
 	long live;		/* member processes not yet terminated */
 	int listed;		/* in this interval's list */
 	int ended;
@@ -53,7 +53,7 @@ static void usage(void);
 static struct level levels[LEVELS_MAX];
 static size_t nlevels;
 static struct kp_zones zones;
-static unsigned zones_seen;		/* this interval */
+static uint64_t zones_seen;		/* this interval, bit z for zone z */
 static struct kp_map *members;		/* "pid:starttime" -> member */
 static struct item *items;
 static size_t nitems, capitems;
@@ -232,6 +232,8 @@ sums_fit(const struct kp_flat *f, struct member *m, int z, int64_t cpu_us,
 }
 
 #define NO_FIELDS "process record without a zone and an integer energy_uj"
+#define TOO_MANY_ZONES "process record of a zone beyond the first 64: " \
+    "left out (see kp-aggregate(1))"
 
 /*
  * One process record: its sums go to its group, or the host, at each level.
@@ -250,9 +252,11 @@ add_process(const struct kp_flat *f)
 
 	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
 	    memchr(zone, '\\', len) != NULL ||
-	    (z = kp_zone_index(&zones, zone + 1, len - 2)) < 0 ||
+	    (z = kp_zone_index(&zones, zone + 1, len - 2)) == -1 ||
 	    !kp_flat_int(f, "energy_uj", &energy_uj) || energy_uj < 0)
 		return NO_FIELDS;
+	if (z < 0)
+		return TOO_MANY_ZONES;
 	/* A member is known by pid and starttime: without a pid, it is none. */
 	if (!kp_flat_int(f, "pid", &pid) || pid <= 0)
 		return "process record without a positive integer pid";
@@ -267,7 +271,7 @@ add_process(const struct kp_flat *f)
 	if (!sums_fit(f, m, z, cpu_us, energy_uj))
 		return "process record whose energy_uj or cpu_us overflows a "
 		    "64-bit sum";
-	zones_seen |= 1u << z;
+	zones_seen |= UINT64_C(1) << z;
 	held++;
 
 	if (m == NULL) {
@@ -301,7 +305,7 @@ add_process(const struct kp_flat *f)
 		g->processes[z]++;
 		g->cpu_us[z] += cpu_us;
 		g->energy_uj[z] += energy_uj;
-		g->touched |= 1u << z;
+		g->touched |= UINT64_C(1) << z;
 		list_group(l, g);
 	}
 	if (terminated) {
@@ -343,7 +347,7 @@ see_zone(struct kp_record *rec)
 	    (zone = kp_flat_str(&f, "zone", &len)) != NULL &&
 	    memchr(zone, '\\', len) == NULL &&
 	    (z = kp_zone_index(&zones, zone + 1, len - 2)) >= 0)
-		zones_seen |= 1u << z;
+		zones_seen |= UINT64_C(1) << z;
 }
 
 static int
@@ -444,14 +448,14 @@ end_interval(int64_t seq, int64_t dt_us)
 			z = order[zi];
 			for (j = i; j < nitems && items[j].level == l; j++) {
 				g = items[j].g;
-				if ((g->touched & 1u << z) || (g->ended &&
+				if ((g->touched & UINT64_C(1) << z) || (g->ended &&
 				    g->total_uj[z] > 0))
 					emit_group(lv, g, z, seq, dt_us);
 			}
 		}
 		for (zi = 0; zi < nz; zi++) {
 			z = order[zi];
-			if (!(zones_seen & 1u << z))
+			if (!(zones_seen & UINT64_C(1) << z))
 				continue;
 			lv->host_total_uj[z] += lv->host_energy_uj[z];
 			rec_start("host", seq, z);

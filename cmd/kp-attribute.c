@@ -159,7 +159,7 @@ sum_total(const struct workload *w)
 	int64_t sum = 0;
 	size_t z;
 
-	for (z = 0; z < KP_ZONES_MAX; z++)
+	for (z = 0; z < zones.n; z++)
 		if (__builtin_add_overflow(sum, w->total_uj[z], &sum))
 			return INT64_MAX;
 	return sum;
@@ -445,6 +445,8 @@ copy_member(struct kp_buf *b, const struct kp_flat *f, const char *key)
 
 #define NO_FIELDS "without its required fields (see kp-records(5))"
 #define OVERFLOW "with a value whose sum overflows a 64-bit total"
+#define TOO_MANY_ZONES "of a zone beyond the first 64: left out " \
+    "(see kp-attribute(1))"
 
 /*
  * Whether v more microjoules of zone z would still fit every total that
@@ -474,9 +476,11 @@ hold_energy(struct interval *iv, const struct kp_flat *f)
 	int64_t v;
 	int z;
 
-	if ((z = energy_zone(f)) < 0 ||
+	if ((z = energy_zone(f)) == -1 ||
 	    !kp_flat_int(f, "energy_uj", &v) || v < 0)
 		return NO_FIELDS;
+	if (z < 0)
+		return TOO_MANY_ZONES;
 	if (!energy_fits(iv, z, v))
 		return OVERFLOW;
 	if (iv->nenergy == iv->capenergy) {

@@ -104,8 +104,11 @@ double kp_flat_number(const struct kp_flat *f, const char *key);
 const char *kp_flat_str(const struct kp_flat *f, const char *key,
     size_t *len);
 int64_t kp_record_dt_us(const struct kp_record *rec);	/* 0 if none */
-/* The zones a stage has seen, in order of first sight. */
-#define KP_ZONES_MAX 16
+/*
+ * The zones a stage has seen, in order of first sight; kp_zone_index gives
+ * -1 for a name of more than 31 bytes, -2 for one more than KP_ZONES_MAX.
+ */
+#define KP_ZONES_MAX 64
 struct kp_zones {
 	char name[KP_ZONES_MAX][32];
 	size_t n;

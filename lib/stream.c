@@ -547,7 +547,10 @@ kp_record_dt_us(const struct kp_record *rec)
 	return dt_us;
 }
 
-/* The index of a zone name, added if new; -1 if there are too many. */
+/*
+ * The index of a zone name, added if new; -1 if it is too long, -2 if
+ * there are too many.
+ */
 int
 kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 {
@@ -557,8 +560,10 @@ kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 		if (strlen(zs->name[i]) == len &&
 		    memcmp(zs->name[i], name, len) == 0)
 			return (int)i;
-	if (zs->n == KP_ZONES_MAX || len >= sizeof(zs->name[0]))
+	if (len >= sizeof(zs->name[0]))
 		return -1;
+	if (zs->n == KP_ZONES_MAX)
+		return -2;
 	memcpy(zs->name[zs->n], name, len);
 	zs->name[zs->n][len] = '\0';
 	return (int)zs->n++;

@@ -297,3 +297,13 @@ kp-aggregate: <stdin>:3: process record without a positive integer pid
 kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" ""
 }
+
+@test "64 zones are summed apart; a process record of a 65th is reported" {
+	for z in $(seq 0 64); do process 1 "z$z" 1 7 '"container_id":"a"'; done
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$stderr" "kp-aggregate: <stdin>:66: process record of a zone beyond the first 64: left out (see kp-aggregate(1))"
+	assert_equal "$(jq -s '[.[] | select(.type == "container" and .energy_uj == 7)] | length' <<< "$output")" 64
+	assert_equal "$(jq -s '[.[] | select(.type == "host")] | length' <<< "$output")" 64
+}

@@ -585,3 +585,14 @@ field() {
 	printf '%s\n' "$output" | jq -e . > /dev/null
 	assert_equal "$(field process pid)" 5
 }
+
+@test "64 zones are split apart; an energy record of a 65th is reported" {
+	header
+	for z in $(seq 0 64); do energy 1 "z$z" 100; done
+	cpu 1 1 1; proc 1 4 1; interval 1
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:66: energy record of a zone beyond the first 64: left out (see kp-attribute(1))"
+	assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process")] | length')" 64
+	assert_equal "$(field process energy_uj z63)" 100
+}
