@@ -307,3 +307,12 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -s '[.[] | select(.type == "container" and .energy_uj == 7)] | length' <<< "$output")" 64
 	assert_equal "$(jq -s '[.[] | select(.type == "host")] | length' <<< "$output")" 64
 }
+
+@test "a level with no members still writes its host record for each zone" {
+	echo '{"type":"node","seq":1,"zone":"package","energy_uj":5}' >> "$IN"
+	process 1 dram 1 3
+	interval 1
+	run --separate-stderr kp-aggregate --level vm < "$IN"
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "vm" or .type == "host") | "\(.type) \(.zone) \(.processes) \(.energy_uj)"' <<< "$output" | tr '\n' ' ')" "host dram 1 3 host package 0 0 "
+}
