@@ -46,6 +46,7 @@ struct interval {
 	double ratio;
 	struct kp_buf text;	/* identity texts */
 	struct kp_buf lines;	/* consumed lines, to pass on if unused */
+	int64_t seq;		/* theirs; -1 before the first */
 };
 
 /* One share of a zone's energy, and what rounding left of it. */
@@ -94,6 +95,7 @@ static struct ended *ended;
 static size_t nended;
 static struct kp_buf out;
 static struct share *shares, **order;	/* scratch, one per process + 2 */
+static int64_t ended_seq = -1;		/* of the last interval record */
 static size_t nshares;
 
 static void
@@ -429,6 +431,7 @@ interval_clear(struct interval *iv)
 {
 	iv->nenergy = iv->nprocs = 0;
 	iv->procs_us = 0;
+	iv->seq = -1;
 	iv->has_cpu = iv->has_total = 0;
 	iv->text.len = iv->lines.len = 0;
 }
@@ -583,6 +586,22 @@ hold(struct kp_reader *r, struct kp_record *rec, struct interval *iv)
 {
 	const char *why;
 
+	/*
+	 * A record belongs to the interval of its seq, which its interval
+	 * record ends (kp-records(5)): one that comes later, or among those
+	 * of another interval, would be attributed and written as another's.
+	 */
+	if (rec->seq <= ended_seq) {
+		kp_reader_reject(r, "%s record of interval %lld, which has "
+		    "ended", rec->type, (long long)rec->seq);
+		return;
+	}
+	if (iv->seq >= 0 && rec->seq != iv->seq) {
+		kp_reader_reject(r, "%s record of interval %lld among records "
+		    "of interval %lld", rec->type, (long long)rec->seq,
+		    (long long)iv->seq);
+		return;
+	}
 	if ((why = hold_line(iv, rec->type, rec->line, rec->len)) != NULL) {
 		if (rec->obj == NULL && kp_reader_parse(r, rec) == NULL)
 			return;		/* not JSON: reported */
@@ -595,6 +614,7 @@ hold(struct kp_reader *r, struct kp_record *rec, struct interval *iv)
 	}
 	kp_buf_add(&iv->lines, rec->line, rec->len);
 	kp_buf_add(&iv->lines, "\n", 1);
+	iv->seq = rec->seq;
 }
 
 static void
@@ -616,6 +636,19 @@ pass_lines(struct kp_buf *lines)
 		nl = memchr(p, '\n', (size_t)(end - p));
 		kp_out_raw(p, (size_t)(nl - p));
 	}
+}
+
+/*
+ * An interval record of another seq than the records held: they are not
+ * its own, and wait for no other; they pass on, reported.
+ */
+static void
+pass_foreign(struct kp_reader *r, struct interval *iv, int64_t seq)
+{
+	kp_reader_reject(r, "interval %lld ends records of interval %lld: "
+	    "they pass on unattributed", (long long)seq, (long long)iv->seq);
+	pass_lines(&iv->lines);
+	interval_clear(iv);
 }
 
 /* Seconds since the RFC 3339 time ts (UTC, "Z"); 0 if it is not one. */
@@ -740,6 +773,9 @@ end_interval(struct kp_reader *r, struct interval *iv, struct kp_record *rec,
 	int64_t dt_us = kp_record_dt_us(rec);
 	size_t i;
 
+	if (iv->seq >= 0 && iv->seq != rec->seq)
+		pass_foreign(r, iv, rec->seq);
+	ended_seq = rec->seq;
 	if (!iv->has_cpu) {
 		if (iv->nenergy > 0 && iv->nprocs > 0)
 			pass_unsampled(r, iv, rec->seq);
@@ -956,6 +992,7 @@ run(struct kp_reader *r, struct kp_sampler *s)
 	int status = KP_EXIT_OK;
 
 	memset(&iv, 0, sizeof(iv));
+	iv.seq = -1;
 	/* Never NULL, so that offsets into them are always defined. */
 	iv.text.cap = iv.lines.cap = 256;
 	if ((iv.text.s = malloc(iv.text.cap)) == NULL ||

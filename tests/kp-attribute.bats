@@ -596,3 +596,19 @@ field() {
 	assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process")] | length')" 64
 	assert_equal "$(field process energy_uj z63)" 100
 }
+
+@test "a record whose seq is not its interval's is reported and skipped" {
+	header; energy 1 package 100; cpu 1 1 1; interval 1
+	energy 1 package 100; cpu 2 1 1; proc 3 4 1; interval 2
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:5: energy record of interval 1, which has ended
+kp-attribute: <stdin>:7: proc record of interval 3 among records of interval 2"
+	assert_equal "$(field node seq)" 1
+	: > "$IN"; header; energy 3 package 100; cpu 3 1 1; interval 2
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:4: interval 2 ends records of interval 3: they pass on unattributed"
+	assert_equal "$(field node seq)" ""
+	assert_line -n 1 '{"type":"energy","seq":3,"zone":"package","energy_uj":100,"watts":0,"source":"powercap","estimated":false,"sockets":1}'
+}
