@@ -548,8 +548,30 @@ kp_record_dt_us(const struct kp_record *rec)
 }
 
 /*
- * The index of a zone name, added if new; -1 if it is too long, -2 if
- * there are too many.
+ * Whether a zone name can be written between quotes as it is: no quote,
+ * backslash or control character, and a '/' only as kp-attribute's
+ * zone/socket, before a socket number.  A name from a state file is
+ * checked here as much as one from a record.
+ */
+static int
+zone_name_ok(const char *name, size_t len)
+{
+	const char *slash = memchr(name, '/', len);
+	size_t i;
+
+	if (len == 0 || slash == name || slash == name + len - 1)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (name[i] == '"' || name[i] == '\\' ||
+		    (unsigned char)name[i] < 0x20 || (slash != NULL &&
+		    name + i > slash && (name[i] < '0' || name[i] > '9')))
+			return 0;
+	return 1;
+}
+
+/*
+ * The index of a zone name, added if new; -1 if it is too long or not a
+ * name, -2 if there are too many.
  */
 int
 kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
@@ -560,7 +582,7 @@ kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 		if (strlen(zs->name[i]) == len &&
 		    memcmp(zs->name[i], name, len) == 0)
 			return (int)i;
-	if (len >= sizeof(zs->name[0]))
+	if (len >= sizeof(zs->name[0]) || !zone_name_ok(name, len))
 		return -1;
 	if (zs->n == KP_ZONES_MAX)
 		return -2;

@@ -316,3 +316,19 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_success
 	assert_equal "$(jq -r 'select(.type == "vm" or .type == "host") | "\(.type) \(.zone) \(.processes) \(.energy_uj)"' <<< "$output" | tr '\n' ' ')" "host dram 1 3 host package 0 0 "
 }
+
+@test "a zone name in a state file that cannot be written as it is, is left out" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	interval 1
+	run kp-aggregate --level container --state "$S" < "$IN"
+	jq -c '.data.levels.container_id.groups[0].totals += {"pack\"age": 1, "dram/x": 2, "dram/0": 3}' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"
+	process 2 package 1 5 '"container_id":"a","state":"terminated"'
+	interval 2
+	run --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	printf '%s\n' "$output" | jq -e . > /dev/null
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.zone) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "dram/0 3 package 12 "
+}
