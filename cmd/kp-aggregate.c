@@ -20,7 +20,7 @@ struct group {
 	char *pod;		/* a container's pod_id, as JSON text, or NULL */
 	int64_t total_uj[KP_ZONES_MAX];
 	int64_t processes[KP_ZONES_MAX], cpu_us[KP_ZONES_MAX], energy_uj[KP_ZONES_MAX];
-	unsigned touched;	/* zones with members this interval */
+	uint64_t touched;	/* zones with members this interval */
 	long live;		/* member processes not yet terminated */
 	int listed;		/* in this interval's list */
 	int ended;
@@ -53,7 +53,7 @@ static void usage(void);
 static struct level levels[LEVELS_MAX];
 static size_t nlevels;
 static struct kp_zones zones;
-static unsigned zones_seen;		/* this interval */
+static uint64_t zones_seen;		/* this interval, bit z for zone z */
 static struct kp_map *members;		/* "pid:starttime" -> member */
 static struct item *items;
 static size_t nitems, capitems;
@@ -87,13 +87,15 @@ add_level(const char *type, const char *field, int by)
 	nlevels++;
 }
 
+static const struct { const char *type, *field; } known[] = {
+	{ "container", "container_id" }, { "pod", "pod_id" },
+	{ "vm", "vm_id" }, { "unit", "unit" },
+};
+#define NKNOWN (sizeof(known) / sizeof(known[0]))
+
 static void
 parse_levels(const char *arg)
 {
-	static const struct { const char *type, *field; } known[] = {
-		{ "container", "container_id" }, { "pod", "pod_id" },
-		{ "vm", "vm_id" }, { "unit", "unit" },
-	};
 	char *list, *name, *save;
 	size_t i;
 
@@ -101,15 +103,43 @@ parse_levels(const char *arg)
 		err(KP_EXIT_FAILURE, "strdup");
 	for (name = strtok_r(list, ",", &save); name;
 	    name = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		for (i = 0; i < NKNOWN; i++)
 			if (strcmp(name, known[i].type) == 0)
 				break;
-		if (i == sizeof(known) / sizeof(known[0]))
+		if (i == NKNOWN)
 			errx(KP_EXIT_USAGE, "--level must be container, pod, "
 			    "vm or unit: '%s'", name);
 		add_level(known[i].type, known[i].field, 0);
 	}
 	free(list);
+}
+
+/*
+ * A --by field: a name of a group record's own members would be written
+ * twice in it, and a level's field is that level's.
+ */
+static void
+check_by(const char *field)
+{
+	static const char *const members[] = {
+		"type", "seq", "zone", "by", "processes", "cpu_us",
+		"energy_uj", "watts", "total_uj", "state", NULL
+	};
+	const char *const *m;
+	size_t i;
+
+	if (*field == '\0' || field[strspn(field, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")] != '\0')
+		errx(KP_EXIT_USAGE, "--by wants a field name of letters, "
+		    "digits and '_': '%s'", field);
+	for (m = members; *m; m++)
+		if (strcmp(field, *m) == 0)
+			errx(KP_EXIT_USAGE, "--by '%s': a member of every group "
+			    "record", field);
+	for (i = 0; i < NKNOWN; i++)
+		if (strcmp(field, known[i].field) == 0)
+			errx(KP_EXIT_USAGE, "--by '%s': use --level %s", field,
+			    known[i].type);
 }
 
 static struct group *
@@ -146,8 +176,70 @@ list_group(size_t l, struct group *g)
 	g->listed = 1;
 }
 
-/* One process record: its sums go to its group, or the host, at each level. */
+/* The group of level lv with id text id, or NULL if there is none yet. */
+static struct group *
+group_find(struct level *lv, const char *id, size_t len)
+{
+	struct group *g;
+	char *key;
+
+	if ((key = strndup(id, len)) == NULL)
+		err(KP_EXIT_FAILURE, "strndup");
+	g = kp_map_get(lv->groups, key);
+	free(key);
+	return g;
+}
+
+/* Whether sum + v and then total + sum + v fit an int64_t. */
 static int
+adds_fit(int64_t total, int64_t sum, int64_t v)
+{
+	int64_t r;
+
+	return !__builtin_add_overflow(sum, v, &r) &&
+	    !__builtin_add_overflow(total, r, &r);
+}
+
+/*
+ * Whether a record's cpu_us and energy_uj fit every sum and total they go
+ * to, at every level, checked before any is changed: a record that would
+ * overflow one is rejected whole, so that every level stays exact.
+ */
+static int
+sums_fit(const struct kp_flat *f, struct member *m, int z, int64_t cpu_us,
+    int64_t energy_uj)
+{
+	struct level *lv;
+	struct group *g;
+	size_t l;
+	int i;
+
+	for (l = 0; l < nlevels; l++) {
+		lv = &levels[l];
+		if (m != NULL)
+			g = m->g[l];
+		else if ((i = kp_flat_find(f, lv->field)) < 0)
+			g = NULL;
+		else if ((g = group_find(lv, f->val[i], f->vallen[i])) == NULL)
+			continue;	/* a new group: its sums are this record */
+		if (g == NULL ? !adds_fit(0, lv->host_cpu_us[z], cpu_us) ||
+		    !adds_fit(lv->host_total_uj[z], lv->host_energy_uj[z],
+		    energy_uj) : !adds_fit(0, g->cpu_us[z], cpu_us) ||
+		    !adds_fit(g->total_uj[z], g->energy_uj[z], energy_uj))
+			return 0;
+	}
+	return 1;
+}
+
+#define NO_FIELDS "process record without a zone and an integer energy_uj"
+#define TOO_MANY_ZONES "process record of a zone beyond the first 64: " \
+    "left out (see kp-aggregate(1))"
+
+/*
+ * One process record: its sums go to its group, or the host, at each level.
+ * Returns NULL, or why the record cannot be added.
+ */
+static const char *
 add_process(const struct kp_flat *f)
 {
 	const char *zone, *state, *id, *pod;
@@ -160,21 +252,29 @@ add_process(const struct kp_flat *f)
 
 	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
 	    memchr(zone, '\\', len) != NULL ||
-	    (z = kp_zone_index(&zones, zone + 1, len - 2)) < 0 ||
+	    (z = kp_zone_index(&zones, zone + 1, len - 2)) == -1 ||
 	    !kp_flat_int(f, "energy_uj", &energy_uj) || energy_uj < 0)
-		return -1;
+		return NO_FIELDS;
+	if (z < 0)
+		return TOO_MANY_ZONES;
+	/* A member is known by pid and starttime: without a pid, it is none. */
+	if (!kp_flat_int(f, "pid", &pid) || pid <= 0)
+		return "process record without a positive integer pid";
 	kp_flat_int(f, "cpu_us", &cpu_us);
-	kp_flat_int(f, "pid", &pid);
 	kp_flat_int(f, "starttime", &starttime);
 	state = kp_flat_str(f, "state", &len);
 	terminated = state != NULL && len == 12 &&
 	    memcmp(state, "\"terminated\"", 12) == 0;
-	zones_seen |= 1u << z;
-	held++;
-
 	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
 	    (long long)starttime);
-	if ((m = kp_map_get(members, key)) == NULL) {
+	m = kp_map_get(members, key);
+	if (!sums_fit(f, m, z, cpu_us, energy_uj))
+		return "process record whose energy_uj or cpu_us overflows a "
+		    "64-bit sum";
+	zones_seen |= UINT64_C(1) << z;
+	held++;
+
+	if (m == NULL) {
 		if ((m = calloc(1, sizeof(*m))) == NULL)
 			err(KP_EXIT_FAILURE, "calloc");
 		for (l = 0; l < nlevels; l++) {
@@ -205,7 +305,7 @@ add_process(const struct kp_flat *f)
 		g->processes[z]++;
 		g->cpu_us[z] += cpu_us;
 		g->energy_uj[z] += energy_uj;
-		g->touched |= 1u << z;
+		g->touched |= UINT64_C(1) << z;
 		list_group(l, g);
 	}
 	if (terminated) {
@@ -214,7 +314,24 @@ add_process(const struct kp_flat *f)
 				g->ended = 1;
 		free(kp_map_remove(members, key));
 	}
-	return 0;
+	return NULL;
+}
+
+/* A process record: added, or reported; whether it is to be passed on. */
+static int
+take_process(struct kp_reader *r, struct kp_record *rec)
+{
+	struct kp_flat f;
+	const char *why;
+
+	why = kp_flat_scan(rec->line, rec->len, &f) < 0 ? NO_FIELDS :
+	    add_process(&f);
+	if (why != NULL) {
+		if (rec->obj != NULL || kp_reader_parse(r, rec) != NULL)
+			kp_reader_reject(r, "%s", why);
+		return 0;
+	}
+	return !drop_processes;
 }
 
 /* A node or unattributed record: its zone has a host record at every level. */
@@ -230,7 +347,7 @@ see_zone(struct kp_record *rec)
 	    (zone = kp_flat_str(&f, "zone", &len)) != NULL &&
 	    memchr(zone, '\\', len) == NULL &&
 	    (z = kp_zone_index(&zones, zone + 1, len - 2)) >= 0)
-		zones_seen |= 1u << z;
+		zones_seen |= UINT64_C(1) << z;
 }
 
 static int
@@ -331,14 +448,14 @@ end_interval(int64_t seq, int64_t dt_us)
 			z = order[zi];
 			for (j = i; j < nitems && items[j].level == l; j++) {
 				g = items[j].g;
-				if ((g->touched & 1u << z) || (g->ended &&
+				if ((g->touched & UINT64_C(1) << z) || (g->ended &&
 				    g->total_uj[z] > 0))
 					emit_group(lv, g, z, seq, dt_us);
 			}
 		}
 		for (zi = 0; zi < nz; zi++) {
 			z = order[zi];
-			if (!(zones_seen & 1u << z))
+			if (!(zones_seen & UINT64_C(1) << z))
 				continue;
 			lv->host_total_uj[z] += lv->host_energy_uj[z];
 			rec_start("host", seq, z);
@@ -423,12 +540,25 @@ save_state(struct kp_state *st)
 	kp_state_commit_new(st, data);
 }
 
+/* Whether a stored id is one JSON value, as a group's id is written. */
+static int
+value_ok(const char *id)
+{
+	return kp_flat_text_members("\"id\":", id, strlen(id)) == 1;
+}
+
+/*
+ * The host totals go on across a reboot, like the node's; the processes of
+ * an earlier boot are gone, so are its groups and members: their pid:starttime
+ * keys come again in this boot.
+ */
 static void
 load_state(struct kp_state *st, const char *path)
 {
+	int rebooted = kp_state_data(st) == NULL;
 	json_t *data = kp_state_data_any_boot(st), *lvs, *lv, *gs, *v, *ids,
 	    *mem;
-	const char *key, *id;
+	const char *key, *id, *pod;
 	struct member *m;
 	struct group *g;
 	size_t l, i;
@@ -447,15 +577,20 @@ load_state(struct kp_state *st, const char *path)
 			continue;
 		kp_zones_load(&zones, json_object_get(lv, "host"),
 		    levels[l].host_total_uj);
-		gs = json_object_get(lv, "groups");
+		gs = rebooted ? NULL : json_object_get(lv, "groups");
 		json_array_foreach(gs, i, v) {
 			if ((id = kp_json_str(v, "id")) == NULL)
 				continue;
+			pod = kp_json_str(v, "pod");
+			if (!value_ok(id) || (pod != NULL && !value_ok(pod))) {
+				warnx("%s: a group whose id is not a JSON value "
+				    "in the state file, left out", path);
+				continue;
+			}
 			g = group_get(&levels[l], id, strlen(id));
 			kp_zones_load(&zones, json_object_get(v, "totals"),
 			    g->total_uj);
-			if ((id = kp_json_str(v, "pod")) != NULL &&
-			    (g->pod = strdup(id)) == NULL)
+			if (pod != NULL && (g->pod = strdup(pod)) == NULL)
 				err(KP_EXIT_FAILURE, "strdup");
 		}
 	}
@@ -464,6 +599,8 @@ load_state(struct kp_state *st, const char *path)
 	 * so that the count always matches them; a level this run does not
 	 * have is left out.
 	 */
+	if (rebooted)
+		return;
 	json_object_foreach(mem, key, ids) {
 		if ((m = calloc(1, sizeof(*m))) == NULL)
 			err(KP_EXIT_FAILURE, "calloc");
@@ -501,7 +638,6 @@ main(int argc, char *argv[])
 	struct kp_state *st = NULL;
 	struct kp_reader *r;
 	struct kp_record rec;
-	struct kp_flat f;
 	size_t l, i, nby = 0;
 	int ch, status, level_given = 0;
 
@@ -509,11 +645,7 @@ main(int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
-			if (*optarg == '\0' || optarg[strspn(optarg,
-			    "abcdefghijklmnopqrstuvwxyz"
-			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")] != '\0')
-				errx(KP_EXIT_USAGE, "--by wants a field name of "
-				    "letters, digits and '_': '%s'", optarg);
+			check_by(optarg);
 			if (nby == LEVELS_MAX)
 				errx(KP_EXIT_USAGE, "at most %d levels",
 				    LEVELS_MAX);
@@ -556,16 +688,7 @@ main(int argc, char *argv[])
 			continue;
 		}
 		if (strcmp(rec.type, "process") == 0) {
-			if (kp_flat_scan(rec.line, rec.len, &f) < 0 ||
-			    add_process(&f) < 0) {
-				if (rec.obj != NULL ||
-				    kp_reader_parse(r, &rec) != NULL)
-					kp_reader_reject(r, "process record "
-					    "without a zone and an integer "
-					    "energy_uj");
-				continue;
-			}
-			if (drop_processes)
+			if (!take_process(r, &rec))
 				continue;
 		} else if (strcmp(rec.type, "node") == 0 ||
 		    strcmp(rec.type, "unattributed") == 0)

@@ -30,6 +30,7 @@ struct proc {
 	int64_t pid, starttime, cpu_us;
 	int terminated;
 	size_t id_off, id_len;		/* its identity members, as JSON text */
+	size_t line_off, line_len;	/* its line in lines; 0, 0 if sampled */
 	struct workload *w;		/* its totals */
 };
 
@@ -41,9 +42,11 @@ struct interval {
 	size_t nprocs, capprocs;
 	int has_cpu, has_total;
 	int64_t cpu_us, total_cpu_us;
+	int64_t procs_us;	/* sum of the procs' cpu_us, checked to fit */
 	double ratio;
 	struct kp_buf text;	/* identity texts */
 	struct kp_buf lines;	/* consumed lines, to pass on if unused */
+	int64_t seq;		/* theirs; -1 before the first */
 };
 
 /* One share of a zone's energy, and what rounding left of it. */
@@ -92,6 +95,7 @@ static struct ended *ended;
 static size_t nended;
 static struct kp_buf out;
 static struct share *shares, **order;	/* scratch, one per process + 2 */
+static int64_t ended_seq = -1;		/* of the last interval record */
 static size_t nshares;
 
 static void
@@ -150,14 +154,16 @@ forget(int64_t pid, int64_t starttime)
 	free(kp_map_remove(workloads, key));
 }
 
+/* Over all zones; at most INT64_MAX, as each zone's total may be near it. */
 static int64_t
 sum_total(const struct workload *w)
 {
 	int64_t sum = 0;
 	size_t z;
 
-	for (z = 0; z < KP_ZONES_MAX; z++)
-		sum += w->total_uj[z];
+	for (z = 0; z < zones.n; z++)
+		if (__builtin_add_overflow(sum, w->total_uj[z], &sum))
+			return INT64_MAX;
 	return sum;
 }
 
@@ -249,7 +255,7 @@ split(int64_t uj, struct share *shares, size_t n, int idle,
 	if (left_uj == 0)
 		return;
 	qsort(order, n, sizeof(*order), by_remainder);
-	for (i = 0; left_uj > 0; i++, left_uj--)
+	for (i = 0; i < n && left_uj > 0; i++, left_uj--)
 		(*(idle ? &order[i]->idle_uj : &order[i]->active_uj))++;
 }
 
@@ -424,6 +430,8 @@ static void
 interval_clear(struct interval *iv)
 {
 	iv->nenergy = iv->nprocs = 0;
+	iv->procs_us = 0;
+	iv->seq = -1;
 	iv->has_cpu = iv->has_total = 0;
 	iv->text.len = iv->lines.len = 0;
 }
@@ -438,16 +446,46 @@ copy_member(struct kp_buf *b, const struct kp_flat *f, const char *key)
 		kp_buf_raw(b, key, f->val[i], f->vallen[i]);
 }
 
+#define NO_FIELDS "without its required fields (see kp-records(5))"
+#define OVERFLOW "with a value whose sum overflows a 64-bit total"
+#define TOO_MANY_ZONES "of a zone beyond the first 64: left out " \
+    "(see kp-attribute(1))"
+
+/*
+ * Whether v more microjoules of zone z would still fit every total that
+ * they go to: the node's and the unattributed total, with what this
+ * interval already holds.  A process's total is a part of the node's.
+ */
 static int
+energy_fits(const struct interval *iv, int z, int64_t v)
+{
+	int64_t held_uj = v, total_uj;
+	size_t i;
+
+	for (i = 0; i < iv->nenergy; i++)
+		if (iv->energy[i].zone == z &&
+		    __builtin_add_overflow(held_uj, iv->energy[i].energy_uj,
+		    &held_uj))
+			return 0;
+	return !__builtin_add_overflow(node_total[z].total_uj, held_uj,
+	    &total_uj) && !__builtin_add_overflow(unattributed_total[z],
+	    held_uj, &total_uj);
+}
+
+static const char *
 hold_energy(struct interval *iv, const struct kp_flat *f)
 {
 	struct energy *e;
 	int64_t v;
 	int z;
 
-	if ((z = energy_zone(f)) < 0 ||
+	if ((z = energy_zone(f)) == -1 ||
 	    !kp_flat_int(f, "energy_uj", &v) || v < 0)
-		return -1;
+		return NO_FIELDS;
+	if (z < 0)
+		return TOO_MANY_ZONES;
+	if (!energy_fits(iv, z, v))
+		return OVERFLOW;
 	if (iv->nenergy == iv->capenergy) {
 		iv->capenergy = iv->capenergy * 2 + 4;
 		iv->energy = xrealloc(iv->energy, iv->capenergy,
@@ -460,10 +498,10 @@ hold_energy(struct interval *iv, const struct kp_flat *f)
 	copy_member(&iv->text, f, "source");
 	copy_member(&iv->text, f, "estimated");
 	e->src_len = iv->text.len - e->src_off;
-	return 0;
+	return NULL;
 }
 
-static int
+static const char *
 hold_cpu(struct interval *iv, const struct kp_flat *f)
 {
 	double ratio = kp_flat_number(f, "usage_ratio");
@@ -471,16 +509,16 @@ hold_cpu(struct interval *iv, const struct kp_flat *f)
 
 	if (!kp_flat_int(f, "cpu_us", &v) || v < 0 ||
 	    !(ratio >= 0 && ratio <= 1))
-		return -1;
+		return NO_FIELDS;
 	iv->has_cpu = 1;
 	iv->cpu_us = v;
 	iv->ratio = ratio;
 	iv->has_total = kp_flat_int(f, "total_cpu_us", &t);
 	iv->total_cpu_us = t;
-	return 0;
+	return NULL;
 }
 
-static int
+static const char *
 hold_proc(struct interval *iv, const struct kp_flat *f)
 {
 	static const char *const identity[] = {
@@ -489,12 +527,16 @@ hold_proc(struct interval *iv, const struct kp_flat *f)
 	};
 	const char *const *k, *state;
 	struct proc *p;
-	int64_t pid, cpu_us, starttime = 0;
+	int64_t pid, cpu_us, sum_us, starttime = 0;
 	size_t len;
 
 	if (!kp_flat_int(f, "pid", &pid) || pid <= 0 ||
 	    !kp_flat_int(f, "cpu_us", &cpu_us) || cpu_us < 0)
-		return -1;
+		return NO_FIELDS;
+	/* The shares' denominator is this sum: it must be exact. */
+	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us))
+		return OVERFLOW;
+	iv->procs_us = sum_us;
 	kp_flat_int(f, "starttime", &starttime);
 	if (iv->nprocs == iv->capprocs) {
 		iv->capprocs = iv->capprocs * 2 + 64;
@@ -506,24 +548,25 @@ hold_proc(struct interval *iv, const struct kp_flat *f)
 	p->starttime = starttime;
 	p->cpu_us = cpu_us;
 	state = kp_flat_str(f, "state", &len);
+	p->line_off = p->line_len = 0;
 	p->terminated = state != NULL && len == 12 &&
 	    memcmp(state, "\"terminated\"", 12) == 0;
 	p->id_off = iv->text.len;
 	for (k = identity; *k; k++)
 		copy_member(&iv->text, f, *k);
 	p->id_len = iv->text.len - p->id_off;
-	return 0;
+	return NULL;
 }
 
-/* A record this stage consumes, from its line; -1 if it is malformed. */
-static int
+/* A record this stage consumes, from its line; why not, if it cannot. */
+static const char *
 hold_line(struct interval *iv, const char *type, const char *line,
     size_t len)
 {
 	struct kp_flat f;
 
 	if (kp_flat_scan(line, len, &f) < 0)
-		return -1;
+		return NO_FIELDS;
 	if (strcmp(type, "energy") == 0)
 		return hold_energy(iv, &f);
 	if (strcmp(type, "cpu") == 0)
@@ -541,22 +584,47 @@ consumed(const char *type)
 static void
 hold(struct kp_reader *r, struct kp_record *rec, struct interval *iv)
 {
-	if (hold_line(iv, rec->type, rec->line, rec->len) < 0) {
+	const char *why;
+
+	/*
+	 * A record belongs to the interval of its seq, which its interval
+	 * record ends (kp-records(5)): one that comes later, or among those
+	 * of another interval, would be attributed and written as another's.
+	 */
+	if (rec->seq <= ended_seq) {
+		kp_reader_reject(r, "%s record of interval %lld, which has "
+		    "ended", rec->type, (long long)rec->seq);
+		return;
+	}
+	if (iv->seq >= 0 && rec->seq != iv->seq) {
+		kp_reader_reject(r, "%s record of interval %lld among records "
+		    "of interval %lld", rec->type, (long long)rec->seq,
+		    (long long)iv->seq);
+		return;
+	}
+	if ((why = hold_line(iv, rec->type, rec->line, rec->len)) != NULL) {
 		if (rec->obj == NULL && kp_reader_parse(r, rec) == NULL)
 			return;		/* not JSON: reported */
-		kp_reader_reject(r, "%s record without its required fields "
-		    "(see kp-records(5))", rec->type);
+		kp_reader_reject(r, "%s record %s", rec->type, why);
 		return;
+	}
+	if (strcmp(rec->type, "proc") == 0) {
+		iv->procs[iv->nprocs - 1].line_off = iv->lines.len;
+		iv->procs[iv->nprocs - 1].line_len = rec->len;
 	}
 	kp_buf_add(&iv->lines, rec->line, rec->len);
 	kp_buf_add(&iv->lines, "\n", 1);
+	iv->seq = rec->seq;
 }
 
 static void
 hold_sampled(const char *type, const char *line, size_t len, void *arg)
 {
-	if (hold_line(arg, type, line, len) < 0)
-		errx(KP_EXIT_FAILURE, "%s: an unreadable sample", procdir);
+	const char *why;
+
+	if ((why = hold_line(arg, type, line, len)) != NULL)
+		errx(KP_EXIT_FAILURE, "%s: a sampled %s record %s", procdir,
+		    type, why);
 }
 
 static void
@@ -568,6 +636,19 @@ pass_lines(struct kp_buf *lines)
 		nl = memchr(p, '\n', (size_t)(end - p));
 		kp_out_raw(p, (size_t)(nl - p));
 	}
+}
+
+/*
+ * An interval record of another seq than the records held: they are not
+ * its own, and wait for no other; they pass on, reported.
+ */
+static void
+pass_foreign(struct kp_reader *r, struct interval *iv, int64_t seq)
+{
+	kp_reader_reject(r, "interval %lld ends records of interval %lld: "
+	    "they pass on unattributed", (long long)seq, (long long)iv->seq);
+	pass_lines(&iv->lines);
+	interval_clear(iv);
 }
 
 /* Seconds since the RFC 3339 time ts (UTC, "Z"); 0 if it is not one. */
@@ -604,12 +685,62 @@ check_live(struct kp_reader *r, struct kp_record *rec, int64_t dt_us)
 		    (long long)rec->seq, age);
 }
 
+/*
+ * Proc records without a cpu record: the node's CPU time is unknown, so
+ * this stage samples /proc for the whole interval, and those records, not
+ * attributed, pass on as they came, reported.
+ */
+static void
+pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
+{
+	struct proc *p;
+	size_t i;
+
+	kp_reader_reject(r, "interval %lld has %zu proc record(s) but no cpu "
+	    "record: they pass on unattributed (see kp-records(5))",
+	    (long long)seq, iv->nprocs);
+	for (i = 0; i < iv->nprocs; i++) {
+		p = &iv->procs[i];
+		kp_out_raw(iv->lines.s + p->line_off, p->line_len);
+	}
+	iv->nprocs = 0;
+	iv->procs_us = 0;
+}
+
+/*
+ * A terminated process waits to be reported in the next interval with
+ * energy.  When the tracker is full, the one with the least energy goes
+ * unreported: the smallest held one makes room, unless it is the new one.
+ */
+static void
+track_ended(const struct proc *p, const struct workload *w, const char *text)
+{
+	size_t j, min = 0;
+	struct ended *e;
+
+	if ((size_t)max_terminated == nended) {
+		for (j = 1; j < nended; j++)
+			if (sum_total(&ended[j].w) < sum_total(&ended[min].w))
+				min = j;
+		if (sum_total(w) <= sum_total(&ended[min].w))
+			return;
+		free(ended[min].id);
+		ended[min] = ended[--nended];
+	}
+	ended = xrealloc(ended, nended + 1, sizeof(*ended));
+	e = &ended[nended++];
+	e->w = *w;
+	e->id_len = p->id_len;
+	if ((e->id = malloc(p->id_len + 1)) == NULL)
+		err(KP_EXIT_FAILURE, "malloc");
+	memcpy(e->id, text + p->id_off, p->id_len);
+}
+
 /* Processes that ended in this interval have had their last share. */
 static void
 retire(struct interval *iv, int attributed)
 {
 	struct workload *w;
-	struct ended *e;
 	struct proc *p;
 	size_t i;
 
@@ -624,26 +755,8 @@ retire(struct interval *iv, int attributed)
 			continue;
 		w = workload(p->pid, p->starttime, 0);
 		if (!attributed && w != NULL && reportable(w) &&
-		    max_terminated > 0) {
-			/* The tracker is full: the smallest goes unreported. */
-			if ((size_t)max_terminated == nended) {
-				size_t j, min = 0;
-
-				for (j = 1; j < nended; j++)
-					if (sum_total(&ended[j].w) <
-					    sum_total(&ended[min].w))
-						min = j;
-				free(ended[min].id);
-				ended[min] = ended[--nended];
-			}
-			ended = xrealloc(ended, nended + 1, sizeof(*ended));
-			e = &ended[nended++];
-			e->w = *w;
-			e->id_len = p->id_len;
-			if ((e->id = malloc(p->id_len + 1)) == NULL)
-				err(KP_EXIT_FAILURE, "malloc");
-			memcpy(e->id, iv->text.s + p->id_off, p->id_len);
-		}
+		    max_terminated > 0)
+			track_ended(p, w, iv->text.s);
 		forget(p->pid, p->starttime);
 	}
 }
@@ -660,12 +773,18 @@ end_interval(struct kp_reader *r, struct interval *iv, struct kp_record *rec,
 	int64_t dt_us = kp_record_dt_us(rec);
 	size_t i;
 
+	if (iv->seq >= 0 && iv->seq != rec->seq)
+		pass_foreign(r, iv, rec->seq);
+	ended_seq = rec->seq;
 	if (!iv->has_cpu) {
+		if (iv->nenergy > 0 && iv->nprocs > 0)
+			pass_unsampled(r, iv, rec->seq);
 		if (iv->nenergy > 0)
 			check_live(r, rec, dt_us);
 		if (kp_sampler_scan(s) < 0)
 			err(KP_EXIT_FAILURE, "%s", procdir);
 		iv->nprocs = 0;
+		iv->procs_us = 0;
 		kp_sampler_emit(s, rec->seq, hold_sampled, iv);
 	}
 	if (iv->nenergy == 0)
@@ -687,18 +806,117 @@ end_interval(struct kp_reader *r, struct interval *iv, struct kp_record *rec,
 	interval_clear(iv);
 }
 
+/*
+ * Totals from a state file are checked before they are used: a process's
+ * or the unattributed total is a part of its zone's node total, so that
+ * a check of the node total when energy is added (energy_fits) keeps
+ * every total from overflowing.
+ */
+static int
+totals_within(const int64_t *total_uj)
+{
+	size_t z;
+
+	for (z = 0; z < zones.n; z++)
+		if (total_uj[z] < 0 || total_uj[z] > node_total[z].total_uj)
+			return 0;
+	return 1;
+}
+
+static void
+load_node(json_t *node, const char *path)
+{
+	const char *zone;
+	json_t *v;
+	int z;
+
+	json_object_foreach(node, zone, v) {
+		if ((z = kp_zone_index(&zones, zone, strlen(zone))) < 0)
+			continue;
+		kp_json_int(v, "total_uj", &node_total[z].total_uj);
+		kp_json_int(v, "active_total_uj", &node_total[z].active_total_uj);
+		kp_json_int(v, "idle_total_uj", &node_total[z].idle_total_uj);
+		if (node_total[z].total_uj < 0 ||
+		    node_total[z].active_total_uj < 0 ||
+		    node_total[z].idle_total_uj < 0 ||
+		    node_total[z].active_total_uj > node_total[z].total_uj ||
+		    node_total[z].idle_total_uj > node_total[z].total_uj) {
+			warnx("%s: unusable totals of zone '%s' in the state "
+			    "file, starting from zero", path, zone);
+			memset(&node_total[z], 0, sizeof(node_total[z]));
+		}
+	}
+}
+
+static void
+load_procs(json_t *procs, const char *path)
+{
+	long long pid, starttime;
+	struct workload w;
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(procs, key, v) {
+		if (sscanf(key, "%lld:%lld", &pid, &starttime) != 2)
+			continue;
+		memset(&w, 0, sizeof(w));
+		kp_zones_load(&zones, v, w.total_uj);
+		if (!totals_within(w.total_uj)) {
+			warnx("%s: unusable totals of process '%s' in the "
+			    "state file, left out", path, key);
+			continue;
+		}
+		*workload(pid, starttime, 1) = w;
+	}
+}
+
+/* Whether stored identity text is what hold_proc copies: ,"pid":7,... */
+static int
+id_ok(const char *id)
+{
+	return id[0] == ',' &&
+	    kp_flat_text_members("", id + 1, strlen(id + 1)) > 0;
+}
+
+static void
+load_ended(json_t *list, const char *path)
+{
+	struct ended *e;
+	struct workload w;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(list, i, v) {
+		if (!json_is_string(json_object_get(v, "id")) ||
+		    (max_terminated > 0 && nended == (size_t)max_terminated))
+			continue;
+		if (!id_ok(kp_json_str(v, "id"))) {
+			warnx("%s: a terminated process whose identity is not "
+			    "JSON members in the state file, left out", path);
+			continue;
+		}
+		memset(&w, 0, sizeof(w));
+		kp_zones_load(&zones, json_object_get(v, "totals"), w.total_uj);
+		if (!totals_within(w.total_uj)) {
+			warnx("%s: unusable totals of a terminated process in "
+			    "the state file, left out", path);
+			continue;
+		}
+		ended = xrealloc(ended, nended + 1, sizeof(*ended));
+		e = &ended[nended++];
+		e->w = w;
+		if ((e->id = strdup(kp_json_str(v, "id"))) == NULL)
+			err(KP_EXIT_FAILURE, "strdup");
+		e->id_len = strlen(e->id);
+	}
+}
+
 /* Totals and the /proc baseline from the previous run, if it left them. */
 static void
 load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 {
-	json_t *data = kp_state_data_any_boot(st), *node, *unattr, *procs, *v,
-	    *list, *saved;
-	const char *key, *zone;
-	long long pid, starttime;
-	struct workload *w;
-	struct ended *e;
-	size_t i;
-	int z;
+	json_t *data = kp_state_data_any_boot(st), *node, *unattr, *procs,
+	    *saved;
 
 	if (data == NULL)
 		return;
@@ -710,36 +928,22 @@ load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 		    "zero", path);
 		return;
 	}
-	json_object_foreach(node, zone, v) {
-		if ((z = kp_zone_index(&zones, zone, strlen(zone))) < 0)
-			continue;
-		kp_json_int(v, "total_uj", &node_total[z].total_uj);
-		kp_json_int(v, "active_total_uj", &node_total[z].active_total_uj);
-		kp_json_int(v, "idle_total_uj", &node_total[z].idle_total_uj);
-	}
+	load_node(node, path);
 	kp_zones_load(&zones, unattr, unattributed_total);
-	json_object_foreach(procs, key, v) {
-		if (sscanf(key, "%lld:%lld", &pid, &starttime) != 2)
-			continue;
-		w = workload(pid, starttime, 1);
-		kp_zones_load(&zones, v, w->total_uj);
+	if (!totals_within(unattributed_total)) {
+		warnx("%s: unusable unattributed totals in the state file, "
+		    "starting from zero", path);
+		memset(unattributed_total, 0, sizeof(unattributed_total));
 	}
-	list = json_object_get(data, "terminated");
-	json_array_foreach(list, i, v) {
-		if (!json_is_string(json_object_get(v, "id")) ||
-		    (max_terminated > 0 && nended == (size_t)max_terminated))
-			continue;
-		ended = xrealloc(ended, nended + 1, sizeof(*ended));
-		e = &ended[nended++];
-		memset(&e->w, 0, sizeof(e->w));
-		if ((e->id = strdup(kp_json_str(v, "id"))) == NULL)
-			err(KP_EXIT_FAILURE, "strdup");
-		e->id_len = strlen(e->id);
-		kp_zones_load(&zones, json_object_get(v, "totals"),
-		    e->w.total_uj);
-	}
+	load_ended(json_object_get(data, "terminated"), path);
+	/*
+	 * The node's totals go on across a reboot, but the processes of an
+	 * earlier boot are gone, and their pid:starttime keys come again in
+	 * this one; a /proc sample of an earlier boot means nothing either.
+	 */
 	if (kp_state_data(st) == NULL)
-		return;		/* a /proc sample of an earlier boot means nothing */
+		return;
+	load_procs(procs, path);
 	if ((saved = json_object_get(data, "sampler")) != NULL &&
 	    kp_sampler_load(s, saved) < 0)
 		warnx("%s: unusable /proc sample in the state file, "
@@ -788,6 +992,7 @@ run(struct kp_reader *r, struct kp_sampler *s)
 	int status = KP_EXIT_OK;
 
 	memset(&iv, 0, sizeof(iv));
+	iv.seq = -1;
 	/* Never NULL, so that offsets into them are always defined. */
 	iv.text.cap = iv.lines.cap = 256;
 	if ((iv.text.s = malloc(iv.text.cap)) == NULL ||

@@ -97,14 +97,18 @@ struct kp_flat {		/* spans of the line scanned */
 	size_t keylen[KP_FLAT_MAX], vallen[KP_FLAT_MAX];
 };
 int kp_flat_scan(const char *line, size_t len, struct kp_flat *f);
+int kp_flat_text_members(const char *head, const char *text, size_t len);
 int kp_flat_find(const struct kp_flat *f, const char *key);
 int kp_flat_int(const struct kp_flat *f, const char *key, int64_t *val);
 double kp_flat_number(const struct kp_flat *f, const char *key);
 const char *kp_flat_str(const struct kp_flat *f, const char *key,
     size_t *len);
 int64_t kp_record_dt_us(const struct kp_record *rec);	/* 0 if none */
-/* The zones a stage has seen, in order of first sight. */
-#define KP_ZONES_MAX 16
+/*
+ * The zones a stage has seen, in order of first sight; kp_zone_index gives
+ * -1 for a name of more than 31 bytes, -2 for one more than KP_ZONES_MAX.
+ */
+#define KP_ZONES_MAX 64
 struct kp_zones {
 	char name[KP_ZONES_MAX][32];
 	size_t n;

@@ -259,8 +259,9 @@ kp_reader_parse(struct kp_reader *r, struct kp_record *rec)
 /*
  * A flat scan of one record: the members of the top-level object as spans
  * of the line, without building JSON values.  Strings are checked for
- * valid escapes and no control characters, numbers and literals for their
- * characters, and nested values are skipped over (and checked likewise).
+ * valid escapes, valid UTF-8 and no control characters, numbers for JSON's
+ * grammar, literals for their letters, and nested values are skipped over
+ * (and checked likewise).
  * Returns 0, or -1 if the line is not such an object.
  */
 static const char *
@@ -271,14 +272,37 @@ skip_ws(const char *p, const char *end)
 	return p;
 }
 
+/*
+ * The length of the UTF-8 sequence at p, 0 if it is not valid; the line
+ * may end without a NUL, so its last bytes are read from a padded copy.
+ */
+static size_t
+utf8_len(const char *p, const char *end)
+{
+	unsigned char tail[5] = { 0 };
+
+	if (end - p >= 4)
+		return kp_utf8_len((const unsigned char *)p);
+	memcpy(tail, p, (size_t)(end - p));
+	return kp_utf8_len(tail);
+}
+
 static const char *
 skip_string(const char *p, const char *end)
 {
+	size_t n;
+
 	for (p++; p < end; p++) {
 		if (*p == '"')
 			return p + 1;
 		if ((unsigned char)*p < 0x20)
 			return NULL;
+		if ((unsigned char)*p >= 0x80) {
+			if ((n = utf8_len(p, end)) == 0)
+				return NULL;	/* JSON text is UTF-8 */
+			p += n - 1;
+			continue;
+		}
 		if (*p == '\\') {
 			if (++p == end)
 				return NULL;
@@ -294,6 +318,37 @@ skip_string(const char *p, const char *end)
 		}
 	}
 	return NULL;
+}
+
+static const char *
+skip_digits(const char *p, const char *end)
+{
+	const char *q = p;
+
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	return p > q ? p : NULL;
+}
+
+/* A number as JSON's grammar has it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static const char *
+skip_number(const char *p, const char *end)
+{
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if ((p = skip_digits(p, end)) == NULL)
+		return NULL;
+	if (p < end && *p == '.' && (p = skip_digits(p + 1, end)) == NULL)
+		return NULL;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		p = skip_digits(p, end);
+	}
+	return p;
 }
 
 static const char *
@@ -340,11 +395,7 @@ skip_value(const char *p, const char *end, int depth)
 	case 'n':
 		return end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
 	default:
-		q = p;
-		while (p < end && strchr("+-.0123456789eE", *p) != NULL &&
-		    *p != '\0')
-			p++;
-		return p > q ? p : NULL;
+		return skip_number(p, end);
 	}
 }
 
@@ -390,6 +441,26 @@ kp_flat_scan(const char *line, size_t len, struct kp_flat *f)
 			return -1;
 		p = skip_ws(p, end);
 	}
+}
+
+/*
+ * The number of members of {head text}, or -1 if it is not one object as
+ * kp_flat_scan reads it: a check of JSON text stored to be written again,
+ * such as members in a state file.
+ */
+int
+kp_flat_text_members(const char *head, const char *text, size_t len)
+{
+	struct kp_flat f;
+	char *buf;
+	int n;
+
+	if (asprintf(&buf, "{%s%.*s}", head, (int)len, text) < 0)
+		err(KP_EXIT_FAILURE, "asprintf");
+	n = strlen(buf) == strlen(head) + len + 2 &&
+	    kp_flat_scan(buf, strlen(buf), &f) == 0 ? (int)f.n : -1;
+	free(buf);
+	return n;
 }
 
 /* The index of member key, or -1. */
@@ -476,7 +547,32 @@ kp_record_dt_us(const struct kp_record *rec)
 	return dt_us;
 }
 
-/* The index of a zone name, added if new; -1 if there are too many. */
+/*
+ * Whether a zone name can be written between quotes as it is: no quote,
+ * backslash or control character, and a '/' only as kp-attribute's
+ * zone/socket, before a socket number.  A name from a state file is
+ * checked here as much as one from a record.
+ */
+static int
+zone_name_ok(const char *name, size_t len)
+{
+	const char *slash = memchr(name, '/', len);
+	size_t i;
+
+	if (len == 0 || slash == name || slash == name + len - 1)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (name[i] == '"' || name[i] == '\\' ||
+		    (unsigned char)name[i] < 0x20 || (slash != NULL &&
+		    name + i > slash && (name[i] < '0' || name[i] > '9')))
+			return 0;
+	return 1;
+}
+
+/*
+ * The index of a zone name, added if new; -1 if it is too long or not a
+ * name, -2 if there are too many.
+ */
 int
 kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 {
@@ -486,8 +582,10 @@ kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 		if (strlen(zs->name[i]) == len &&
 		    memcmp(zs->name[i], name, len) == 0)
 			return (int)i;
-	if (zs->n == KP_ZONES_MAX || len >= sizeof(zs->name[0]))
+	if (len >= sizeof(zs->name[0]) || !zone_name_ok(name, len))
 		return -1;
+	if (zs->n == KP_ZONES_MAX)
+		return -2;
 	memcpy(zs->name[zs->n], name, len);
 	zs->name[zs->n][len] = '\0';
 	return (int)zs->n++;

@@ -212,3 +212,123 @@ interval() {
 	assert_line -n 1 '{"type":"mystery","seq":1,"x":[1,}'
 	assert_equal "$stderr" "kp-aggregate: <stdin>:3: not JSON: unexpected token near '}'"
 }
+
+@test "a process record whose energy would overflow a sum is rejected whole" {
+	process 1 package 1 9223372036854775807 '"container_id":"a"'
+	process 1 package 2 1 '"container_id":"a"'
+	process 1 package 3 1 '"container_id":"b"'
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$stderr" "kp-aggregate: <stdin>:3: process record whose energy_uj or cpu_us overflows a 64-bit sum"
+	# jq reads integers as doubles: these are compared as text.
+	assert_equal "$(sed -n 's/.*"container_id":\("[ab]"\),"processes":\([0-9]*\),"cpu_us":[0-9]*,"energy_uj":\([0-9]*\),.*"total_uj":\([0-9]*\).*/\1 \2 \3 \4/p' <<< "$output" | tr '\n' ' ')" \
+	    '"a" 1 9223372036854775807 9223372036854775807 "b" 1 1 1 '
+}
+
+@test "a process record with a bad number or bytes that are not UTF-8 is rejected" {
+	process 1 package 1 7 '"container_id":"a","x":1.'
+	process 1 package 2 5 "$(printf '"container_id":"\xff"')"
+	process 1 package 3 4 '"container_id":"b"'
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$(grep -c 'not JSON' <<< "$stderr")" 2
+	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" b
+	refute_output --partial '"x":1.'
+}
+
+@test "after a reboot groups and members start anew; host totals go on" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	process 1 package 2 3 '"state":"running"'
+	interval 1
+	run kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	sed 's/"boot_id":"[^"]*"/"boot_id":"earlier"/' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"
+	process 2 package 1 5 '"container_id":"a","state":"running"'
+	process 2 package 2 4 '"state":"running"'
+	interval 2
+	run --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	assert_equal "$stderr" "kp-aggregate: $S: written before a reboot, starting a new baseline"
+	assert_equal "$(jq -r 'select(.type == "container" or .type == "host") | "\(.type) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "container 5 host 7 "
+}
+
+@test "a stored group whose id is not one JSON value is left out" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	interval 1
+	run kp-aggregate --level container --state "$S" < "$IN"
+	jq -c '.data.levels.container_id.groups += [{"id": "X}", "totals": {"package": 1}}, {"id": "\"b\",\"x\":1", "totals": {}}, {"id": "\"c\"", "pod": "}", "totals": {}}]' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"
+	process 2 package 1 5 '"container_id":"a","state":"terminated"'
+	interval 2
+	run --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	assert_equal "$(grep -c 'a group whose id is not a JSON value in the state file, left out' <<< "$stderr")" 3
+	printf '%s\n' "$output" | jq -e . > /dev/null
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.container_id) \(.total_uj)"' <<< "$output")" "a 12"
+}
+
+@test "--by a name of a group record's members or of a level's field is a usage error" {
+	for field in type seq zone by processes cpu_us energy_uj watts total_uj state; do
+		run -2 --separate-stderr kp-aggregate --by "$field"
+		assert_equal "$stderr" "kp-aggregate: --by '$field': a member of every group record"
+	done
+	run -2 --separate-stderr kp-aggregate --level container --by pod_id
+	assert_equal "$stderr" "kp-aggregate: --by 'pod_id': use --level pod"
+	run -2 --separate-stderr kp-aggregate --by unit
+	assert_equal "$stderr" "kp-aggregate: --by 'unit': use --level unit"
+}
+
+@test "a process record without a pid is rejected, not merged with another" {
+	echo '{"type":"process","seq":1,"zone":"package","energy_uj":3,"container_id":"a"}' >> "$IN"
+	echo '{"type":"process","seq":1,"zone":"package","pid":0,"energy_uj":4,"container_id":"a"}' >> "$IN"
+	echo '{"type":"process","seq":1,"zone":"package","energy_uj":5,"container_id":"b"}' >> "$IN"
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$stderr" "kp-aggregate: <stdin>:2: process record without a positive integer pid
+kp-aggregate: <stdin>:3: process record without a positive integer pid
+kp-aggregate: <stdin>:4: process record without a positive integer pid"
+	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" ""
+}
+
+@test "64 zones are summed apart; a process record of a 65th is reported" {
+	for z in $(seq 0 64); do process 1 "z$z" 1 7 '"container_id":"a"'; done
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$stderr" "kp-aggregate: <stdin>:66: process record of a zone beyond the first 64: left out (see kp-aggregate(1))"
+	assert_equal "$(jq -s '[.[] | select(.type == "container" and .energy_uj == 7)] | length' <<< "$output")" 64
+	assert_equal "$(jq -s '[.[] | select(.type == "host")] | length' <<< "$output")" 64
+}
+
+@test "a level with no members still writes its host record for each zone" {
+	echo '{"type":"node","seq":1,"zone":"package","energy_uj":5}' >> "$IN"
+	process 1 dram 1 3
+	interval 1
+	run --separate-stderr kp-aggregate --level vm < "$IN"
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "vm" or .type == "host") | "\(.type) \(.zone) \(.processes) \(.energy_uj)"' <<< "$output" | tr '\n' ' ')" "host dram 1 3 host package 0 0 "
+}
+
+@test "a zone name in a state file that cannot be written as it is, is left out" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	interval 1
+	run kp-aggregate --level container --state "$S" < "$IN"
+	jq -c '.data.levels.container_id.groups[0].totals += {"pack\"age": 1, "dram/x": 2, "dram/0": 3}' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"
+	process 2 package 1 5 '"container_id":"a","state":"terminated"'
+	interval 2
+	run --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	printf '%s\n' "$output" | jq -e . > /dev/null
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.zone) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "dram/0 3 package 12 "
+}

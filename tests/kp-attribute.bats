@@ -474,3 +474,141 @@ field() {
 	assert_success
 	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node") | "\(.socket):\(.idle_uj)"' | tr '\n' ' ')" "1:5000000 0:2000000 "
 }
+
+@test "CPU times whose sum overflows are rejected; the rest still conserves" {
+	header; energy 1 package 100; cpu 1 100 100
+	proc 1 7 9223372036854775807; proc 1 8 1; interval 1
+	for denominator in node processes; do
+		attribute --denominator "$denominator"
+		assert_failure 3
+		assert_equal "$stderr" "kp-attribute: <stdin>:5: proc record with a value whose sum overflows a 64-bit total"
+		assert_equal "$(field process pid)" 7
+		assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process" or .type == "unattributed") | .energy_uj] | add')" 100
+	done
+}
+
+@test "energy that would overflow a cumulative total is rejected" {
+	header; energy 1 package 9223372036854775807; cpu 1 1 1; proc 1 7 1; interval 1
+	energy 2 package 1; cpu 2 1 1; proc 2 7 1; interval 2
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:6: energy record with a value whose sum overflows a 64-bit total"
+	# jq reads integers as doubles: these are compared as text.
+	assert_equal "$(grep -o '^{"type":"\(node\|process\)".*"total_uj":[0-9]*' <<< "$output" | sed 's/.*"total_uj"://' | tr '\n' ' ')" \
+	    "9223372036854775807 9223372036854775807 "
+}
+
+@test "totals in a state file beyond their zone's node total are left out" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	attribute --state "$S"
+	sed 's/"4:1":{"package":100}/"4:1":{"package":101}/' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"; energy 2 package 100; cpu 2 1 1; proc 2 4 1; interval 2
+	attribute --state "$S"
+	assert_success
+	assert_equal "$stderr" "kp-attribute: $S: unusable totals of process '4:1' in the state file, left out"
+	assert_equal "$(field process total_uj)" 100
+}
+
+@test "a consumed record that is not JSON, or not UTF-8, is rejected, not written" {
+	for bad in '-' '01' '1.' '"\xff"' '"\xe2\x82"'; do
+		: > "$IN"; energy 1 package 100; cpu 1 100 100
+		printf '{"type":"proc","seq":1,"pid":7,"cpu_us":50,"comm":%b}\n' "$bad" >> "$IN"
+		proc 1 8 50; interval 1
+		attribute
+		assert_failure 3
+		assert_regex "$stderr" '^kp-attribute: <stdin>:3: not JSON: '
+		assert_equal "$(field process pid)" 8
+	done
+	: > "$IN"; energy 1 package 100; cpu 1 100 100
+	echo '{"type":"proc","seq":1,"pid":7,"cpu_us":50,"x":[-0.5e+3,1E9,0],"comm":"\u00e9é"}' >> "$IN"
+	interval 1
+	attribute
+	assert_success
+	assert_equal "$(field process comm)" "éé"
+}
+
+@test "proc records in an interval without a cpu record pass on, reported" {
+	header; energy 1 package 100
+	echo '{"type":"proc","seq":1,"pid":4242,"cpu_us":50}' >> "$IN"
+	now_interval 1
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:4: interval 1 has 1 proc record(s) but no cpu record: they pass on unattributed (see kp-records(5))"
+	assert_line '{"type":"proc","seq":1,"pid":4242,"cpu_us":50}'
+	assert_equal "$(field node energy_uj)" 100
+}
+
+@test "--max-terminated leaves out the terminated process with the least energy" {
+	header
+	energy 1 package 100; cpu 1 100 100; proc 1 7 90; proc 1 9 10; interval 1
+	cpu 2 100 100; proc 2 7 0 terminated; interval 2
+	cpu 3 100 100; proc 3 9 0 terminated; interval 3
+	energy 4 package 100; cpu 4 100 100; interval 4
+	attribute --max-terminated 1
+	assert_success
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "process" and .seq == 4) | "\(.pid) \(.total_uj)"')" "7 90"
+	: > "$IN"; header
+	energy 1 package 100; cpu 1 100 100; proc 1 9 10; proc 1 7 90; interval 1
+	cpu 2 100 100; proc 2 9 0 terminated; interval 2
+	cpu 3 100 100; proc 3 7 0 terminated; interval 3
+	energy 4 package 100; cpu 4 100 100; interval 4
+	attribute --max-terminated 1
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "process" and .seq == 4) | "\(.pid) \(.total_uj)"')" "7 90"
+}
+
+@test "after a reboot a process's totals start from zero, the node's go on" {
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	run kp-attribute --proc "$P" --state "$S" < "$IN"
+	echo 00000000-0000-0000-0000-000000000000 > "$P/sys/kernel/random/boot_id"
+	: > "$IN"; energy 2 package 60; cpu 2 1 1; proc 2 4 1; interval 2
+	run --separate-stderr kp-attribute --proc "$P" --state "$S" < "$IN"
+	assert_success
+	assert_equal "$(field process total_uj)" 60
+	assert_equal "$(field node total_uj)" 160
+}
+
+@test "a terminated process whose stored identity is not JSON members is left out" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	attribute --state "$S"
+	jq -c '.data.terminated = [{"id": "GARBAGE", "totals": {}}, {"id": ",\"pid\":5", "totals": {}}]' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	: > "$IN"; energy 2 package 100; cpu 2 1 1; interval 2
+	attribute --state "$S"
+	assert_success
+	assert_equal "$stderr" "kp-attribute: $S: a terminated process whose identity is not JSON members in the state file, left out"
+	refute_output --partial GARBAGE
+	printf '%s\n' "$output" | jq -e . > /dev/null
+	assert_equal "$(field process pid)" 5
+}
+
+@test "64 zones are split apart; an energy record of a 65th is reported" {
+	header
+	for z in $(seq 0 64); do energy 1 "z$z" 100; done
+	cpu 1 1 1; proc 1 4 1; interval 1
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:66: energy record of a zone beyond the first 64: left out (see kp-attribute(1))"
+	assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process")] | length')" 64
+	assert_equal "$(field process energy_uj z63)" 100
+}
+
+@test "a record whose seq is not its interval's is reported and skipped" {
+	header; energy 1 package 100; cpu 1 1 1; interval 1
+	energy 1 package 100; cpu 2 1 1; proc 3 4 1; interval 2
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:5: energy record of interval 1, which has ended
+kp-attribute: <stdin>:7: proc record of interval 3 among records of interval 2"
+	assert_equal "$(field node seq)" 1
+	: > "$IN"; header; energy 3 package 100; cpu 3 1 1; interval 2
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:4: interval 2 ends records of interval 3: they pass on unattributed"
+	assert_equal "$(field node seq)" ""
+	assert_line -n 1 '{"type":"energy","seq":3,"zone":"package","energy_uj":100,"watts":0,"source":"powercap","estimated":false,"sockets":1}'
+}
