@@ -1564,6 +1564,19 @@ str_or_dash(const struct rec *rec, const char *key)
 	return s != NULL ? s : "-";
 }
 
+/* An integer member as text in buf, or "-" where the record has none. */
+static const char *
+int_or_dash(char *buf, size_t len, const struct rec *rec, const char *key)
+{
+	int64_t v;
+
+	if (fint(rec, key, &v))
+		snprintf(buf, len, "%lld", (long long)v);
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
 static void
 table_interval_line(const struct block *b, const struct rec *interval)
 {
@@ -1781,7 +1794,6 @@ table_processes(const struct block *b)
 	struct table t;
 	const struct rec **sel, *rec;
 	size_t i, n;
-	int64_t v;
 
 	sel = select_sorted(b, "process", &n);
 	if (has_carbon)
@@ -1790,11 +1802,8 @@ table_processes(const struct block *b)
 		table_init(&t, "rllrrrl", head);
 	for (i = 0; i < n; i++) {
 		rec = sel[i];
-		if (fint(rec, "pid", &v))
-			snprintf(pid, sizeof(pid), "%lld", (long long)v);
-		else
-			snprintf(pid, sizeof(pid), "-");
-		table_cell(&t, pid, SIZE_MAX);
+		table_cell(&t, int_or_dash(pid, sizeof(pid), rec, "pid"),
+		    SIZE_MAX);
 		table_cell(&t, str_or_dash(rec, "comm"), SIZE_MAX);
 		table_cell(&t, zone_text(z, sizeof(z), rec), SIZE_MAX);
 		table_cell(&t, rec_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
@@ -1870,7 +1879,6 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 	struct table t;
 	const struct rec **sel, *rec;
 	size_t i, n;
-	int64_t v;
 
 	sel = select_sorted(b, type, &n);
 	if (n > 0)
@@ -1888,10 +1896,7 @@ table_groups(const struct block *b, const char *type, const char *id_key,
 		table_init(&t, "llrrrr", head);
 	for (i = 0; i < n; i++) {
 		rec = sel[i];
-		if (fint(rec, "processes", &v))
-			snprintf(procs, sizeof(procs), "%lld", (long long)v);
-		else
-			snprintf(procs, sizeof(procs), "-");
+		int_or_dash(procs, sizeof(procs), rec, "processes");
 		table_cell(&t, group_name(id, sizeof(id), rec, id_key), id_max);
 		table_cell(&t, zone_text(z, sizeof(z), rec), SIZE_MAX);
 		table_cell(&t, rec_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
