@@ -260,7 +260,8 @@ add_process(const struct kp_flat *f)
 	/* A member is known by pid and starttime: without a pid, it is none. */
 	if (!kp_flat_int(f, "pid", &pid) || pid <= 0)
 		return "process record without a positive integer pid";
-	kp_flat_int(f, "cpu_us", &cpu_us);
+	if (kp_flat_int(f, "cpu_us", &cpu_us) && cpu_us < 0)
+		return "process record with a negative cpu_us";
 	kp_flat_int(f, "starttime", &starttime);
 	state = kp_flat_str(f, "state", &len);
 	terminated = state != NULL && len == 12 &&

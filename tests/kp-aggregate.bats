@@ -298,6 +298,16 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" ""
 }
 
+@test "a process record with a negative cpu_us is rejected" {
+	process 1 package 1 3 '"container_id":"a"'
+	echo '{"type":"process","seq":1,"zone":"package","pid":2,"starttime":1,"cpu_us":-10,"energy_uj":4,"container_id":"a"}' >> "$IN"
+	interval 1
+	run --separate-stderr kp-aggregate --level container < "$IN"
+	assert_failure 3
+	assert_equal "$stderr" "kp-aggregate: <stdin>:3: process record with a negative cpu_us"
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.processes) \(.cpu_us) \(.energy_uj)"' <<< "$output")" "1 10 3"
+}
+
 @test "64 zones are summed apart; a process record of a 65th is reported" {
 	for z in $(seq 0 64); do process 1 "z$z" 1 7 '"container_id":"a"'; done
 	interval 1
