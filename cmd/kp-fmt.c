@@ -90,6 +90,7 @@ struct series {
 	int64_t last_in;	/* the cumulative field as last read */
 	int64_t offset;		/* added after the input's total was reset */
 	int64_t sum_uj;		/* kp-fmt's own total, from the deltas */
+	int64_t shown_uj;	/* the counter's last sample */
 	int seen;
 	int saturated;		/* reported as held at INT64_MAX */
 	int forgettable;	/* of a workload that ends, not of a zone */
@@ -2386,6 +2387,10 @@ prom_counter(const struct family *f, const char *series_key, const struct rec *r
 		return 0;
 	if (over)
 		report_saturated(s, series_key, rec);
+	/* A negative total, which no stage writes, must not take it back. */
+	if (*uj < s->shown_uj)
+		*uj = s->shown_uj;
+	s->shown_uj = *uj;
 	return 1;
 }
 

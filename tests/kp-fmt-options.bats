@@ -203,6 +203,23 @@ EOF2
 EOF2
 }
 
+@test "prometheus: a negative input total never takes a counter below zero or back" {
+	local in=$BATS_TEST_TMPDIR/in seq total
+	seq=0
+	for total in -5 3000000 -7 4000000; do
+		seq=$((seq + 1))
+		echo '{"type":"container","seq":'$seq',"zone":"package","container_id":"c","processes":1,"cpu_us":1,"energy_uj":1,"total_uj":'$total'}'
+		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
+	done >"$in"
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$in"
+	assert_output - <<'EOF2'
+0.000000
+3.000000
+3.000000
+7.000000
+EOF2
+}
+
 @test "a counter or sum past 64 bits is held at its limit, reported, exit 3" {
 	local max=9223372036854775807 in=$BATS_TEST_TMPDIR/in
 	for seq in 1 2; do
