@@ -245,8 +245,7 @@ interval() {
 	interval 1
 	run kp-aggregate --level container --state "$S" < "$IN"
 	assert_success
-	sed 's/"boot_id":"[^"]*"/"boot_id":"earlier"/' "$S" > "$S.new"
-	mv "$S.new" "$S"
+	edit_state '.boot_id = "earlier"'
 	: > "$IN"
 	process 2 package 1 5 '"container_id":"a","state":"running"'
 	process 2 package 2 4 '"state":"running"'
@@ -262,8 +261,7 @@ interval() {
 	process 1 package 1 7 '"container_id":"a","state":"running"'
 	interval 1
 	run kp-aggregate --level container --state "$S" < "$IN"
-	jq -c '.data.levels.container_id.groups += [{"id": "X}", "totals": {"package": 1}}, {"id": "\"b\",\"x\":1", "totals": {}}, {"id": "\"c\"", "pod": "}", "totals": {}}]' "$S" > "$S.new"
-	mv "$S.new" "$S"
+	edit_state '.data.levels.container_id.groups += [{"id": "X}", "totals": {"package": 1}}, {"id": "\"b\",\"x\":1", "totals": {}}, {"id": "\"c\"", "pod": "}", "totals": {}}]'
 	: > "$IN"
 	process 2 package 1 5 '"container_id":"a","state":"terminated"'
 	interval 2
@@ -332,8 +330,7 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	process 1 package 1 7 '"container_id":"a","state":"running"'
 	interval 1
 	run kp-aggregate --level container --state "$S" < "$IN"
-	jq -c '.data.levels.container_id.groups[0].totals += {"pack\"age": 1, "dram/x": 2, "dram/0": 3}' "$S" > "$S.new"
-	mv "$S.new" "$S"
+	edit_state '.data.levels.container_id.groups[0].totals += {"pack\"age": 1, "dram/x": 2, "dram/0": 3}'
 	: > "$IN"
 	process 2 package 1 5 '"container_id":"a","state":"terminated"'
 	interval 2

@@ -575,8 +575,7 @@ field() {
 	S=$BATS_TEST_TMPDIR/ka.state
 	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
 	attribute --state "$S"
-	jq -c '.data.terminated = [{"id": "GARBAGE", "totals": {}}, {"id": ",\"pid\":5", "totals": {}}]' "$S" > "$S.new"
-	mv "$S.new" "$S"
+	edit_state '.data.terminated = [{"id": "GARBAGE", "totals": {}}, {"id": ",\"pid\":5", "totals": {}}]'
 	: > "$IN"; energy 2 package 100; cpu 2 1 1; interval 2
 	attribute --state "$S"
 	assert_success

@@ -486,7 +486,7 @@ bad_stat() {
 
 @test "a bad process row in the state file costs only that process's interval" {
 	run_state
-	jq '.data.sampler.procs[2][2] = -5' "$S" > "$S.new" && mv "$S.new" "$S"
+	edit_state '.data.sampler.procs[2][2] = -5'
 	advance_node
 	set_ticks 100 3090 1030
 	set_ticks 200 600 100
@@ -500,7 +500,7 @@ bad_stat() {
 
 @test "a stored sample that is not in the past is a new baseline, not a negative dt_us" {
 	run_state
-	jq '.data.mono_us += 1e11' "$S" > "$S.new" && mv "$S.new" "$S"
+	edit_state '.data.mono_us += 1e11'
 	advance_node
 	run_state
 	assert_success

@@ -124,8 +124,7 @@ setup() {
 	run jq -r 'select(.type == "energy") | "\(.zone)/\(.socket)"' <<< "$output"
 	assert_output "$(printf '%s\n' package/0 dram/1)"
 	# A state file of the earlier format, a bare value, is not used either.
-	jq -c '.data.members["intel-rapl:0"] = 100000000000' "$S" > "$S.new"
-	mv "$S.new" "$S"
+	edit_state '.data.members["intel-rapl:0"] = 100000000000'
 	run_state
 	assert_equal "$stderr" "rapl-read: $S: counter 'intel-rapl:0' is not the one stored (its zone, socket or range differs); starting a new baseline for it"
 	refute_line --partial '"zone":"package"'

@@ -27,8 +27,7 @@ run_state() {
 # two runs a few milliseconds apart would otherwise be refused as steps
 # no zone could make.
 age_state() {
-	jq -c ".data.mono_us -= $1 * 1000000" "$S" > "$S.new"
-	mv "$S.new" "$S"
+	edit_state ".data.mono_us -= $1 * 1000000"
 }
 
 # set_uj ENTRY UJ: sets the counter of a zone entry, such as intel-rapl:1.

@@ -43,6 +43,13 @@ as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
 
+# edit_state FILTER: rewrites the state file $S through jq FILTER, as a
+# run between two runs might find it: changed, aged or corrupt.
+edit_state() {
+	jq -c "$1" "$S" > "$S.new"
+	mv "$S.new" "$S"
+}
+
 # Sums field $2 over the records of type $1 in file $3.
 jq_sum() {
 	jq -s "[.[] | select(.type == \"$1\") | .$2] | add // 0" "$3"
