@@ -273,6 +273,38 @@ churn_peak_kb() {
 	((output > 10))
 }
 
+# Eight intervals, with 1 J for the node and 1 J for pid 7 in those listed
+# in $1 only; kp-fmt keeps both counters itself.
+forget_stream() {
+	local seq
+	for seq in 1 2 3 4 5 6 7 8; do
+		case " $1 " in *" $seq "*)
+			echo '{"type":"process","seq":'$seq',"zone":"package","pid":7,"starttime":1,"comm":"p","cpu_us":1,"energy_uj":1000000}'
+			echo '{"type":"node","seq":'$seq',"zone":"package","energy_uj":1000000}' ;;
+		esac
+		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
+	done >"$BATS_TEST_TMPDIR/forget"
+}
+
+# The last sample of family $1 that kp-fmt -f prometheus writes, in the
+# last interval listed (an interval without records has none).
+forget_sample() {
+	kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/forget" | grep "^$1" |
+	    tail -n 1 | cut -d' ' -f2
+}
+
+@test "prometheus: a process series is forgotten after 5 intervals without a sample, node never" {
+	# Missing from 4 intervals (2 to 5): kept, and counted on.
+	forget_stream "1 6"
+	assert_equal "$(forget_sample kepler_process_cpu_joules_total)" 2.000000
+	assert_equal "$(forget_sample kepler_node_cpu_joules_total)" 2.000000
+	# Missing from 5 (2 to 6): the process's forgotten, counted again
+	# from zero; the node's kept.
+	forget_stream "1 7"
+	assert_equal "$(forget_sample kepler_process_cpu_joules_total)" 1.000000
+	assert_equal "$(forget_sample kepler_node_cpu_joules_total)" 2.000000
+}
+
 @test "prometheus: the platform families only from the psys zone" {
 	run -0 kp-fmt -f prometheus <"$TWO"
 	refute_line --partial "kp_node_platform"
