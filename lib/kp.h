@@ -172,7 +172,6 @@ struct kp_map *kp_map_new(void);
 void *kp_map_get(struct kp_map *m, const char *key);
 void kp_map_put(struct kp_map *m, const char *key, void *val);
 void *kp_map_remove(struct kp_map *m, const char *key);
-size_t kp_map_count(const struct kp_map *m);
 /* Visit every entry; the callback may not change the map. */
 void kp_map_each(struct kp_map *m,
     void (*fn)(const char *key, void *val, void *arg), void *arg);

@@ -139,12 +139,6 @@ kp_map_remove(struct kp_map *m, const char *key)
 	return val;
 }
 
-size_t
-kp_map_count(const struct kp_map *m)
-{
-	return m->count;
-}
-
 void
 kp_map_each(struct kp_map *m, void (*fn)(const char *, void *, void *),
     void *arg)
