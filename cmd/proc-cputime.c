@@ -182,8 +182,10 @@ filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
 		mono_us = kp_mono_us();
 	}
 	status = run_filter(s, &seq, &mono_us, &nlines);
-	if (st && nlines == 0)
+	if (st && nlines == 0 && stored)
 		sample_once(s, path, stored, &seq, &mono_us);
+	else if (st && nlines == 0)	/* the scan above is the baseline */
+		kp_out_header("proc-cputime");
 	if (st)
 		save_state(s, st, seq, mono_us);
 	return status;
