@@ -144,6 +144,26 @@ kp_utf8_len(const unsigned char *s)
 }
 
 /*
+ * The character at *s copied to p, or U+FFFD for a byte that begins no
+ * valid UTF-8 sequence; both are moved past it.  At most 4 bytes, and 3
+ * for each byte read.
+ */
+static char *
+put_char(char *p, const unsigned char **s)
+{
+	size_t n;
+
+	if ((n = kp_utf8_len(*s)) == 0) {
+		(*s)++;
+		memcpy(p, "\xef\xbf\xbd", 3);
+		return p + 3;
+	}
+	memcpy(p, *s, n);
+	*s += n;
+	return p + n;
+}
+
+/*
  * A JSON string from bytes that came from the kernel (comm, cgroup paths)
  * and may be any bytes: each invalid UTF-8 byte becomes U+FFFD.
  */
@@ -152,21 +172,12 @@ kp_json_text(const char *bytes)
 {
 	const unsigned char *s = (const unsigned char *)bytes;
 	char *buf, *p;
-	size_t n;
 	json_t *str;
 
 	if ((buf = malloc(strlen(bytes) * 3 + 1)) == NULL)
 		err(KP_EXIT_FAILURE, "malloc");
-	for (p = buf; *s; s += n) {
-		if ((n = kp_utf8_len(s)) == 0) {
-			memcpy(p, "\xef\xbf\xbd", 3);
-			p += 3;
-			n = 1;
-		} else {
-			memcpy(p, s, n);
-			p += n;
-		}
-	}
+	for (p = buf; *s;)
+		p = put_char(p, &s);
 	str = json_stringn(buf, (size_t)(p - buf));
 	free(buf);
 	return str;
@@ -292,20 +303,15 @@ kp_buf_text(struct kp_buf *b, const char *key, const char *bytes)
 	const unsigned char *s = (const unsigned char *)bytes;
 	const char *e;
 	char *p;
-	size_t n;
 
 	buf_key(b, key);
 	buf_reserve(b, strlen(bytes) * 6 + 2);
 	p = b->s + b->len;
 	*p++ = '"';
-	for (; *s; s += n) {
-		if ((n = kp_utf8_len(s)) == 0) {
-			memcpy(p, "\xef\xbf\xbd", 3);
-			p += 3;
-			n = 1;
-		} else if (*s == '"' || *s == '\\') {
+	while (*s) {
+		if (*s == '"' || *s == '\\') {
 			*p++ = '\\';
-			*p++ = (char)*s;
+			*p++ = (char)*s++;
 		} else if (*s < 0x20) {
 			*p++ = '\\';
 			if ((e = memchr(short_esc, *s, 5)) != NULL)
@@ -316,10 +322,9 @@ kp_buf_text(struct kp_buf *b, const char *key, const char *bytes)
 				p[4] = hex[*s & 0xf];
 				p += 5;
 			}
-		} else {
-			memcpy(p, s, n);
-			p += n;
-		}
+			s++;
+		} else
+			p = put_char(p, &s);
 	}
 	*p++ = '"';
 	b->len = (size_t)(p - b->s);
