@@ -380,7 +380,8 @@ attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
     int64_t dt_us)
 {
 	size_t i, n = iv->nprocs;
-	int64_t idle_uj, active_uj, procs_us = 0, excess_us = 0, total_uj;
+	int64_t idle_uj, active_uj, procs_us = iv->procs_us, excess_us = 0;
+	int64_t total_uj;
 	struct workload *w;
 	struct proc *p;
 	size_t k;
@@ -392,7 +393,6 @@ attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
 		shares[i].pid = iv->procs[i].pid;
 		shares[i].starttime = iv->procs[i].starttime;
 		shares[i].active_uj = shares[i].idle_uj = 0;
-		procs_us += shares[i].cpu_us;
 	}
 	memset(&shares[n], 0, sizeof(shares[n]));
 	shares[n].pid = -1;
