@@ -142,21 +142,31 @@ check_by(const char *field)
 			    known[i].type);
 }
 
+/* The group of level lv with id text id, or NULL if there is none yet. */
 static struct group *
-group_get(struct level *lv, const char *id, size_t len)
+group_find(struct level *lv, const char *id, size_t len)
 {
 	struct group *g;
 	char *key;
 
 	if ((key = strndup(id, len)) == NULL)
 		err(KP_EXIT_FAILURE, "strndup");
-	if ((g = kp_map_get(lv->groups, key)) == NULL) {
-		if ((g = calloc(1, sizeof(*g))) == NULL)
-			err(KP_EXIT_FAILURE, "calloc");
-		g->id = key;
-		kp_map_put(lv->groups, key, g);
-	} else
-		free(key);
+	g = kp_map_get(lv->groups, key);
+	free(key);
+	return g;
+}
+
+static struct group *
+group_get(struct level *lv, const char *id, size_t len)
+{
+	struct group *g;
+
+	if ((g = group_find(lv, id, len)) != NULL)
+		return g;
+	if ((g = calloc(1, sizeof(*g))) == NULL ||
+	    (g->id = strndup(id, len)) == NULL)
+		err(KP_EXIT_FAILURE, "calloc");
+	kp_map_put(lv->groups, g->id, g);
 	return g;
 }
 
@@ -174,20 +184,6 @@ list_group(size_t l, struct group *g)
 	items[nitems].level = l;
 	items[nitems++].g = g;
 	g->listed = 1;
-}
-
-/* The group of level lv with id text id, or NULL if there is none yet. */
-static struct group *
-group_find(struct level *lv, const char *id, size_t len)
-{
-	struct group *g;
-	char *key;
-
-	if ((key = strndup(id, len)) == NULL)
-		err(KP_EXIT_FAILURE, "strndup");
-	g = kp_map_get(lv->groups, key);
-	free(key);
-	return g;
 }
 
 /* Whether sum + v and then total + sum + v fit an int64_t. */
@@ -211,6 +207,7 @@ sums_fit(const struct kp_flat *f, struct member *m, int z, int64_t cpu_us,
 {
 	struct level *lv;
 	struct group *g;
+	const int64_t *cpu, *energy, *total;
 	size_t l;
 	int i;
 
@@ -222,10 +219,11 @@ sums_fit(const struct kp_flat *f, struct member *m, int z, int64_t cpu_us,
 			g = NULL;
 		else if ((g = group_find(lv, f->val[i], f->vallen[i])) == NULL)
 			continue;	/* a new group: its sums are this record */
-		if (g == NULL ? !adds_fit(0, lv->host_cpu_us[z], cpu_us) ||
-		    !adds_fit(lv->host_total_uj[z], lv->host_energy_uj[z],
-		    energy_uj) : !adds_fit(0, g->cpu_us[z], cpu_us) ||
-		    !adds_fit(g->total_uj[z], g->energy_uj[z], energy_uj))
+		cpu = g != NULL ? g->cpu_us : lv->host_cpu_us;
+		energy = g != NULL ? g->energy_uj : lv->host_energy_uj;
+		total = g != NULL ? g->total_uj : lv->host_total_uj;
+		if (!adds_fit(0, cpu[z], cpu_us) ||
+		    !adds_fit(total[z], energy[z], energy_uj))
 			return 0;
 	}
 	return 1;
