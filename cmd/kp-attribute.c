@@ -85,7 +85,7 @@ static size_t nbaseline;
 static long long max_terminated = 500;
 static int64_t min_terminated_uj = 0;
 
-static struct kp_zones zones;
+static struct kp_zones zones = { .socket_keys = 1 };
 static struct {
 	int64_t total_uj, active_total_uj, idle_total_uj;
 } node_total[KP_ZONES_MAX];

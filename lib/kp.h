@@ -112,6 +112,7 @@ int64_t kp_record_dt_us(const struct kp_record *rec);	/* 0 if none */
 struct kp_zones {
 	char name[KP_ZONES_MAX][32];
 	size_t n;
+	int socket_keys;	/* names may be kp-attribute's zone/socket */
 };
 int kp_zone_index(struct kp_zones *zs, const char *name, size_t len);
 /* Per-zone integers as a saved object {"zone": n, ...}, zeros left out. */

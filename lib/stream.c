@@ -550,16 +550,17 @@ kp_record_dt_us(const struct kp_record *rec)
 /*
  * Whether a zone name can be written between quotes as it is: no quote,
  * backslash or control character, and a '/' only as kp-attribute's
- * zone/socket, before a socket number.  A name from a state file is
- * checked here as much as one from a record.
+ * zone/socket (socket_keys), before a socket number.  A name from a state
+ * file is checked here as much as one from a record.
  */
 static int
-zone_name_ok(const char *name, size_t len)
+zone_name_ok(const char *name, size_t len, int socket_keys)
 {
 	const char *slash = memchr(name, '/', len);
 	size_t i;
 
-	if (len == 0 || slash == name || slash == name + len - 1)
+	if (len == 0 || (slash != NULL && (!socket_keys || slash == name ||
+	    slash == name + len - 1)))
 		return 0;
 	for (i = 0; i < len; i++)
 		if (name[i] == '"' || name[i] == '\\' ||
@@ -582,7 +583,8 @@ kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 		if (strlen(zs->name[i]) == len &&
 		    memcmp(zs->name[i], name, len) == 0)
 			return (int)i;
-	if (len >= sizeof(zs->name[0]) || !zone_name_ok(name, len))
+	if (len >= sizeof(zs->name[0]) ||
+	    !zone_name_ok(name, len, zs->socket_keys))
 		return -1;
 	if (zs->n == KP_ZONES_MAX)
 		return -2;

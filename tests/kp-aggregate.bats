@@ -337,5 +337,5 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	run --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
 	assert_success
 	printf '%s\n' "$output" | jq -e . > /dev/null
-	assert_equal "$(jq -r 'select(.type == "container") | "\(.zone) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "dram/0 3 package 12 "
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.zone) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "package 12 "
 }
