@@ -571,6 +571,24 @@ field() {
 	assert_equal "$(field node total_uj)" 160
 }
 
+@test "after a reboot a terminated process still waiting is reported, and it is said" {
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/ka.state
+	# pid 4 ends in interval 2, which has no energy: it waits.
+	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	cpu 2 1 1; proc 2 4 0 terminated; interval 2
+	run kp-attribute --proc "$P" --state "$S" < "$IN"
+	refute_line --regexp '"type":"process".*"state":"terminated"'
+	echo 00000000-0000-0000-0000-000000000000 > "$P/sys/kernel/random/boot_id"
+	: > "$IN"; energy 3 package 60; cpu 3 1 1; interval 3
+	run --separate-stderr kp-attribute --proc "$P" --state "$S" < "$IN"
+	assert_success
+	assert_equal "$stderr" "kp-attribute: $S: written before a reboot, starting a new baseline"
+	assert_equal "$(field process state)" terminated
+	assert_equal "$(field process pid)" 4
+	assert_equal "$(field process total_uj)" 100
+}
+
 @test "a terminated process whose stored identity is not JSON members is left out" {
 	S=$BATS_TEST_TMPDIR/ka.state
 	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
