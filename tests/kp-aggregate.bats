@@ -256,6 +256,25 @@ interval() {
 	assert_equal "$(jq -r 'select(.type == "container" or .type == "host") | "\(.type) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "container 5 host 7 "
 }
 
+@test "a process whose terminated record never comes keeps its group running, across --state runs" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	interval 1
+	run -0 kp-aggregate --level container --state "$S" < "$IN"
+	# An interval in which pid 1 has no record, as kp-attribute leaves
+	# out the terminated record of a process below --min-terminated-energy.
+	: > "$IN"
+	interval 2
+	run -0 kp-aggregate --level container --state "$S" < "$IN"
+	run -0 jq -c '[.data.members["1:1"].container_id, .data.levels.container_id.groups[0].totals.package]' "$S"
+	assert_output '["\"a\"",7]'
+	: > "$IN"
+	process 3 package 1 5 '"container_id":"a","state":"running"'
+	interval 3
+	run -0 kp-aggregate --level container --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.total_uj) \(.state)"' <<< "$output")" "12 running"
+}
+
 @test "a stored group whose id is not one JSON value is left out" {
 	S=$BATS_TEST_TMPDIR/ag.state
 	process 1 package 1 7 '"container_id":"a","state":"running"'
