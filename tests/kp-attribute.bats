@@ -536,7 +536,9 @@ field() {
 	attribute
 	assert_failure 3
 	assert_equal "$stderr" "kp-attribute: <stdin>:4: interval 1 has 1 proc record(s) but no cpu record: they pass on unattributed (see kp-records(5))"
-	assert_line '{"type":"proc","seq":1,"pid":4242,"cpu_us":50}'
+	# Passed on as it came, and before the interval's node record.
+	assert_line -n 1 '{"type":"proc","seq":1,"pid":4242,"cpu_us":50}'
+	assert_line -n 2 --partial '{"type":"node","seq":1,'
 	assert_equal "$(field node energy_uj)" 100
 }
 
