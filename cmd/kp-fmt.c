@@ -1845,6 +1845,15 @@ table_unattributed(const struct block *b)
 	}
 }
 
+/* The field that a group record's "by" names, or NULL. */
+static const struct field *
+by_field(const struct rec *rec)
+{
+	const char *by = fstr(rec, "by");
+
+	return by != NULL ? fget(rec, by) : NULL;
+}
+
 /*
  * The name of a group record: its id_key field, or with id_key NULL the
  * field its "by" names.
@@ -1854,9 +1863,8 @@ group_name(char *buf, size_t len, const struct rec *rec, const char *id_key)
 {
 	const struct field *v;
 
-	if (id_key == NULL && (id_key = fstr(rec, "by")) == NULL)
-		return "-";
-	if ((v = fget(rec, id_key)) != NULL && v->kind == V_INT)
+	v = id_key != NULL ? fget(rec, id_key) : by_field(rec);
+	if (v != NULL && v->kind == V_INT)
 		return fmt_int(buf, len, v->i);
 	return v != NULL && v->kind == V_STR ? v->str : "-";
 }
@@ -2170,7 +2178,7 @@ csv_header(void)
 static void
 csv_print_block(const struct block *b, const struct rec *interval)
 {
-	const char *col, *type, *by;
+	const char *col, *type;
 	const struct rec *from;
 	int64_t uj;
 	size_t i, j;
@@ -2190,11 +2198,9 @@ csv_print_block(const struct block *b, const struct rec *interval)
 				if (has_carbon &&
 				    fint(b->recs[i], "energy_uj", &uj))
 					fprintf(out, "%.6g", co2_grams(uj));
-			} else if (strcmp(col, "group") == 0) {
-				/* The value of the field the group is by. */
-				if ((by = fstr(b->recs[i], "by")) != NULL)
-					csv_value(fget(b->recs[i], by));
-			} else
+			} else if (strcmp(col, "group") == 0)
+				csv_value(by_field(b->recs[i]));
+			else
 				csv_value(from != NULL ? fget(from, col) : NULL);
 		}
 		putc('\n', out);
@@ -2243,7 +2249,7 @@ prom_labels(struct sbuf *sb, const struct family *f, const struct rec *rec)
 	char buf[32];
 	size_t i;
 
-	const char *name, *by;
+	const char *name;
 	size_t n = 0;
 
 	sb_reset(sb);
@@ -2258,9 +2264,8 @@ prom_labels(struct sbuf *sb, const struct family *f, const struct rec *rec)
 			sb_puts(sb, ",");
 		sb_puts(sb, name);
 		sb_puts(sb, "=\"");
-		if (strcmp(name, "group") == 0 &&
-		    (by = fstr(rec, "by")) != NULL)
-			v = fget(rec, by);
+		if (strcmp(name, "group") == 0 && fstr(rec, "by") != NULL)
+			v = by_field(rec);
 		else
 			v = fget(rec, name);
 		if (v != NULL && v->kind == V_STR)
@@ -2683,6 +2688,19 @@ static const char *const sum_fields[] = {
 	"total_cpu_us",
 };
 
+/* A part of a summary key: the value, if a string or an integer, and 0x1f. */
+static void
+summary_key_part(struct sbuf *key, const struct field *v)
+{
+	char buf[32];
+
+	if (v != NULL && v->kind == V_STR)
+		sb_puts(key, v->str);
+	else if (v != NULL && v->kind == V_INT)
+		sb_puts(key, fmt_int(buf, sizeof(buf), v->i));
+	sb_puts(key, "\x1f");
+}
+
 static void
 summary_key(struct sbuf *key, const struct rec *rec)
 {
@@ -2690,23 +2708,14 @@ summary_key(struct sbuf *key, const struct rec *rec)
 		"type", "zone", "socket", "pid", "starttime", "container_id",
 		"pod_id", "vm_id", "unit", "level", "by", NULL,
 	};
-	const struct field *v;
-	const char *name;
-	char buf[32];
 	size_t i;
 
 	sb_reset(key);
-	for (i = 0; i < NELEM(fields); i++) {
-		/* Last, for a group record, the value of its "by" field. */
-		if ((name = fields[i]) == NULL && (name = fstr(rec, "by")) == NULL)
-			break;
-		v = fget(rec, name);
-		if (v != NULL && v->kind == V_STR)
-			sb_puts(key, v->str);
-		else if (v != NULL && v->kind == V_INT)
-			sb_puts(key, fmt_int(buf, sizeof(buf), v->i));
-		sb_puts(key, "\x1f");
-	}
+	for (i = 0; fields[i] != NULL; i++)
+		summary_key_part(key, fget(rec, fields[i]));
+	/* Last, for a group record, the value of its "by" field. */
+	if (fstr(rec, "by") != NULL)
+		summary_key_part(key, by_field(rec));
 }
 
 /*
