@@ -848,11 +848,9 @@ reader_reject(struct reader *r, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "kp-fmt: %s:%ld: ", r->name, r->lineno);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	kp_vwarn_at(r->name, r->lineno, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	r->errors++;
 }
 

@@ -2,6 +2,7 @@
 #ifndef KP_H
 #define KP_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -84,6 +85,7 @@ void kp_reader_close(struct kp_reader *r);
 void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 long kp_reader_lineno(const struct kp_reader *r);
+void kp_vwarn_at(const char *name, long lineno, const char *fmt, va_list ap);
 void kp_check_version(const char *name, long lineno, const char *version);
 int kp_json_int(json_t *obj, const char *key, int64_t *val);
 const char *kp_json_str(json_t *obj, const char *key);

@@ -43,12 +43,20 @@ kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: %s:%ld: ", program_invocation_short_name, r->name, r->lineno);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	kp_vwarn_at(r->name, r->lineno, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	r->errors++;
+}
+
+/* prog: name:lineno: message, the form of every complaint about input. */
+void
+kp_vwarn_at(const char *name, long lineno, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s:%ld: ", program_invocation_short_name, name,
+	    lineno);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
 }
 
 /*
