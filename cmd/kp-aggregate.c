@@ -318,7 +318,7 @@ add_process(const struct kp_flat *f)
 
 /* A process record: added, or reported; whether it is to be passed on. */
 static int
-take_process(struct kp_reader *r, struct kp_record *rec)
+take_process(struct kp_oldrd *r, struct kp_oldrec *rec)
 {
 	struct kp_flat f;
 	const char *why;
@@ -326,8 +326,8 @@ take_process(struct kp_reader *r, struct kp_record *rec)
 	why = kp_flat_scan(rec->line, rec->len, &f) < 0 ? NO_FIELDS :
 	    add_process(&f);
 	if (why != NULL) {
-		if (rec->obj != NULL || kp_reader_parse(r, rec) != NULL)
-			kp_reader_reject(r, "%s", why);
+		if (rec->obj != NULL || kp_oldrd_parse(r, rec) != NULL)
+			kp_oldrd_reject(r, "%s", why);
 		return 0;
 	}
 	return !drop_processes;
@@ -335,7 +335,7 @@ take_process(struct kp_reader *r, struct kp_record *rec)
 
 /* A node or unattributed record: its zone has a host record at every level. */
 static void
-see_zone(struct kp_record *rec)
+see_zone(struct kp_oldrec *rec)
 {
 	struct kp_flat f;
 	const char *zone;
@@ -635,8 +635,8 @@ main(int argc, char *argv[])
 	};
 	const char *statepath = NULL, *by[LEVELS_MAX];
 	struct kp_state *st = NULL;
-	struct kp_reader *r;
-	struct kp_record rec;
+	struct kp_oldrd *r;
+	struct kp_oldrec rec;
 	size_t l, i, nby = 0;
 	int ch, status, level_given = 0;
 
@@ -678,10 +678,10 @@ main(int argc, char *argv[])
 		st = kp_state_open(statepath, "/proc", "kp-aggregate");
 		load_state(st, statepath);
 	}
-	r = kp_reader_open(stdin, "<stdin>");
-	while (kp_reader_next_lazy(r, &rec)) {
+	r = kp_oldrd_open(stdin, "<stdin>");
+	while (kp_oldrd_next_lazy(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0) {
-			end_interval(rec.seq, kp_record_dt_us(&rec));
+			end_interval(rec.seq, kp_oldrec_dt_us(&rec));
 			kp_out_raw(rec.line, rec.len);
 			kp_out_flush();
 			continue;
@@ -694,16 +694,16 @@ main(int argc, char *argv[])
 			see_zone(&rec);
 		kp_out_raw(rec.line, rec.len);
 	}
-	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	status = kp_oldrd_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	if (held > 0) {
 		warnx("<stdin>:%ld: the stream ends inside an interval: its "
 		    "%zu process record(s) are not aggregated",
-		    kp_reader_lineno(r), held);
+		    kp_oldrd_lineno(r), held);
 		status = KP_EXIT_DATAERR;
 	}
 	if (st)
 		save_state(st);
-	kp_reader_close(r);
+	kp_oldrd_close(r);
 	kp_state_close(st);
 	kp_map_free(members, free);
 	for (l = 0; l < nlevels; l++) {

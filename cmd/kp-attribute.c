@@ -582,7 +582,7 @@ consumed(const char *type)
 }
 
 static void
-hold(struct kp_reader *r, struct kp_record *rec, struct interval *iv)
+hold(struct kp_oldrd *r, struct kp_oldrec *rec, struct interval *iv)
 {
 	const char *why;
 
@@ -592,20 +592,20 @@ hold(struct kp_reader *r, struct kp_record *rec, struct interval *iv)
 	 * of another interval, would be attributed and written as another's.
 	 */
 	if (rec->seq <= ended_seq) {
-		kp_reader_reject(r, "%s record of interval %lld, which has "
+		kp_oldrd_reject(r, "%s record of interval %lld, which has "
 		    "ended", rec->type, (long long)rec->seq);
 		return;
 	}
 	if (iv->seq >= 0 && rec->seq != iv->seq) {
-		kp_reader_reject(r, "%s record of interval %lld among records "
+		kp_oldrd_reject(r, "%s record of interval %lld among records "
 		    "of interval %lld", rec->type, (long long)rec->seq,
 		    (long long)iv->seq);
 		return;
 	}
 	if ((why = hold_line(iv, rec->type, rec->line, rec->len)) != NULL) {
-		if (rec->obj == NULL && kp_reader_parse(r, rec) == NULL)
+		if (rec->obj == NULL && kp_oldrd_parse(r, rec) == NULL)
 			return;		/* not JSON: reported */
-		kp_reader_reject(r, "%s record %s", rec->type, why);
+		kp_oldrd_reject(r, "%s record %s", rec->type, why);
 		return;
 	}
 	if (strcmp(rec->type, "proc") == 0) {
@@ -643,9 +643,9 @@ pass_lines(struct kp_buf *lines)
  * its own, and wait for no other; they pass on, reported.
  */
 static void
-pass_foreign(struct kp_reader *r, struct interval *iv, int64_t seq)
+pass_foreign(struct kp_oldrd *r, struct interval *iv, int64_t seq)
 {
-	kp_reader_reject(r, "interval %lld ends records of interval %lld: "
+	kp_oldrd_reject(r, "interval %lld ends records of interval %lld: "
 	    "they pass on unattributed", (long long)seq, (long long)iv->seq);
 	pass_lines(&iv->lines);
 	interval_clear(iv);
@@ -670,9 +670,9 @@ age_s(const char *ts)
  * (a recording replayed) cannot be given CPU times from now.
  */
 static void
-check_live(struct kp_reader *r, struct kp_record *rec, int64_t dt_us)
+check_live(struct kp_oldrd *r, struct kp_oldrec *rec, int64_t dt_us)
 {
-	json_t *obj = kp_reader_parse(r, rec);
+	json_t *obj = kp_oldrd_parse(r, rec);
 	double age, allowed = (double)dt_us / 1e6 + 10;
 
 	if (obj == NULL)
@@ -681,7 +681,7 @@ check_live(struct kp_reader *r, struct kp_record *rec, int64_t dt_us)
 		errx(KP_EXIT_DATAERR, "<stdin>:%ld: interval %lld ended %.0f s "
 		    "ago, but without cpu records this stage samples /proc "
 		    "now: a recorded stream must carry its own cpu and proc "
-		    "records (see proc-cputime(1))", kp_reader_lineno(r),
+		    "records (see proc-cputime(1))", kp_oldrd_lineno(r),
 		    (long long)rec->seq, age);
 }
 
@@ -691,12 +691,12 @@ check_live(struct kp_reader *r, struct kp_record *rec, int64_t dt_us)
  * attributed, pass on as they came, reported.
  */
 static void
-pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
+pass_unsampled(struct kp_oldrd *r, struct interval *iv, int64_t seq)
 {
 	struct proc *p;
 	size_t i;
 
-	kp_reader_reject(r, "interval %lld has %zu proc record(s) but no cpu "
+	kp_oldrd_reject(r, "interval %lld has %zu proc record(s) but no cpu "
 	    "record: they pass on unattributed (see kp-records(5))",
 	    (long long)seq, iv->nprocs);
 	for (i = 0; i < iv->nprocs; i++) {
@@ -767,10 +767,10 @@ retire(struct interval *iv, int attributed)
  * attribute, and the CPU records pass on as they came.
  */
 static void
-end_interval(struct kp_reader *r, struct interval *iv, struct kp_record *rec,
+end_interval(struct kp_oldrd *r, struct interval *iv, struct kp_oldrec *rec,
     struct kp_sampler *s)
 {
-	int64_t dt_us = kp_record_dt_us(rec);
+	int64_t dt_us = kp_oldrec_dt_us(rec);
 	size_t i;
 
 	if (iv->seq >= 0 && iv->seq != rec->seq)
@@ -985,10 +985,10 @@ save_state(struct kp_state *st, struct kp_sampler *s)
 }
 
 static int
-run(struct kp_reader *r, struct kp_sampler *s)
+run(struct kp_oldrd *r, struct kp_sampler *s)
 {
 	struct interval iv;
-	struct kp_record rec;
+	struct kp_oldrec rec;
 	int status = KP_EXIT_OK;
 
 	memset(&iv, 0, sizeof(iv));
@@ -998,7 +998,7 @@ run(struct kp_reader *r, struct kp_sampler *s)
 	if ((iv.text.s = malloc(iv.text.cap)) == NULL ||
 	    (iv.lines.s = malloc(iv.lines.cap)) == NULL)
 		err(KP_EXIT_FAILURE, "malloc");
-	while (kp_reader_next_lazy(r, &rec)) {
+	while (kp_oldrd_next_lazy(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0)
 			end_interval(r, &iv, &rec, s);
 		else if (consumed(rec.type))
@@ -1012,7 +1012,7 @@ run(struct kp_reader *r, struct kp_sampler *s)
 		for (i = 0; i < iv.lines.len; i++)
 			n += iv.lines.s[i] == '\n';
 		warnx("<stdin>:%ld: the stream ends inside an interval: %zu "
-		    "record(s) pass on unattributed", kp_reader_lineno(r), n);
+		    "record(s) pass on unattributed", kp_oldrd_lineno(r), n);
 		pass_lines(&iv.lines);
 		status = KP_EXIT_DATAERR;
 	}
@@ -1070,7 +1070,7 @@ main(int argc, char *argv[])
 	const char *statepath = NULL;
 	struct kp_state *st = NULL;
 	struct kp_sampler *s;
-	struct kp_reader *r;
+	struct kp_oldrd *r;
 	int ch, status;
 	size_t i;
 
@@ -1128,13 +1128,13 @@ main(int argc, char *argv[])
 	/* The baseline for sampling /proc here, should upstream bring no CPU. */
 	if (!kp_sampler_has_baseline(s))
 		(void)kp_sampler_scan(s);
-	r = kp_reader_open(stdin, "<stdin>");
+	r = kp_oldrd_open(stdin, "<stdin>");
 	status = run(r, s);
-	if (kp_reader_errors(r))
+	if (kp_oldrd_errors(r))
 		status = KP_EXIT_DATAERR;
 	if (st)
 		save_state(st, s);
-	kp_reader_close(r);
+	kp_oldrd_close(r);
 	kp_state_close(st);
 	kp_sampler_free(s);
 	kp_map_free(workloads, free);

@@ -61,12 +61,12 @@ static int
 run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
     long *nlines)
 {
-	struct kp_reader *r;
-	struct kp_record rec;
+	struct kp_oldrd *r;
+	struct kp_oldrec rec;
 	int status;
 
-	r = kp_reader_open(stdin, "<stdin>");
-	while (kp_reader_next(r, &rec)) {
+	r = kp_oldrd_open(stdin, "<stdin>");
+	while (kp_oldrd_next(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0) {
 			sample_and_emit(s, rec.seq);
 			*seq = rec.seq;
@@ -76,9 +76,9 @@ run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
 		if (strcmp(rec.type, "interval") == 0)
 			kp_out_flush();
 	}
-	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
-	*nlines = kp_reader_lineno(r);
-	kp_reader_close(r);
+	status = kp_oldrd_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	*nlines = kp_oldrd_lineno(r);
+	kp_oldrd_close(r);
 	return status;
 }
 

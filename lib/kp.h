@@ -37,13 +37,21 @@ double kp_parse_double(const char *s, double min, double max,
     const char *what);
 int64_t kp_parse_duration_us(const char *s, const char *what);
 
-/* time.c */
+/* alloc.c: the one allocation family; out of memory is exit 1. */
+void *kp_malloc(size_t n);
+void *kp_calloc(size_t n, size_t size);
+void *kp_reallocarray(void *p, size_t n, size_t size);
+char *kp_strdup(const char *s);
+char *kp_strndup(const char *s, size_t n);	/* s needs no NUL */
+char *kp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* clock.c */
 int64_t kp_mono_us(void);		/* CLOCK_MONOTONIC in microseconds */
 int64_t kp_wall_us(void);		/* CLOCK_REALTIME in microseconds */
 void kp_format_ts(char *buf, size_t len, int64_t wall_us);
 void kp_sleep_until_us(int64_t mono_us);
 
-/* out.c: all record output goes through here. */
+/* write.c: all record output goes through here. */
 void kp_out_init(void);
 void kp_out_raw(const char *line, size_t len);	/* len excludes '\n' */
 void kp_out_json_new(json_t *rec);		/* writes and releases */
@@ -52,7 +60,6 @@ int kp_out_finish(int status);			/* checks stdout; exit code */
 json_t *kp_rec_new(const char *type, int64_t seq);
 void kp_out_header(const char *producer);
 void kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us);
-json_t *kp_json_text(const char *bytes);	/* any bytes, as valid UTF-8 */
 struct kp_buf {			/* one record being built by hand */
 	char *s;
 	size_t len, cap;
@@ -66,32 +73,99 @@ void kp_buf_bool(struct kp_buf *b, const char *key, int v);
 void kp_buf_text(struct kp_buf *b, const char *key, const char *bytes);
 void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,
     size_t len);
-size_t kp_utf8_len(const unsigned char *s);	/* 0: not valid UTF-8 */
 void kp_out_buf(struct kp_buf *b);		/* closes, writes, empties */
 
-/* stream.c: reading a kp record stream, one JSON object per line. */
-struct kp_reader;
+/* utf8.c */
+size_t kp_utf8_len(const unsigned char *s);	/* 0: not valid UTF-8 */
+char *kp_utf8_put(char *p, const unsigned char **s);	/* or U+FFFD */
+json_t *kp_json_text(const char *bytes);	/* any bytes, as valid UTF-8 */
+
+/*
+ * record.c: the one reader of a record stream, kp-records(5) version 1.x.
+ * Every stage that reads a stream reads it here, so that every stage takes
+ * the same decision on the same line.  A record is valid until the next
+ * read: its line, its fields and their strings live in the reader.
+ */
+#define KP_LINE_MAX (16 << 20)		/* bytes in one line */
+#define KP_MEMBERS_MAX 4096		/* members of one object */
+#define KP_DEPTH_MAX 64			/* nesting, the record's object included */
+enum { KP_V_NULL, KP_V_FALSE, KP_V_TRUE, KP_V_INT, KP_V_REAL, KP_V_STR,
+    KP_V_OBJECT, KP_V_ARRAY };
+struct kp_field {
+	const char *key;	/* unescaped, NUL-terminated */
+	size_t keylen;
+	int kind;		/* KP_V_* */
+	const char *raw;	/* the value as written in the line */
+	size_t rawlen;		/* (a string's quotes included) */
+	const char *str;	/* KP_V_STR: unescaped, NUL-terminated */
+	size_t len;		/* KP_V_STR: bytes of str */
+	int64_t i;		/* KP_V_INT */
+};
 struct kp_record {
+	const char *type;	/* the "type" string */
+	int64_t seq;
+	const char *line;	/* as read, less '\n' and a trailing '\r' */
+	size_t len;
+	long lineno;
+	const struct kp_field *f;	/* the members, in the line's order */
+	size_t nf;
+	int64_t cut_seq;	/* >= 0: interval cut_seq ended without its */
+				/* interval record before this one (reported) */
+};
+struct kp_reader;
+struct kp_reader *kp_reader_open(int fd, const char *name);
+struct kp_reader *kp_reader_open_mem(const char *buf, size_t len,
+    const char *name);
+void kp_reader_set_wait(struct kp_reader *r, void (*wait)(int fd));
+/*
+ * 1: the next record is in rec; 0: the input has ended; -1: a line broke a
+ * rule, which kp_reader_why names (kp_reader_fatal: no more can be read,
+ * as for another major version).  A read error is exit 1.
+ */
+int kp_reader_read(struct kp_reader *r, struct kp_record *rec);
+const char *kp_reader_why(const struct kp_reader *r);
+int kp_reader_fatal(const struct kp_reader *r);
+/* As kp_reader_read, reporting and counting each bad line; fatal: exit 3. */
+int kp_reader_next(struct kp_reader *r, struct kp_record *rec);
+/* A stage's own complaint about the current line: reported and counted. */
+void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int kp_reader_errors(const struct kp_reader *r);
+long kp_reader_lineno(const struct kp_reader *r);
+int64_t kp_reader_open_seq(const struct kp_reader *r);	/* -1: none open */
+void kp_reader_close(struct kp_reader *r);
+/* Members of a record read; NULL, 0 or NAN when absent or of another kind. */
+const struct kp_field *kp_rec_get(const struct kp_record *rec,
+    const char *key);
+int kp_rec_int(const struct kp_record *rec, const char *key, int64_t *v);
+const char *kp_rec_str(const struct kp_record *rec, const char *key);
+double kp_rec_number(const struct kp_record *rec, const char *key);
+double kp_field_number(const struct kp_field *f);
+
+/* The old reader, until every stage reads with record.c. */
+/* stream.c: reading a kp record stream, one JSON object per line. */
+struct kp_oldrd;
+struct kp_oldrec {
 	json_t *obj;		/* borrowed: valid until the next read */
 	const char *type;	/* borrowed from obj */
 	int64_t seq;
 	const char *line;	/* the raw line, without '\n' */
 	size_t len;
 };
-struct kp_reader *kp_reader_open(FILE *fp, const char *name);
-int kp_reader_next(struct kp_reader *r, struct kp_record *rec);
-int kp_reader_errors(const struct kp_reader *r);
-void kp_reader_close(struct kp_reader *r);
-void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
+struct kp_oldrd *kp_oldrd_open(FILE *fp, const char *name);
+int kp_oldrd_next(struct kp_oldrd *r, struct kp_oldrec *rec);
+int kp_oldrd_errors(const struct kp_oldrd *r);
+void kp_oldrd_close(struct kp_oldrd *r);
+void kp_oldrd_reject(struct kp_oldrd *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-long kp_reader_lineno(const struct kp_reader *r);
+long kp_oldrd_lineno(const struct kp_oldrd *r);
 void kp_vwarn_at(const char *name, long lineno, const char *fmt, va_list ap);
 void kp_check_version(const char *name, long lineno, const char *version);
 int kp_json_int(json_t *obj, const char *key, int64_t *val);
 const char *kp_json_str(json_t *obj, const char *key);
-/* Peeked records (obj NULL until kp_reader_parse), and flat scans. */
-int kp_reader_next_lazy(struct kp_reader *r, struct kp_record *rec);
-json_t *kp_reader_parse(struct kp_reader *r, struct kp_record *rec);
+/* Peeked records (obj NULL until kp_oldrd_parse), and flat scans. */
+int kp_oldrd_next_lazy(struct kp_oldrd *r, struct kp_oldrec *rec);
+json_t *kp_oldrd_parse(struct kp_oldrd *r, struct kp_oldrec *rec);
 #define KP_FLAT_MAX 32
 struct kp_flat {		/* spans of the line scanned */
 	size_t n;
@@ -105,7 +179,9 @@ int kp_flat_int(const struct kp_flat *f, const char *key, int64_t *val);
 double kp_flat_number(const struct kp_flat *f, const char *key);
 const char *kp_flat_str(const struct kp_flat *f, const char *key,
     size_t *len);
-int64_t kp_record_dt_us(const struct kp_record *rec);	/* 0 if none */
+int64_t kp_oldrec_dt_us(const struct kp_oldrec *rec);	/* 0 if none */
+
+/* zones.c */
 /*
  * The zones a stage has seen, in order of first sight; kp_zone_index gives
  * -1 for a name of more than 31 bytes, -2 for one more than KP_ZONES_MAX.

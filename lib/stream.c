@@ -13,7 +13,7 @@
 
 #include "kp.h"
 
-struct kp_reader {
+struct kp_oldrd {
 	FILE *fp;
 	const char *name;
 	long lineno;
@@ -26,10 +26,10 @@ struct kp_reader {
 	char type[64];		/* a peeked record's type */
 };
 
-struct kp_reader *
-kp_reader_open(FILE *fp, const char *name)
+struct kp_oldrd *
+kp_oldrd_open(FILE *fp, const char *name)
 {
-	struct kp_reader *r;
+	struct kp_oldrd *r;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		err(KP_EXIT_FAILURE, "calloc");
@@ -39,7 +39,7 @@ kp_reader_open(FILE *fp, const char *name)
 }
 
 void
-kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
+kp_oldrd_reject(struct kp_oldrd *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -81,7 +81,7 @@ kp_check_version(const char *name, long lineno, const char *version)
 
 /* Returns 1 with the next record in rec, 0 at end of input. */
 int
-kp_reader_next(struct kp_reader *r, struct kp_record *rec)
+kp_oldrd_next(struct kp_oldrd *r, struct kp_oldrec *rec)
 {
 	json_error_t jerr;
 	ssize_t n;
@@ -107,20 +107,20 @@ kp_reader_next(struct kp_reader *r, struct kp_record *rec)
 			continue;
 		r->obj = json_loadb(r->line, n, JSON_REJECT_DUPLICATES, &jerr);
 		if (r->obj == NULL) {
-			kp_reader_reject(r, "not JSON: %s", jerr.text);
+			kp_oldrd_reject(r, "not JSON: %s", jerr.text);
 			continue;
 		}
 		if (!json_is_object(r->obj)) {
-			kp_reader_reject(r, "not a JSON object");
+			kp_oldrd_reject(r, "not a JSON object");
 			continue;
 		}
 		type = json_object_get(r->obj, "type");
 		if (!json_is_string(type)) {
-			kp_reader_reject(r, "record without a string \"type\"");
+			kp_oldrd_reject(r, "record without a string \"type\"");
 			continue;
 		}
 		if (!kp_json_int(r->obj, "seq", &rec->seq) || rec->seq < 0) {
-			kp_reader_reject(r, "record without a non-negative "
+			kp_oldrd_reject(r, "record without a non-negative "
 			    "integer \"seq\"");
 			continue;
 		}
@@ -136,19 +136,19 @@ kp_reader_next(struct kp_reader *r, struct kp_record *rec)
 }
 
 int
-kp_reader_errors(const struct kp_reader *r)
+kp_oldrd_errors(const struct kp_oldrd *r)
 {
 	return r->errors;
 }
 
 long
-kp_reader_lineno(const struct kp_reader *r)
+kp_oldrd_lineno(const struct kp_oldrd *r)
 {
 	return r->lineno;
 }
 
 void
-kp_reader_close(struct kp_reader *r)
+kp_oldrd_close(struct kp_oldrd *r)
 {
 	json_decref(r->obj);
 	free(r->line);
@@ -179,7 +179,7 @@ kp_json_str(json_t *obj, const char *key)
  * The fast path.  Every kp stage writes a record as {"type":"T","seq":N,...;
  * a line that starts so has its type and seq read from those bytes alone,
  * and a stage that does not consume the type passes it on without parsing
- * it.  Any other line, and every header, goes through kp_reader_next's
+ * it.  Any other line, and every header, goes through kp_oldrd_next's
  * full parse.
  */
 static int
@@ -215,12 +215,12 @@ peek(const char *s, size_t n, char *type, size_t typecap, int64_t *seq)
 }
 
 /*
- * As kp_reader_next, but rec->obj is NULL when the record was only peeked
- * at; kp_reader_parse gives its JSON value when a stage needs it.  rec->type
+ * As kp_oldrd_next, but rec->obj is NULL when the record was only peeked
+ * at; kp_oldrd_parse gives its JSON value when a stage needs it.  rec->type
  * is then valid until the next read.
  */
 int
-kp_reader_next_lazy(struct kp_reader *r, struct kp_record *rec)
+kp_oldrd_next_lazy(struct kp_oldrd *r, struct kp_oldrec *rec)
 {
 	ssize_t n;
 
@@ -245,12 +245,12 @@ kp_reader_next_lazy(struct kp_reader *r, struct kp_record *rec)
 	r->lineno--;
 	r->pending = 1;
 	r->pending_len = n;
-	return kp_reader_next(r, rec);
+	return kp_oldrd_next(r, rec);
 }
 
 /* The JSON value of rec, parsed now if it was only peeked at; or NULL. */
 json_t *
-kp_reader_parse(struct kp_reader *r, struct kp_record *rec)
+kp_oldrd_parse(struct kp_oldrd *r, struct kp_oldrec *rec)
 {
 	json_error_t jerr;
 
@@ -258,7 +258,7 @@ kp_reader_parse(struct kp_reader *r, struct kp_record *rec)
 		return rec->obj;
 	r->obj = json_loadb(rec->line, rec->len, JSON_REJECT_DUPLICATES, &jerr);
 	if (r->obj == NULL) {
-		kp_reader_reject(r, "not JSON: %s", jerr.text);
+		kp_oldrd_reject(r, "not JSON: %s", jerr.text);
 		return NULL;
 	}
 	return rec->obj = r->obj;
@@ -545,7 +545,7 @@ kp_flat_str(const struct kp_flat *f, const char *key, size_t *len)
 
 /* The dt_us of an interval record; 0 when it has none or it is not an integer. */
 int64_t
-kp_record_dt_us(const struct kp_record *rec)
+kp_oldrec_dt_us(const struct kp_oldrec *rec)
 {
 	struct kp_flat f;
 	int64_t dt_us = 0;
@@ -553,76 +553,4 @@ kp_record_dt_us(const struct kp_record *rec)
 	if (kp_flat_scan(rec->line, rec->len, &f) == 0)
 		kp_flat_int(&f, "dt_us", &dt_us);
 	return dt_us;
-}
-
-/*
- * Whether a zone name can be written between quotes as it is: no quote,
- * backslash or control character, and a '/' only as kp-attribute's
- * zone/socket (socket_keys), before a socket number.  A name from a state
- * file is checked here as much as one from a record.
- */
-static int
-zone_name_ok(const char *name, size_t len, int socket_keys)
-{
-	const char *slash = memchr(name, '/', len);
-	size_t i;
-
-	if (len == 0 || (slash != NULL && (!socket_keys || slash == name ||
-	    slash == name + len - 1)))
-		return 0;
-	for (i = 0; i < len; i++)
-		if (name[i] == '"' || name[i] == '\\' ||
-		    (unsigned char)name[i] < 0x20 || (slash != NULL &&
-		    name + i > slash && (name[i] < '0' || name[i] > '9')))
-			return 0;
-	return 1;
-}
-
-/*
- * The index of a zone name, added if new; -1 if it is too long or not a
- * name, -2 if there are too many.
- */
-int
-kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < zs->n; i++)
-		if (strlen(zs->name[i]) == len &&
-		    memcmp(zs->name[i], name, len) == 0)
-			return (int)i;
-	if (len >= sizeof(zs->name[0]) ||
-	    !zone_name_ok(name, len, zs->socket_keys))
-		return -1;
-	if (zs->n == KP_ZONES_MAX)
-		return -2;
-	memcpy(zs->name[zs->n], name, len);
-	zs->name[zs->n][len] = '\0';
-	return (int)zs->n++;
-}
-
-json_t *
-kp_zones_save(const struct kp_zones *zs, const int64_t *v)
-{
-	json_t *obj = json_object();
-	size_t z;
-
-	for (z = 0; z < zs->n; z++)
-		if (v[z] != 0)
-			json_object_set_new(obj, zs->name[z], json_integer(v[z]));
-	return obj;
-}
-
-/* What kp_zones_save wrote: a zone not seen before is added. */
-void
-kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v)
-{
-	const char *zone;
-	json_t *n;
-	int z;
-
-	json_object_foreach(obj, zone, n)
-		if (json_is_integer(n) &&
-		    (z = kp_zone_index(zs, zone, strlen(zone))) >= 0)
-			v[z] = json_integer_value(n);
 }

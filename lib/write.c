@@ -115,74 +115,6 @@ kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us)
 	kp_out_flush();
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-size_t
-kp_utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	uint32_t c;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/*
- * The character at *s copied to p, or U+FFFD for a byte that begins no
- * valid UTF-8 sequence; both are moved past it.  At most 4 bytes, and 3
- * for each byte read.
- */
-static char *
-put_char(char *p, const unsigned char **s)
-{
-	size_t n;
-
-	if ((n = kp_utf8_len(*s)) == 0) {
-		(*s)++;
-		memcpy(p, "\xef\xbf\xbd", 3);
-		return p + 3;
-	}
-	memcpy(p, *s, n);
-	*s += n;
-	return p + n;
-}
-
-/*
- * A JSON string from bytes that came from the kernel (comm, cgroup paths)
- * and may be any bytes: each invalid UTF-8 byte becomes U+FFFD.
- */
-json_t *
-kp_json_text(const char *bytes)
-{
-	const unsigned char *s = (const unsigned char *)bytes;
-	char *buf, *p;
-	json_t *str;
-
-	if ((buf = malloc(strlen(bytes) * 3 + 1)) == NULL)
-		err(KP_EXIT_FAILURE, "malloc");
-	for (p = buf; *s;)
-		p = put_char(p, &s);
-	str = json_stringn(buf, (size_t)(p - buf));
-	free(buf);
-	return str;
-}
-
 /*
  * Records built by hand, for the stages that write them by the million:
  * kp_buf_rec opens {"type":..,"seq":.., the kp_buf_ calls append members,
@@ -195,8 +127,7 @@ buf_reserve(struct kp_buf *b, size_t n)
 	if (b->len + n <= b->cap)
 		return;
 	b->cap = (b->len + n) * 2 + 256;
-	if ((b->s = realloc(b->s, b->cap)) == NULL)
-		err(KP_EXIT_FAILURE, "realloc");
+	b->s = kp_reallocarray(b->s, b->cap, 1);
 }
 
 void
@@ -324,7 +255,7 @@ kp_buf_text(struct kp_buf *b, const char *key, const char *bytes)
 			}
 			s++;
 		} else
-			p = put_char(p, &s);
+			p = kp_utf8_put(p, &s);
 	}
 	*p++ = '"';
 	b->len = (size_t)(p - b->s);

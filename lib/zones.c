@@ -1,0 +1,79 @@
+/*
+ * Energy zones: the one rule for a zone's name, and the table of the zones
+ * a stage has seen, saved to and loaded from its state.
+ */
+#include <string.h>
+
+#include "kp.h"
+
+/*
+ * Whether a zone name can be written between quotes as it is: no quote,
+ * backslash or control character, and a '/' only as kp-attribute's
+ * zone/socket (socket_keys), before a socket number.  A name from a state
+ * file is checked here as much as one from a record.
+ */
+static int
+zone_name_ok(const char *name, size_t len, int socket_keys)
+{
+	const char *slash = memchr(name, '/', len);
+	size_t i;
+
+	if (len == 0 || (slash != NULL && (!socket_keys || slash == name ||
+	    slash == name + len - 1)))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (name[i] == '"' || name[i] == '\\' ||
+		    (unsigned char)name[i] < 0x20 || (slash != NULL &&
+		    name + i > slash && (name[i] < '0' || name[i] > '9')))
+			return 0;
+	return 1;
+}
+
+/*
+ * The index of a zone name, added if new; -1 if it is too long or not a
+ * name, -2 if there are too many.
+ */
+int
+kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < zs->n; i++)
+		if (strlen(zs->name[i]) == len &&
+		    memcmp(zs->name[i], name, len) == 0)
+			return (int)i;
+	if (len >= sizeof(zs->name[0]) ||
+	    !zone_name_ok(name, len, zs->socket_keys))
+		return -1;
+	if (zs->n == KP_ZONES_MAX)
+		return -2;
+	memcpy(zs->name[zs->n], name, len);
+	zs->name[zs->n][len] = '\0';
+	return (int)zs->n++;
+}
+
+json_t *
+kp_zones_save(const struct kp_zones *zs, const int64_t *v)
+{
+	json_t *obj = json_object();
+	size_t z;
+
+	for (z = 0; z < zs->n; z++)
+		if (v[z] != 0)
+			json_object_set_new(obj, zs->name[z], json_integer(v[z]));
+	return obj;
+}
+
+/* What kp_zones_save wrote: a zone not seen before is added. */
+void
+kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v)
+{
+	const char *zone;
+	json_t *n;
+	int z;
+
+	json_object_foreach(obj, zone, n)
+		if (json_is_integer(n) &&
+		    (z = kp_zone_index(zs, zone, strlen(zone))) >= 0)
+			v[z] = json_integer_value(n);
+}
