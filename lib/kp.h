@@ -182,6 +182,8 @@ const char *kp_flat_str(const struct kp_flat *f, const char *key,
 int64_t kp_oldrec_dt_us(const struct kp_oldrec *rec);	/* 0 if none */
 
 /* zones.c */
+#define KP_ZONE_NAME_MAX 31
+int kp_zone_name_ok(const char *name, size_t len);
 /*
  * The zones a stage has seen, in order of first sight; kp_zone_index gives
  * -1 for a name of more than 31 bytes, -2 for one more than KP_ZONES_MAX.

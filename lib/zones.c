@@ -7,10 +7,31 @@
 #include "kp.h"
 
 /*
- * Whether a zone name can be written between quotes as it is: no quote,
- * backslash or control character, and a '/' only as kp-attribute's
- * zone/socket (socket_keys), before a socket number.  A name from a state
- * file is checked here as much as one from a record.
+ * The one rule for a zone's name, kp-records(5): 1 to 31 bytes of ASCII
+ * letters, digits, '-', '_' and '.'.  Such a name goes between quotes, into
+ * a Prometheus label, a CSV cell and a file name as it is.  rapl-read
+ * applies it to what sysfs says, every reader to every record's "zone".
+ */
+int
+kp_zone_name_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > KP_ZONE_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') ||
+		    name[i] == '-' || name[i] == '_' || name[i] == '.'))
+			return 0;
+	return 1;
+}
+
+/*
+ * A name of the table: a zone's name, or, where the table holds
+ * kp-attribute's keys (socket_keys), zone/socket with a socket number.
+ * A name from a state file is checked here as much as one from a record.
  */
 static int
 zone_name_ok(const char *name, size_t len, int socket_keys)
@@ -18,15 +39,14 @@ zone_name_ok(const char *name, size_t len, int socket_keys)
 	const char *slash = memchr(name, '/', len);
 	size_t i;
 
-	if (len == 0 || (slash != NULL && (!socket_keys || slash == name ||
-	    slash == name + len - 1)))
+	if (slash == NULL)
+		return kp_zone_name_ok(name, len);
+	if (!socket_keys || slash == name + len - 1)
 		return 0;
-	for (i = 0; i < len; i++)
-		if (name[i] == '"' || name[i] == '\\' ||
-		    (unsigned char)name[i] < 0x20 || (slash != NULL &&
-		    name + i > slash && (name[i] < '0' || name[i] > '9')))
+	for (i = (size_t)(slash - name) + 1; i < len; i++)
+		if (name[i] < '0' || name[i] > '9')
 			return 0;
-	return 1;
+	return kp_zone_name_ok(name, (size_t)(slash - name));
 }
 
 /*
