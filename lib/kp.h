@@ -54,6 +54,7 @@ void kp_sleep_until_us(int64_t mono_us);
 /* write.c: all record output goes through here. */
 void kp_out_init(void);
 void kp_out_raw(const char *line, size_t len);	/* len excludes '\n' */
+void kp_out_bytes(const char *s, size_t len);	/* as they are */
 void kp_out_json_new(json_t *rec);		/* writes and releases */
 void kp_out_flush(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
@@ -67,6 +68,10 @@ struct kp_buf {			/* one record being built by hand */
 void kp_buf_rec(struct kp_buf *b, const char *type, int64_t seq);
 void kp_buf_add(struct kp_buf *b, const char *s, size_t n);
 void kp_buf_int(struct kp_buf *b, const char *key, int64_t v);
+void kp_buf_i64(struct kp_buf *b, int64_t v);		/* no key */
+void kp_buf_string(struct kp_buf *b, const char *bytes);	/* no key */
+void kp_buf_printf(struct kp_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void kp_buf_real(struct kp_buf *b, const char *key, double v);
 double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
 void kp_buf_bool(struct kp_buf *b, const char *key, int v);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,14 @@ kp_out_raw(const char *line, size_t len)
 {
 	if (fwrite_unlocked(line, 1, len, stdout) != len ||
 	    putchar_unlocked('\n') == EOF)
+		write_failed();
+}
+
+/* Text as it is, no newline added: a block of lines built in a kp_buf. */
+void
+kp_out_bytes(const char *s, size_t len)
+{
+	if (len > 0 && fwrite_unlocked(s, 1, len, stdout) != len)
 		write_failed();
 }
 
@@ -140,8 +149,9 @@ kp_buf_add(struct kp_buf *b, const char *s, size_t n)
 	b->len += n;
 }
 
-static void
-buf_i64(struct kp_buf *b, int64_t v)
+/* An integer alone, without a key: a cell of a table or a label. */
+void
+kp_buf_i64(struct kp_buf *b, int64_t v)
 {
 	char tmp[24], *p = tmp + sizeof(tmp);
 	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -175,14 +185,14 @@ kp_buf_rec(struct kp_buf *b, const char *type, int64_t seq)
 	kp_buf_add(b, "{\"type\":\"", 9);
 	kp_buf_add(b, type, strlen(type));
 	kp_buf_add(b, "\",\"seq\":", 8);
-	buf_i64(b, seq);
+	kp_buf_i64(b, seq);
 }
 
 void
 kp_buf_int(struct kp_buf *b, const char *key, int64_t v)
 {
 	buf_key(b, key);
-	buf_i64(b, v);
+	kp_buf_i64(b, v);
 }
 
 /* ,"key": and val, already JSON text */
@@ -229,13 +239,20 @@ kp_buf_real(struct kp_buf *b, const char *key, double v)
 void
 kp_buf_text(struct kp_buf *b, const char *key, const char *bytes)
 {
+	buf_key(b, key);
+	kp_buf_string(b, bytes);
+}
+
+/* "bytes" alone, as kp_buf_text writes a value: a key, or an array's item. */
+void
+kp_buf_string(struct kp_buf *b, const char *bytes)
+{
 	static const char hex[] = "0123456789ABCDEF";
 	static const char short_esc[] = "\b\f\n\r\t", short_name[] = "bfnrt";
 	const unsigned char *s = (const unsigned char *)bytes;
 	const char *e;
 	char *p;
 
-	buf_key(b, key);
 	buf_reserve(b, strlen(bytes) * 6 + 2);
 	p = b->s + b->len;
 	*p++ = '"';
@@ -266,6 +283,30 @@ kp_buf_bool(struct kp_buf *b, const char *key, int v)
 {
 	buf_key(b, key);
 	kp_buf_add(b, v ? "true" : "false", v ? 4 : 5);
+}
+
+/* Any text, as printf writes it: the lines of a table. */
+void
+kp_buf_printf(struct kp_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room;
+	int n;
+
+	buf_reserve(b, 64);
+	room = b->cap - b->len;
+	va_start(ap, fmt);
+	n = vsnprintf(b->s + b->len, room, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		err(KP_EXIT_FAILURE, "vsnprintf");
+	if ((size_t)n >= room) {
+		buf_reserve(b, (size_t)n + 1);
+		va_start(ap, fmt);
+		vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
 }
 
 void
