@@ -3,7 +3,12 @@
 
 include config.mk
 
-BIN = cmd/rapl-read cmd/proc-cputime cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
+# The commands of one source file each, and kp-fmt, whose parts are in cmd/fmt.
+CMD1 = cmd/rapl-read cmd/proc-cputime cmd/kp-attribute cmd/kp-aggregate
+BIN = $(CMD1) cmd/kp-fmt
+FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
+	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o cmd/fmt/prom.o \
+	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
 LIBOBJ = lib/alloc.o lib/cgroup.o lib/clock.o lib/map.o lib/parse.o lib/procfs.o lib/record.o \
@@ -17,7 +22,8 @@ SAN = $(SAN_$(SANITIZE))
 all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
-$(BIN:=.o): lib/kp.h config.mk
+$(CMD1:=.o): lib/kp.h config.mk
+$(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
 
 .c.o:
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(JANSSON_CFLAGS) -Ilib -c -o $@ $<
@@ -31,9 +37,10 @@ cmd/rapl-read: cmd/rapl-read.o
 cmd/proc-cputime: cmd/proc-cputime.o
 cmd/kp-attribute: cmd/kp-attribute.o
 cmd/kp-aggregate: cmd/kp-aggregate.o
-cmd/kp-fmt: cmd/kp-fmt.o
-$(BIN):
+$(CMD1):
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
+cmd/kp-fmt: $(FMTOBJ)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(FMTOBJ) $(LIB) $(JANSSON_LIBS) -lm
 
 check: all
 	KP_SANITIZE=$(SANITIZE) bats tests
@@ -58,6 +65,6 @@ uninstall:
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 
 clean:
-	rm -f $(BIN) $(BIN:=.o) $(LIBOBJ) $(LIB)
+	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB)
 
 .PHONY: all check lint bench install uninstall clean

@@ -162,15 +162,18 @@ EOF2
 	local in=$BATS_TEST_TMPDIR/in
 	# Interval 2's records again as seq 3, without an interval record.
 	{ cat "$TWO"; grep '"seq":2,' "$TWO" | grep -v '"interval"' | sed 's/"seq":2,/"seq":3,/'; } >"$in"
-	run -0 --separate-stderr kp-fmt -f table --summary <"$in"
+	# The reader reports the stream's end inside an interval: exit 3.
+	run -3 --separate-stderr kp-fmt -f table --summary <"$in"
 	assert_line -n 0 "summary of intervals 1-2  2026-11-22T13:48:37.123498Z  (2.000 s)"
 	assert_line -n 1 --partial "package  38.0 W  (active 17.2 W, idle 20.8 W)"
-	assert_equal "$stderr" "kp-fmt: <stdin>: 27 records after the last interval record, an incomplete interval, left out of the summary"
+	assert_equal "$stderr" "kp-fmt: <stdin>:84: the stream ends inside interval 3
+kp-fmt: <stdin>: 27 records after the last interval record, an incomplete interval, left out of the summary"
 	# No interval record at all: no summary, in any format.
 	for f in table json prometheus; do
-		run -0 --separate-stderr kp-fmt -f "$f" --summary < <(head -n 3 "$TWO")
+		run -3 --separate-stderr kp-fmt -f "$f" --summary < <(head -n 3 "$TWO")
 		assert_output ""
-		assert_equal "$stderr" "kp-fmt: <stdin>: 2 records after the last interval record, an incomplete interval, left out of the summary"
+		assert_equal "$stderr" "kp-fmt: <stdin>:3: the stream ends inside interval 1
+kp-fmt: <stdin>: 2 records after the last interval record, an incomplete interval, left out of the summary"
 	done
 }
 
@@ -203,14 +206,19 @@ EOF2
 EOF2
 }
 
-@test "prometheus: a negative input total never takes a counter below zero or back" {
-	local in=$BATS_TEST_TMPDIR/in seq total
-	seq=0
-	for total in -5 3000000 -7 4000000; do
+# Four intervals of one container whose input total_uj is $1 ... $4.
+totals_stream() {
+	local seq=0 total
+	for total in "$@"; do
 		seq=$((seq + 1))
 		echo '{"type":"container","seq":'$seq',"zone":"package","container_id":"c","processes":1,"cpu_us":1,"energy_uj":1,"total_uj":'$total'}'
 		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
-	done >"$in"
+	done
+}
+
+@test "prometheus: an input total that falls to zero never takes a counter back" {
+	local in=$BATS_TEST_TMPDIR/in
+	totals_stream 0 3000000 0 4000000 >"$in"
 	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$in"
 	assert_output - <<'EOF2'
 0.000000
@@ -218,6 +226,12 @@ EOF2
 3.000000
 7.000000
 EOF2
+	# A negative total is no record at all: the reader rejects its line.
+	totals_stream -5 3000000 -7 4000000 >"$in"
+	run -3 --separate-stderr kp-fmt -f prometheus <"$in"
+	assert_equal "$stderr" 'kp-fmt: <stdin>:1: "total_uj" is not a non-negative integer
+kp-fmt: <stdin>:5: "total_uj" is not a non-negative integer'
+	assert_equal "$(grep '^kepler_container_cpu_joules_total' <<<"$output" | cut -d' ' -f2 | paste -sd' ')" "3.000000 4.000000"
 }
 
 @test "a counter or sum past 64 bits is held at its limit, reported, exit 3" {

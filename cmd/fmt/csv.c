@@ -1,0 +1,239 @@
+/*
+ * -f csv: RFC 4180, one header row for the whole stream and a row per
+ * record, the record's fields in the columns of the same names.
+ */
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+
+/*
+ * Every CSV column: the first DEFAULT_COLUMNS are the default, in this
+ * order, which never changes; co2_g is added to them by --carbon-intensity.
+ */
+static const char *const all_columns[] = {
+	"seq", "ts", "dt_us", "type", "zone", "pid", "starttime", "comm",
+	"state", "container_id", "pod_id", "vm_id", "unit", "cpu_us",
+	"energy_uj", "active_uj", "idle_uj", "watts", "total_uj", "socket",
+	"level", "by", "group",
+	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
+	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
+	"idle_kept_uj", "source", "estimated", "sockets", "scaled_down",
+	"excess_cpu_us",
+};
+#define DEFAULT_COLUMNS 23
+
+static const char *const default_types[] = {
+	"energy", "node", "process", "unattributed", "container", "pod", "vm",
+	"unit", "group", "host", NULL
+};
+
+/* What a column holds. */
+enum { COL_FIELD, COL_INTERVAL, COL_CO2, COL_GROUP };
+
+struct csv {
+	int header_done;
+	int kind[MAX_COLUMNS];
+};
+
+void
+csv_list_columns(void)
+{
+	size_t i;
+
+	for (i = 0; i < NELEM(all_columns); i++)
+		printf("%s\n", all_columns[i]);
+	exit(kp_out_finish(KP_EXIT_OK));
+}
+
+static void
+unknown_column(const char *name)
+{
+	size_t i;
+
+	fprintf(stderr, "kp-fmt: unknown column '%s' (", name);
+	for (i = 0; i < NELEM(all_columns); i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", all_columns[i]);
+	fprintf(stderr, ")\n");
+	exit(KP_EXIT_USAGE);
+}
+
+static const char *
+column_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NELEM(all_columns); i++)
+		if (strcmp(all_columns[i], name) == 0)
+			return all_columns[i];
+	unknown_column(name);
+	return NULL;
+}
+
+/* -o: a comma-separated list of known columns. */
+void
+csv_columns(struct fmt *ctx, const char *list)
+{
+	char *copy, *name, *save;
+	size_t n = 0;
+
+	copy = kp_strdup(list);
+	for (name = strtok_r(copy, ",", &save); name != NULL;
+	    name = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_COLUMNS)
+			errx(KP_EXIT_USAGE, "more than %d columns",
+			    MAX_COLUMNS);
+		ctx->columns[n++] = column_lookup(name);
+	}
+	free(copy);
+	if (n == 0)
+		errx(KP_EXIT_USAGE, "no columns in '%s'", list);
+	ctx->columns[n] = NULL;
+}
+
+void
+csv_default_columns(struct fmt *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < DEFAULT_COLUMNS; i++)
+		ctx->columns[i] = all_columns[i];
+	if (ctx->has_carbon)
+		ctx->columns[i++] = "co2_g";
+	ctx->columns[i] = NULL;
+}
+
+static void *
+csv_begin(struct fmt *ctx)
+{
+	struct csv *c = kp_calloc(1, sizeof(*c));
+	const char *col;
+	size_t i;
+
+	for (i = 0; (col = ctx->columns[i]) != NULL; i++)
+		c->kind[i] = strcmp(col, "ts") == 0 ||
+		    strcmp(col, "dt_us") == 0 ? COL_INTERVAL :
+		    strcmp(col, "co2_g") == 0 ? COL_CO2 :
+		    strcmp(col, "group") == 0 ? COL_GROUP : COL_FIELD;
+	return c;
+}
+
+/* RFC 4180: quoted when it holds a comma, quote, CR or LF. */
+static void
+csv_text(struct kp_buf *out, const char *s, size_t len)
+{
+	const char *q;
+
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		kp_buf_add(out, s, len);
+		return;
+	}
+	kp_buf_add(out, "\"", 1);
+	while ((q = strchr(s, '"')) != NULL) {
+		kp_buf_add(out, s, (size_t)(q - s) + 1);
+		kp_buf_add(out, "\"", 1);
+		s = q + 1;
+	}
+	kp_buf_add(out, s, strlen(s));
+	kp_buf_add(out, "\"", 1);
+}
+
+/* One cell; absent fields, nulls, objects and arrays are empty. */
+static void
+csv_value(struct kp_buf *out, const struct kp_field *v)
+{
+	if (v == NULL)
+		return;
+	switch (v->kind) {
+	case KP_V_STR:
+		csv_text(out, v->str, v->len);
+		break;
+	case KP_V_INT:
+		kp_buf_i64(out, v->i);
+		break;
+	case KP_V_REAL:
+		put_number(out, v);
+		break;
+	case KP_V_TRUE:
+		kp_buf_add(out, "true", 4);
+		break;
+	case KP_V_FALSE:
+		kp_buf_add(out, "false", 5);
+		break;
+	}
+}
+
+static void
+csv_header(struct fmt *ctx, struct csv *c)
+{
+	size_t i;
+
+	if (c->header_done || ctx->no_header)
+		return;
+	c->header_done = 1;
+	for (i = 0; ctx->columns[i] != NULL; i++)
+		kp_buf_printf(&ctx->out, "%s%s", i ? "," : "", ctx->columns[i]);
+	kp_buf_add(&ctx->out, "\n", 1);
+}
+
+/* The cell of column i for rec of an interval. */
+static void
+csv_cell(struct fmt *ctx, const struct csv *c, size_t i,
+    const struct kp_record *rec, const struct kp_record *interval)
+{
+	int64_t uj;
+
+	switch (c->kind[i]) {
+	case COL_INTERVAL:
+		if (interval != NULL)
+			csv_value(&ctx->out, kp_rec_get(interval,
+			    ctx->columns[i]));
+		break;
+	case COL_CO2:
+		/* Unknown, not zero, without an intensity. */
+		if (ctx->has_carbon && kp_rec_int(rec, "energy_uj", &uj))
+			kp_buf_printf(&ctx->out, "%.6g", co2_grams(ctx, uj));
+		break;
+	case COL_GROUP:
+		csv_value(&ctx->out, by_field(rec));
+		break;
+	default:
+		csv_value(&ctx->out, kp_rec_get(rec, ctx->columns[i]));
+	}
+}
+
+static void
+csv_block(struct fmt *ctx, void *st, const struct block *b,
+    const struct kp_record *interval)
+{
+	const struct kp_record *rec;
+	struct csv *c = st;
+	size_t i, j;
+
+	csv_header(ctx, c);
+	for (i = 0; i < b->n; i++) {
+		rec = b->recs[i];
+		if (ctx->types == NULL &&
+		    !str_in_list(default_types, rec->type))
+			continue;
+		for (j = 0; ctx->columns[j] != NULL; j++) {
+			if (j > 0)
+				kp_buf_add(&ctx->out, ",", 1);
+			csv_cell(ctx, c, j, rec, interval);
+		}
+		kp_buf_add(&ctx->out, "\n", 1);
+	}
+}
+
+static void
+csv_end(struct fmt *ctx, void *st, const struct block *rest)
+{
+	csv_block(ctx, st, rest, NULL);
+	free(st);
+}
+
+const struct format fmt_csv = {
+	"csv", csv_begin, csv_block, NULL, csv_end
+};

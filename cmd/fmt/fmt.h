@@ -1,0 +1,110 @@
+/*
+ * kp-fmt: a kp record stream as a table, a live view, CSV, NDJSON or
+ * Prometheus text.  One file per job behind this header: main.c reads the
+ * options and the stream, block.c keeps the records of one interval,
+ * units.c writes numbers, and each format has a file of its own.  What
+ * the parts share is one struct fmt, passed to each; a format's own state
+ * is its own, made by its begin and given back to its other functions.
+ */
+#include "kp.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define MAX_COLUMNS 64
+
+/*
+ * block.c: the records of one interval.  The reader's record is valid only
+ * until the next read, so each is copied, line, fields and strings, into
+ * an arena that is emptied, not freed, when the interval has been written.
+ */
+struct chunk;
+struct block {
+	const struct kp_record **recs;	/* in the order read */
+	size_t n, cap;
+	struct chunk *head, *cur;	/* the arena */
+	struct kp_map *node_zones;	/* zones with a node record, or NULL */
+};
+void block_add(struct block *b, const struct kp_record *rec);
+void block_clear(struct block *b);
+void block_free(struct block *b);
+int block_has_type(const struct block *b, const char *type);
+int block_has_node(const struct block *b, const char *zone);
+int rec_is(const struct kp_record *rec, const char *type);
+const struct kp_field *by_field(const struct kp_record *rec);
+int str_in_list(const char *const *list, const char *s);
+
+/* units.c: energy shown by the human formats in the unit of -u. */
+struct unit {
+	double scale;		/* of the base unit */
+	const char *name;
+};
+struct energy_unit {
+	const char *name;
+	double joules;		/* in one base unit of units */
+	const struct unit *units;
+};
+extern const struct unit watts_units[], seconds_units[], grams_units[];
+const struct energy_unit *energy_unit_lookup(const char *name);
+const char *fmt_human(char *buf, size_t len, double v,
+    const struct unit *units);
+void put_joules(struct kp_buf *b, int64_t uj);
+void put_double(struct kp_buf *b, double v);
+void put_number(struct kp_buf *b, const struct kp_field *f);
+
+struct fmt;
+
+/*
+ * A format.  begin makes its state from the options; block writes one
+ * interval, interval NULL for records whose interval ended without its
+ * interval record; header, where not NULL, a header record, which is no
+ * interval's; end writes rest, the records left at the end of the input
+ * without an interval record, and frees the state.
+ */
+struct format {
+	const char *name;
+	void *(*begin)(struct fmt *ctx);
+	void (*block)(struct fmt *ctx, void *st, const struct block *b,
+	    const struct kp_record *interval);
+	void (*header)(struct fmt *ctx, void *st, const struct kp_record *rec);
+	void (*end)(struct fmt *ctx, void *st, const struct block *rest);
+};
+extern const struct format fmt_table, fmt_top, fmt_csv, fmt_json,
+    fmt_prometheus, fmt_textfile, fmt_summary;
+
+/* The one struct the parts share: the command line and the run's state. */
+struct fmt {
+	const struct format *format;	/* -f; NULL: none (--textfile) */
+	size_t top_rows;		/* -n; 0: all */
+	int no_header;			/* -H */
+	const char *columns[MAX_COLUMNS + 1];	/* -o, NULL-terminated */
+	char **types;			/* -t, NULL-terminated; NULL: all */
+	const struct energy_unit *eunit;	/* -u */
+	int has_carbon;			/* --carbon-intensity given */
+	double carbon_g_per_kwh;
+	int summary;			/* --summary */
+	const char *textfile;		/* --textfile */
+
+	const char *input_name;
+	int64_t summary_first_seq;	/* >= 0: the block is the summary */
+	int data_errors;		/* besides the reader's: exit 3 */
+	struct kp_buf out;		/* what goes to stdout at the interval */
+};
+int type_wanted(const struct fmt *ctx, const char *type);
+double co2_grams(const struct fmt *ctx, int64_t uj);
+
+/* table.c, for top */
+void table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
+    const struct kp_record *interval);
+size_t text_width(const char *s);
+
+/* csv.c, for the options */
+void csv_columns(struct fmt *ctx, const char *list);
+void csv_default_columns(struct fmt *ctx);
+void csv_list_columns(void);
+
+/* prom.c, for main */
+void textfile_check(const char *path);
+int prom_writes_textfile(const struct fmt *ctx);
+
+/* top.c, for the reader */
+int top_live(const struct fmt *ctx);
+void top_wait(int fd);

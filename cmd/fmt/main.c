@@ -1,0 +1,300 @@
+/*
+ * kp-fmt: a kp record stream as a table, a live view, CSV, NDJSON or
+ * Prometheus text.  The records of interval k wait in a block for k's
+ * interval record, and the whole interval is written at once.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fmt.h"
+
+/* Where each interval goes: the chosen format, the textfile. */
+struct sink {
+	const struct format *f;
+	void *st;
+};
+#define SINKS_MAX 2
+
+struct sinks {
+	struct sink s[SINKS_MAX];
+	size_t n;
+};
+
+static const struct format *const formats[] = {
+	&fmt_table, &fmt_top, &fmt_csv, &fmt_json, &fmt_prometheus,
+};
+#define FORMAT_NAMES "table, top, csv, json, prometheus"
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: kp-fmt [-Hh] [-f format] [-n rows] "
+	    "[-o columns] [-t types] [-u unit]\n"
+	    "              [--carbon-intensity g_per_kwh] [--list-columns] "
+	    "[--summary]\n"
+	    "              [--textfile path]\n");
+	exit(KP_EXIT_USAGE);
+}
+
+static const struct format *
+format_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NELEM(formats); i++)
+		if (strcmp(formats[i]->name, name) == 0)
+			return formats[i];
+	errx(KP_EXIT_USAGE, "unknown format '%s' (" FORMAT_NAMES ")", name);
+}
+
+/* -t: a comma-separated list of record types, any names. */
+static char **
+parse_types(const char *list)
+{
+	char **v = NULL, *copy, *name, *save;
+	size_t n = 0;
+
+	copy = kp_strdup(list);
+	for (name = strtok_r(copy, ",", &save); name != NULL;
+	    name = strtok_r(NULL, ",", &save)) {
+		v = kp_reallocarray(v, n + 2, sizeof(*v));
+		v[n++] = kp_strdup(name);
+	}
+	free(copy);
+	if (n == 0)
+		errx(KP_EXIT_USAGE, "no record types in '%s'", list);
+	v[n] = NULL;
+	return v;
+}
+
+static void
+free_types(char **types)
+{
+	char **t;
+
+	for (t = types; t != NULL && *t != NULL; t++)
+		free(*t);
+	free(types);
+}
+
+/* Whether the user asked for records of this type (-t). */
+int
+type_wanted(const struct fmt *ctx, const char *type)
+{
+	return ctx->types == NULL ||
+	    str_in_list((const char *const *)ctx->types, type);
+}
+
+/* Grams of CO2e for an energy, at the --carbon-intensity. */
+double
+co2_grams(const struct fmt *ctx, int64_t uj)
+{
+	return uj / 3.6e12 * ctx->carbon_g_per_kwh;
+}
+
+/* The options; the format is left NULL when -f is not given. */
+static void
+parse_options(struct fmt *ctx, int argc, char *argv[])
+{
+	enum { OPT_CARBON = 256, OPT_LIST_COLUMNS, OPT_SUMMARY, OPT_TEXTFILE };
+	static const struct option longopts[] = {
+		{ "carbon-intensity", required_argument, NULL, OPT_CARBON },
+		{ "columns", required_argument, NULL, 'o' },
+		{ "energy-unit", required_argument, NULL, 'u' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "list-columns", no_argument, NULL, OPT_LIST_COLUMNS },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "rows", required_argument, NULL, 'n' },
+		{ "summary", no_argument, NULL, OPT_SUMMARY },
+		{ "textfile", required_argument, NULL, OPT_TEXTFILE },
+		{ "types", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *columns = NULL;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "Hf:hn:o:t:u:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'H':
+			ctx->no_header = 1;
+			break;
+		case 'f':
+			ctx->format = format_lookup(optarg);
+			break;
+		case 'n':
+			ctx->top_rows = (size_t)kp_parse_int(optarg, 1, 1000000,
+			    "-n rows");
+			break;
+		case 'o':
+			columns = optarg;
+			break;
+		case 't':
+			free_types(ctx->types);
+			ctx->types = parse_types(optarg);
+			break;
+		case 'u':
+			ctx->eunit = energy_unit_lookup(optarg);
+			break;
+		case OPT_CARBON:
+			ctx->carbon_g_per_kwh = kp_parse_double(optarg, 0, 1e6,
+			    "--carbon-intensity");
+			ctx->has_carbon = 1;
+			break;
+		case OPT_LIST_COLUMNS:
+			csv_list_columns();
+			break;
+		case OPT_SUMMARY:
+			ctx->summary = 1;
+			break;
+		case OPT_TEXTFILE:
+			ctx->textfile = optarg;
+			break;
+		case 'h':
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (columns != NULL)
+		csv_columns(ctx, columns);
+	else
+		csv_default_columns(ctx);
+}
+
+/*
+ * The format: -f's, or table on a terminal and json elsewhere; with
+ * --textfile and no -f, nothing on standard output.
+ */
+static void
+default_format(struct fmt *ctx)
+{
+	if (ctx->format == NULL && ctx->textfile == NULL)
+		ctx->format = format_lookup(isatty(STDOUT_FILENO) ? "table" :
+		    "json");
+}
+
+static void
+sink_add(struct fmt *ctx, struct sinks *k, const struct format *f)
+{
+	k->s[k->n].f = f;
+	k->s[k->n].st = f->begin(ctx);
+	k->n++;
+}
+
+/* The summary wraps the chosen format; the textfile is a sink of its own. */
+static void
+sinks_open(struct fmt *ctx, struct sinks *k)
+{
+	if (ctx->summary)
+		sink_add(ctx, k, &fmt_summary);
+	else if (ctx->format != NULL)
+		sink_add(ctx, k, ctx->format);
+	if (ctx->textfile != NULL && !prom_writes_textfile(ctx))
+		sink_add(ctx, k, &fmt_textfile);
+}
+
+/* Writes what the sinks made of an interval, at once. */
+static void
+flush_out(struct fmt *ctx)
+{
+	kp_out_bytes(ctx->out.s, ctx->out.len);
+	ctx->out.len = 0;
+	kp_out_flush();
+}
+
+/* An interval to every sink; interval NULL: one cut short. */
+static void
+sinks_block(struct fmt *ctx, struct sinks *k, struct block *b,
+    const struct kp_record *interval)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		k->s[i].f->block(ctx, k->s[i].st, b, interval);
+	flush_out(ctx);
+	block_clear(b);
+}
+
+static void
+sinks_header(struct fmt *ctx, struct sinks *k, const struct kp_record *rec)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (k->s[i].f->header != NULL)
+			k->s[i].f->header(ctx, k->s[i].st, rec);
+}
+
+static void
+sinks_end(struct fmt *ctx, struct sinks *k, struct block *rest)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		k->s[i].f->end(ctx, k->s[i].st, rest);
+	flush_out(ctx);
+}
+
+/*
+ * Records wait in the block for their interval record; an interval that
+ * ended without one, which the reader has reported, is written as
+ * incomplete.
+ */
+static void
+format_stream(struct fmt *ctx, struct kp_reader *r)
+{
+	struct sinks k = { 0 };
+	struct block b = { 0 };
+	struct kp_record rec;
+
+	sinks_open(ctx, &k);
+	while (kp_reader_next(r, &rec) > 0) {
+		if (rec.cut_seq >= 0 && b.n > 0)
+			sinks_block(ctx, &k, &b, NULL);
+		if (rec_is(&rec, "interval"))
+			sinks_block(ctx, &k, &b, &rec);
+		else if (!type_wanted(ctx, rec.type))
+			continue;
+		else if (rec_is(&rec, "header"))
+			sinks_header(ctx, &k, &rec);
+		else
+			block_add(&b, &rec);
+	}
+	sinks_end(ctx, &k, &b);
+	block_free(&b);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct fmt ctx = { 0 };
+	struct kp_reader *r;
+	int status;
+
+	kp_out_init();
+	ctx.eunit = energy_unit_lookup("J");
+	ctx.input_name = "<stdin>";
+	ctx.summary_first_seq = -1;
+	parse_options(&ctx, argc, argv);
+	default_format(&ctx);
+	if (ctx.textfile != NULL)
+		textfile_check(ctx.textfile);
+
+	r = kp_reader_open(STDIN_FILENO, ctx.input_name);
+	if (top_live(&ctx))
+		kp_reader_set_wait(r, top_wait);
+	format_stream(&ctx, r);
+	status = kp_reader_errors(r) > 0 || ctx.data_errors > 0 ?
+	    KP_EXIT_DATAERR : KP_EXIT_OK;
+	kp_reader_close(r);
+	free_types(ctx.types);
+	free(ctx.out.s);
+	return kp_out_finish(status);
+}

@@ -1,0 +1,226 @@
+/*
+ * -f top: the table of each interval redrawn in place on the alternate
+ * screen, cut to the terminal's size.  While it waits for input, a
+ * SIGWINCH interrupts poll(2) and the last frame is drawn again at the new
+ * size.  The terminal is given back on exit and on SIGINT, SIGTERM and
+ * SIGHUP.  When stdout is not a terminal, and for the summary, whose one
+ * block would vanish with the alternate screen, it writes what -f table
+ * writes.
+ */
+#include <err.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "fmt.h"
+
+#define TERM_ENTER "\033[?1049h\033[?25l"
+#define TERM_LEAVE "\033[?25h\033[?1049l"
+
+struct top {
+	int live;		/* drawing on a terminal */
+	void *table;		/* -f table's state, when not live */
+	struct kp_buf frame;	/* the last interval's table, NUL-terminated */
+	struct kp_buf screen;	/* the frame as drawn */
+	unsigned short rows, cols;
+};
+
+/* Touched by the signal handlers. */
+static volatile sig_atomic_t term_active;
+static volatile sig_atomic_t term_resized = 1;
+
+/*
+ * The state top_wait draws again after a resize: the reader calls its
+ * wait without an argument.
+ */
+static struct top *waiting;
+
+static void
+term_leave(void)
+{
+	if (term_active) {
+		term_active = 0;
+		fflush(stdout);
+		if (write(STDOUT_FILENO, TERM_LEAVE, sizeof(TERM_LEAVE) - 1) < 0)
+			return;
+	}
+}
+
+static void
+on_fatal_signal(int sig)
+{
+	if (term_active &&
+	    write(STDOUT_FILENO, TERM_LEAVE, sizeof(TERM_LEAVE) - 1) >= 0)
+		term_active = 0;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+on_winch(int sig)
+{
+	(void)sig;
+	term_resized = 1;
+}
+
+static void
+term_enter(void)
+{
+	static const int fatal[] = { SIGHUP, SIGINT, SIGTERM };
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = on_winch;
+	sigaction(SIGWINCH, &sa, NULL);
+	sa.sa_handler = on_fatal_signal;
+	for (i = 0; i < NELEM(fatal); i++)
+		sigaction(fatal[i], &sa, NULL);
+	atexit(term_leave);
+	kp_out_bytes(TERM_ENTER, sizeof(TERM_ENTER) - 1);
+	term_active = 1;
+}
+
+static void
+term_size(struct top *t)
+{
+	struct winsize ws;
+
+	term_resized = 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 &&
+	    ws.ws_col > 0) {
+		t->rows = ws.ws_row;
+		t->cols = ws.ws_col;
+	}
+}
+
+/* A line of text cut to cols code points; returns where it ends. */
+static const char *
+draw_line(struct kp_buf *s, const char *p, size_t cols)
+{
+	const char *start = p, *cut = NULL;
+	size_t w = 0;
+
+	for (; *p != '\0' && *p != '\n'; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80 && w++ == cols)
+			cut = p;
+	kp_buf_add(s, start, (size_t)((cut != NULL ? cut : p) - start));
+	return p;
+}
+
+/*
+ * Writes a status line and the frame to stdout, each line cut to the
+ * screen, as many lines as it has.
+ */
+static void
+term_draw(struct top *t)
+{
+	char status[64];
+	const char *p;
+	size_t row;
+
+	if (term_resized)
+		term_size(t);
+	t->screen.len = 0;
+	snprintf(status, sizeof(status), "kp-fmt top  %ux%u  Ctrl-C quits",
+	    t->cols, t->rows);
+	kp_buf_add(&t->screen, "\033[H\033[7m", 7);
+	draw_line(&t->screen, status, t->cols);
+	kp_buf_add(&t->screen, "\033[0m\033[K", 7);
+	for (row = 1, p = t->frame.s; *p != '\0' && row < t->rows; row++) {
+		kp_buf_add(&t->screen, "\n", 1);
+		p = draw_line(&t->screen, p, t->cols);
+		/* Clear what the last frame left on the line. */
+		kp_buf_add(&t->screen, "\033[K", 3);
+		if (*p == '\n')
+			p++;
+	}
+	kp_buf_add(&t->screen, "\033[J", 3);
+	kp_out_bytes(t->screen.s, t->screen.len);
+	kp_out_flush();
+}
+
+/* The reader's wait: redraw after a resize until there is input. */
+void
+top_wait(int fd)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+
+	while (poll(&pfd, 1, -1) < 0) {
+		if (errno != EINTR)
+			err(KP_EXIT_FAILURE, "poll");
+		if (term_resized && waiting != NULL && waiting->frame.len > 0)
+			term_draw(waiting);
+	}
+}
+
+/* Whether top draws on a terminal, and so waits for input with top_wait. */
+int
+top_live(const struct fmt *ctx)
+{
+	return ctx->format == &fmt_top && !ctx->summary &&
+	    isatty(STDOUT_FILENO);
+}
+
+static void *
+top_begin(struct fmt *ctx)
+{
+	struct top *t = kp_calloc(1, sizeof(*t));
+
+	t->live = top_live(ctx);
+	t->table = fmt_table.begin(ctx);
+	t->rows = 24;
+	t->cols = 80;
+	if (t->live)
+		waiting = t;
+	return t;
+}
+
+static void
+top_block(struct fmt *ctx, void *st, const struct block *b,
+    const struct kp_record *interval)
+{
+	struct top *t = st;
+
+	if (!t->live || ctx->summary_first_seq >= 0) {
+		term_leave();
+		fmt_table.block(ctx, t->table, b, interval);
+		return;
+	}
+	if (interval == NULL)
+		return;
+	if (!term_active)
+		term_enter();
+	t->frame.len = 0;
+	table_write(ctx, &t->frame, b, interval);
+	kp_buf_add(&t->frame, "", 1);
+	t->frame.len--;
+	term_draw(t);
+}
+
+static void
+top_end(struct fmt *ctx, void *st, const struct block *rest)
+{
+	struct top *t = st;
+
+	if (!t->live)
+		fmt_table.end(ctx, t->table, rest);
+	else
+		free(t->table);
+	term_leave();
+	waiting = NULL;
+	free(t->frame.s);
+	free(t->screen.s);
+	free(t);
+}
+
+const struct format fmt_top = {
+	"top", top_begin, top_block, NULL, top_end
+};
