@@ -177,6 +177,45 @@ kp-fmt: <stdin>: 2 records after the last interval record, an incomplete interva
 	done
 }
 
+# Intervals 1, 2, 2 again and 3 of 1 s, with 1, 2, 2 and 6 J, and $1
+# (a header, say) before the replay.
+replay_stream() {
+	local n=0 seq uj
+	for seq in 1 2 2 3; do
+		uj=$((seq == 3 ? 6000000 : seq * 1000000))
+		n=$((n + 1))
+		[ "$n" -ne 3 ] || [ -z "$1" ] || echo "$1"
+		echo '{"type":"energy","seq":'$seq',"zone":"package","energy_uj":'$uj',"watts":1.0,"source":"powercap","estimated":false}'
+		echo '{"type":"interval","seq":'$seq',"ts":"2026-11-22T13:48:3'$n'.000000Z","dt_us":1000000}'
+	done
+}
+
+@test "--summary counts a replayed interval once: the reader rejects the replay" {
+	local in=$BATS_TEST_TMPDIR/in line
+	replay_stream "" >"$in"
+	# 9 J over 3 s; with the replay summed it was 11 J over 4 s.
+	run -3 --separate-stderr kp-fmt -f table --summary <"$in"
+	assert_output - <<'EOF2'
+summary of intervals 1-3  2026-11-22T13:48:34.000000Z  (3.000 s)
+package  3.00 W  source powercap
+EOF2
+	assert_equal "$stderr" "kp-fmt: <stdin>:5: energy record of interval 2, which has ended: a replay or a disorder
+kp-fmt: <stdin>:6: interval 2 ends after interval 2: a replay or a disorder"
+	run -3 --separate-stderr kp-fmt -f json --summary <"$in"
+	assert_output - <<'EOF2'
+{"type":"energy","seq":3,"zone":"package","energy_uj":9000000,"watts":3.0,"source":"powercap","estimated":false}
+{"type":"interval","seq":3,"ts":"2026-11-22T13:48:34.000000Z","dt_us":3000000}
+EOF2
+	# As a cron log repeats it after a crash: in a new run, after a header.
+	line='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
+	replay_stream "$line" >"$in"
+	run -3 --separate-stderr kp-fmt -f table --summary <"$in"
+	assert_line -n 0 "summary of intervals 1-3  2026-11-22T13:48:34.000000Z  (3.000 s)"
+	assert_line -n 1 "package  3.00 W  source powercap"
+	assert_equal "$stderr" "kp-fmt: <stdin>:6: energy record of interval 2, which has ended: a replay or a disorder
+kp-fmt: <stdin>:7: interval 2 ends after interval 2: a replay or a disorder"
+}
+
 @test "prometheus: kp-fmt sums the energy itself when records have no totals" {
 	run -0 kp-fmt -f prometheus <"$STREAMS/no-totals.ndjson"
 	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
