@@ -91,10 +91,9 @@ struct fmt {
 int type_wanted(const struct fmt *ctx, const char *type);
 double co2_grams(const struct fmt *ctx, int64_t uj);
 
-/* table.c, for top */
+/* table.c, for top: one interval's table as text in out. */
 void table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
     const struct kp_record *interval);
-size_t text_width(const char *s);
 
 /* csv.c, for the options */
 void csv_columns(struct fmt *ctx, const char *list);

@@ -269,7 +269,8 @@ labels_make(struct kp_buf *b, const struct family *f,
 			continue;
 		if (n++ > 0)
 			kp_buf_add(b, ",", 1);
-		kp_buf_printf(b, "%s=\"", name);
+		kp_buf_add(b, name, strlen(name));
+		kp_buf_add(b, "=\"", 2);
 		label_value(b, name, rec);
 		kp_buf_add(b, "\"", 1);
 	}
@@ -474,11 +475,14 @@ static int
 family_has(const struct family *f, const struct block *b,
     const struct kp_record *rec)
 {
-	const char *zone = kp_rec_str(rec, "zone");
+	const char *zone;
 
 	if (!rec_is(rec, f->rectype) && (f->rectype2 == NULL ||
 	    !rec_is(rec, f->rectype2)))
 		return 0;
+	if (f->zone == NULL && !rec_is(rec, "energy"))
+		return 1;
+	zone = kp_rec_str(rec, "zone");
 	if (f->zone != NULL && (zone == NULL || strcmp(zone, f->zone) != 0))
 		return 0;
 	/* An energy record only stands for a node record missing. */

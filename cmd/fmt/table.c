@@ -24,7 +24,7 @@ struct table_state {
 };
 
 /* Terminal columns of UTF-8 text, counting each code point as one. */
-size_t
+static size_t
 text_width(const char *s)
 {
 	size_t w = 0;
