@@ -12,7 +12,10 @@
 
 #include "fmt.h"
 
-/* The fields that are summed; the reader keeps them non-negative integers. */
+/*
+ * The fields that are summed, as integers: their names end in _uj or _us,
+ * so the reader has checked that they are non-negative integers.
+ */
 static const char *const sum_fields[] = {
 	"energy_uj", "active_uj", "idle_uj", "idle_kept_uj", "cpu_us",
 	"total_cpu_us", NULL
@@ -150,8 +153,7 @@ workload_merge(struct fmt *ctx, struct workload *w,
 		f = &rec->f[i];
 		if ((sf = field_find(w, f, i)) == NULL)
 			field_append(w, f);
-		else if (sf->summed && sf->kind == KP_V_INT &&
-		    f->kind == KP_V_INT)
+		else if (sf->summed)
 			sf->i = add_held(ctx, sf->i, f->i, sf->key,
 			    rec->lineno);
 		else
@@ -324,7 +326,7 @@ put_value(const struct summary *s, struct kp_buf *b,
 		}
 	if (strcmp(sf->key, "seq") == 0)
 		kp_buf_i64(b, s->last_seq);
-	else if (sf->summed && sf->kind == KP_V_INT)
+	else if (sf->summed)
 		kp_buf_i64(b, sf->i);
 	else
 		kp_buf_add(b, sf->raw.s, sf->raw.len);
