@@ -30,7 +30,10 @@ static const char *const default_types[] = {
 	"unit", "group", "host", NULL
 };
 
-/* What a column holds. */
+/*
+ * What a column holds: the record's field of its name, the interval
+ * record's, the emissions of its energy, or the value its "by" names.
+ */
 enum { COL_FIELD, COL_INTERVAL, COL_CO2, COL_GROUP };
 
 struct csv {
@@ -105,18 +108,27 @@ csv_default_columns(struct fmt *ctx)
 	ctx->columns[i] = NULL;
 }
 
+/* Where the cells of column name come from. */
+static int
+column_kind(const char *name)
+{
+	if (strcmp(name, "ts") == 0 || strcmp(name, "dt_us") == 0)
+		return COL_INTERVAL;
+	if (strcmp(name, "co2_g") == 0)
+		return COL_CO2;
+	if (strcmp(name, "group") == 0)
+		return COL_GROUP;
+	return COL_FIELD;
+}
+
 static void *
 csv_begin(struct fmt *ctx)
 {
 	struct csv *c = kp_calloc(1, sizeof(*c));
-	const char *col;
 	size_t i;
 
-	for (i = 0; (col = ctx->columns[i]) != NULL; i++)
-		c->kind[i] = strcmp(col, "ts") == 0 ||
-		    strcmp(col, "dt_us") == 0 ? COL_INTERVAL :
-		    strcmp(col, "co2_g") == 0 ? COL_CO2 :
-		    strcmp(col, "group") == 0 ? COL_GROUP : COL_FIELD;
+	for (i = 0; ctx->columns[i] != NULL; i++)
+		c->kind[i] = column_kind(ctx->columns[i]);
 	return c;
 }
 
