@@ -88,6 +88,8 @@ struct fmt {
 	int data_errors;		/* besides the reader's: exit 3 */
 	struct kp_buf out;		/* what goes to stdout at the interval */
 };
+
+/* main.c */
 int type_wanted(const struct fmt *ctx, const char *type);
 double co2_grams(const struct fmt *ctx, int64_t uj);
 

@@ -189,8 +189,7 @@ top_block(struct fmt *ctx, void *st, const struct block *b,
 {
 	struct top *t = st;
 
-	if (!t->live || ctx->summary_first_seq >= 0) {
-		term_leave();
+	if (!t->live) {
 		fmt_table.block(ctx, t->table, b, interval);
 		return;
 	}
