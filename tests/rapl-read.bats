@@ -100,6 +100,7 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 
 @test "two sockets: sums and wrap-around across --state runs" {
 	run_state
+	age_state 100
 	set_uj intel-rapl:0 100030000000	# +30 J
 	set_uj intel-rapl:1 1000000		# wraps: 328850 to the top, then 1 J
 	set_uj intel-rapl:0:0 50005000000	# core +5 J
