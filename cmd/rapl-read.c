@@ -147,10 +147,8 @@ parse_zones(struct meter *m, char *list)
 		if (*zone == '\0' || strlen(zone) > NAME_MAX)
 			errx(KP_EXIT_USAGE, "zones must be a list of names "
 			    "separated by commas: '%s'", zone);
-		m->zones = reallocarray(m->zones, m->nzones + 1,
+		m->zones = kp_reallocarray(m->zones, m->nzones + 1,
 		    sizeof(*m->zones));
-		if (m->zones == NULL)
-			err(KP_EXIT_FAILURE, "malloc");
 		m->zones[m->nzones++] = zone;
 	}
 }
@@ -283,10 +281,8 @@ new_member(struct meter *m, const char *key)
 {
 	struct member *mb;
 
-	m->members = reallocarray(m->members, m->nmembers + 1,
+	m->members = kp_reallocarray(m->members, m->nmembers + 1,
 	    sizeof(*m->members));
-	if (m->members == NULL)
-		err(KP_EXIT_FAILURE, "malloc");
 	mb = &m->members[m->nmembers++];
 	memset(mb, 0, sizeof(*mb));
 	mb->fd = -1;
