@@ -85,17 +85,14 @@ run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
 static void
 run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
 {
-	int64_t start_us, prev_us, now_us, seq;
+	struct kp_clock clk;
 
 	kp_out_header("proc-cputime");
-	start_us = prev_us = kp_mono_us();
+	kp_clock_start(&clk, interval_us);
 	scan(s);
-	for (seq = 1; count == 0 || seq <= count; seq++) {
-		kp_sleep_until_us(start_us + seq * interval_us);
-		now_us = kp_mono_us();
-		sample_and_emit(s, seq);
-		kp_out_interval(seq, kp_wall_us(), now_us - prev_us);
-		prev_us = now_us;
+	while (kp_clock_next(&clk, count)) {
+		sample_and_emit(s, clk.seq);
+		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
 	}
 }
 
@@ -136,19 +133,17 @@ static void
 sample_once(struct kp_sampler *s, const char *path, int stored,
     json_int_t *seq, json_int_t *mono_us)
 {
-	int64_t now_us = kp_mono_us();
+	struct kp_clock clk;
 
 	kp_out_header("proc-cputime");
-	/* A state file edited or copied from elsewhere: no negative dt_us. */
-	if (stored && now_us <= *mono_us)
-		warnx("%s: the stored sample is not in the past, starting a "
-		    "new baseline", path);
-	if (stored && now_us > *mono_us) {
-		sample_and_emit(s, ++*seq);
-		kp_out_interval(*seq, kp_wall_us(), now_us - *mono_us);
+	kp_clock_start(&clk, 0);
+	if (stored && kp_clock_resume(&clk, *seq, *mono_us, path)) {
+		sample_and_emit(s, clk.seq);
+		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
+		*seq = clk.seq;
 	} else
 		scan(s);
-	*mono_us = now_us;
+	*mono_us = clk.end_us;
 }
 
 static void

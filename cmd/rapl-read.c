@@ -1018,36 +1018,37 @@ warn_wrap(const struct meter *m, const char *what, int64_t dt_us)
 		    MAX_ZONE_WATTS);
 }
 
-/* One interval: sample, its records, its interval record. */
+/* The interval clk has just ended: sample, its records, its interval record. */
 static void
-end_interval(struct meter *m, int64_t seq, int64_t *prev_us)
+end_interval(struct meter *m, const struct kp_clock *clk)
 {
-	int64_t now_us, wall_us;
-
-	now_us = kp_mono_us();
-	wall_us = kp_wall_us();
 	sample(m);
-	drop_impossible_steps(m, now_us - *prev_us);
-	emit(m, seq, now_us - *prev_us);
+	drop_impossible_steps(m, clk->dt_us);
+	emit(m, clk->seq, clk->dt_us);
 	advance(m);
-	kp_out_interval(seq, wall_us, now_us - *prev_us);
-	*prev_us = now_us;
+	kp_out_interval(clk->seq, clk->wall_us, clk->dt_us);
+}
+
+/* The baseline sample, which ends no interval. */
+static void
+start_clock(struct meter *m, struct kp_clock *clk, int64_t interval_us)
+{
+	warn_wrap(m, "the interval", interval_us);
+	kp_out_header("rapl-read");
+	kp_out_flush();
+	kp_clock_start(clk, interval_us);
+	sample(m);
+	advance(m);
 }
 
 static void
 run_clock(struct meter *m, int64_t interval_us, long long count)
 {
-	int64_t start_us, prev_us, seq;
+	struct kp_clock clk;
 
-	warn_wrap(m, "the interval", interval_us);
-	kp_out_header("rapl-read");
-	start_us = prev_us = kp_mono_us();
-	sample(m);
-	advance(m);
-	for (seq = 1; count == 0 || seq <= count; seq++) {
-		kp_sleep_until_us(start_us + seq * interval_us);
-		end_interval(m, seq, &prev_us);
-	}
+	start_clock(m, &clk, interval_us);
+	while (kp_clock_next(&clk, count))
+		end_interval(m, &clk);
 }
 
 /*
@@ -1086,8 +1087,8 @@ wait_command(pid_t pid, int *status, int64_t deadline_us,
 static int
 run_command(struct meter *m, int64_t interval_us, char *argv[])
 {
+	struct kp_clock clk;
 	sigset_t set, old;
-	int64_t start_us, prev_us, seq;
 	pid_t pid;
 	int status, ended = 0;
 
@@ -1098,12 +1099,7 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	sigaddset(&set, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &set, &old) < 0)
 		err(KP_EXIT_FAILURE, "sigprocmask");
-	warn_wrap(m, "the interval", interval_us);
-	kp_out_header("rapl-read");
-	kp_out_flush();
-	start_us = prev_us = kp_mono_us();
-	sample(m);
-	advance(m);
+	start_clock(m, &clk, interval_us);
 	if ((pid = fork()) < 0)
 		err(KP_EXIT_FAILURE, "fork");
 	if (pid == 0) {
@@ -1115,10 +1111,11 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 		warn("%s", argv[0]);
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	for (seq = 1; !ended; seq++) {
-		ended = wait_command(pid, &status, start_us + seq * interval_us,
+	while (!ended) {
+		ended = wait_command(pid, &status, kp_clock_deadline_us(&clk),
 		    &set);
-		end_interval(m, seq, &prev_us);
+		kp_clock_end(&clk);
+		end_interval(m, &clk);
 	}
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
@@ -1258,30 +1255,24 @@ static void
 run_once(struct meter *m, struct kp_state *st, const char *path)
 {
 	json_int_t seq = 0, stored_us = 0;
-	int64_t now_us, wall_us;
+	struct kp_clock clk;
 	char what[PATH_MAX + 64];
 	int usable;
 
 	kp_out_header("rapl-read");
 	usable = load_state(m, st, path, &seq, &stored_us);
-	now_us = kp_mono_us();
-	wall_us = kp_wall_us();
+	kp_clock_start(&clk, 0);
 	sample(m);
-	if (usable && now_us <= stored_us) {
-		warnx("%s: the stored sample is not in the past, starting a "
-		    "new baseline", path);
-		usable = 0;
-	}
-	if (usable) {
+	if (usable && kp_clock_resume(&clk, seq, stored_us, path)) {
 		snprintf(what, sizeof(what), "%s: the time since the stored "
 		    "sample", path);
-		warn_wrap(m, what, now_us - stored_us);
-		drop_impossible_steps(m, now_us - stored_us);
-		seq++;
-		emit(m, seq, now_us - stored_us);
-		kp_out_interval(seq, wall_us, now_us - stored_us);
+		warn_wrap(m, what, clk.dt_us);
+		drop_impossible_steps(m, clk.dt_us);
+		emit(m, clk.seq, clk.dt_us);
+		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
+		seq = clk.seq;
 	}
-	save_state(m, st, seq, now_us);
+	save_state(m, st, seq, clk.end_us);
 }
 
 static void

@@ -49,7 +49,20 @@ char *kp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int64_t kp_mono_us(void);		/* CLOCK_MONOTONIC in microseconds */
 int64_t kp_wall_us(void);		/* CLOCK_REALTIME in microseconds */
 void kp_format_ts(char *buf, size_t len, int64_t wall_us);
-void kp_sleep_until_us(int64_t mono_us);
+struct kp_clock {		/* a producer's intervals */
+	int64_t interval_us;	/* between deadlines; 0 for a one-shot run */
+	int64_t start_us;	/* CLOCK_MONOTONIC: the baseline sample */
+	int64_t seq;		/* the last interval ended; 0: none yet */
+	int64_t end_us;		/* CLOCK_MONOTONIC: when it ended */
+	int64_t wall_us;	/* CLOCK_REALTIME then, for its ts */
+	int64_t dt_us;		/* its length */
+};
+void kp_clock_start(struct kp_clock *c, int64_t interval_us);
+int64_t kp_clock_deadline_us(const struct kp_clock *c);
+void kp_clock_end(struct kp_clock *c);
+int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: count ended */
+int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
+    const char *path);
 
 /* write.c: all record output goes through here. */
 void kp_out_init(void);
