@@ -28,7 +28,7 @@ enum {
 
 /* Major and minor version of the record protocol written by this build. */
 #define KP_PROTO_MAJOR 1
-#define KP_PROTO_MINOR 0
+#define KP_PROTO_MINOR 1
 
 /* parse.c: command-line numbers, checked and reported with errx(USAGE). */
 long long kp_parse_int(const char *s, long long min, long long max,
@@ -67,7 +67,6 @@ int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
 /* write.c: all record output goes through here. */
 void kp_out_init(void);
 void kp_out_raw(const char *line, size_t len);	/* len excludes '\n' */
-void kp_out_json_new(json_t *rec);		/* writes and releases */
 void kp_out_flush(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
 json_t *kp_rec_new(const char *type, int64_t seq);

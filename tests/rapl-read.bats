@@ -22,7 +22,7 @@ shape() {
 	    <<< "$output"
 }
 
-HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
+HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
 
 @test "usage matches the manual's synopsis" {
 	# The synopsis wraps, and col(1) turns the indentation into tabs.
