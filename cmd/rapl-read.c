@@ -223,23 +223,28 @@ number(const char *s)
 }
 
 /*
- * "package-1-die-0\n" becomes "package" of socket 1: the dies and sockets
- * of a zone are summed under one name.  The socket, or NO_SOCKET.
+ * The zone in the n bytes of a name file, one line: "package-1-die-0\n"
+ * becomes "package" of socket 1 (or NO_SOCKET), as the dies and sockets of
+ * a zone are summed under one name.  0 if the zone breaks the rule for a
+ * zone's name (kp-records(5)), which an empty name does too.
  */
 static int
-split_name(char *name)
+split_name(char *name, size_t n, int *socket)
 {
 	char *p;
-	int socket = NO_SOCKET;
 
-	name[strcspn(name, "\n")] = '\0';
+	if (n > 0 && name[n - 1] == '\n')
+		name[--n] = '\0';
+	*socket = NO_SOCKET;
+	if (strlen(name) != n)
+		return 0;	/* a NUL inside */
 	if ((p = strstr(name, "-die-")) != NULL && number(p + 5) >= 0)
 		*p = '\0';
 	if ((p = strrchr(name, '-')) != NULL && number(p + 1) >= 0) {
-		socket = number(p + 1);
+		*socket = number(p + 1);
 		*p = '\0';
 	}
-	return socket;
+	return kp_zone_name_ok(name, strlen(name));
 }
 
 /*
@@ -293,23 +298,13 @@ new_member(struct meter *m, const char *key)
 	return mb;
 }
 
+/* The files of zone entry key, in dir, beside its name. */
 static void
-add_zone(struct meter *m, int classfd, const char *key)
+open_zone(struct member *mb, int classfd, const char *key, const char *dir)
 {
-	struct member *mb;
-	char dir[PATH_MAX], file[PATH_MAX], buf[256];
+	char file[PATH_MAX], buf[256];
 	uint64_t enabled;
 
-	mb = new_member(m, key);
-	xpath(dir, sizeof(dir), "%s/%s", m->classdir, key);
-	xpath(mb->path, sizeof(mb->path), "%s/energy_uj", dir);
-	xpath(file, sizeof(file), "%s/name", key);
-	if (kp_read_file(classfd, file, buf, sizeof(buf)) < 0) {
-		member_failed(mb, dir, "name");
-		return;
-	}
-	mb->socket = split_name(buf);
-	xpath(mb->zone, sizeof(mb->zone), "%s", buf);
 	xpath(file, sizeof(file), "%s/enabled", key);
 	if (kp_read_file(classfd, file, buf, sizeof(buf)) >= 0 &&
 	    parse_uj(buf, &enabled) == 0)
@@ -325,6 +320,41 @@ add_zone(struct meter *m, int classfd, const char *key)
 	}
 	if (read_counter(mb) < 0)
 		member_failed(mb, dir, "energy_uj");
+}
+
+/*
+ * A zone whose name breaks the rule is said once and left out: its name
+ * could not be written as it is into a record, a label or a file name.
+ * One whose name cannot be read is kept, to be listed and said as
+ * unreadable.
+ */
+static void
+add_zone(struct meter *m, int classfd, const char *key)
+{
+	struct member *mb;
+	char dir[PATH_MAX], file[PATH_MAX], name[256];
+	int n, errnum, socket = NO_SOCKET;
+
+	xpath(dir, sizeof(dir), "%s/%s", m->classdir, key);
+	xpath(file, sizeof(file), "%s/name", key);
+	n = kp_read_file(classfd, file, name, sizeof(name));
+	errnum = errno;
+	if (n >= 0 && !split_name(name, (size_t)n, &socket)) {
+		warnx("'%s/name': not a zone's name of 1 to %d ASCII letters, "
+		    "digits, '-', '_' or '.': zone left out", dir,
+		    KP_ZONE_NAME_MAX);
+		return;
+	}
+	mb = new_member(m, key);
+	xpath(mb->path, sizeof(mb->path), "%s/energy_uj", dir);
+	if (n < 0) {
+		errno = errnum;
+		member_failed(mb, dir, "name");
+		return;
+	}
+	mb->socket = socket;
+	xpath(mb->zone, sizeof(mb->zone), "%s", name);
+	open_zone(mb, classfd, key, dir);
 }
 
 static struct member *
