@@ -46,6 +46,12 @@ lint:
 bench: all
 	for b in scripts/bench-*; do $$b || exit 1; done
 
+# make fuzz: each libFuzzer harness of tests/fuzz (clang) for FUZZ_SECONDS.
+FUZZ_SECONDS = 60
+FUZZ = record
+fuzz:
+	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
+
 install: all
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 $(DESTDIR)$(MANPREFIX)/man5
 	cp -f $(BIN) $(DESTDIR)$(PREFIX)/bin
@@ -60,4 +66,4 @@ uninstall:
 clean:
 	rm -f $(BIN) $(BIN:=.o) $(LIBOBJ) $(LIB)
 
-.PHONY: all check lint bench install uninstall clean
+.PHONY: all check lint bench fuzz install uninstall clean
