@@ -6,7 +6,7 @@ include config.mk
 BIN = cmd/rapl-read cmd/proc-cputime cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgroup.o lib/clock.o lib/map.o lib/parse.o lib/procfs.o \
+LIBOBJ = lib/alloc.o lib/cgroup.o lib/clock.o lib/map.o lib/parse.o lib/procfs.o lib/record.o \
 	lib/sampler.o lib/state.o lib/stream.o lib/utf8.o lib/write.o lib/zones.o
 LIB = lib/libkp.a
 
@@ -46,6 +46,12 @@ lint:
 bench: all
 	for b in scripts/bench-*; do $$b || exit 1; done
 
+# make fuzz: each libFuzzer harness of tests/fuzz (clang) for FUZZ_SECONDS.
+FUZZ_SECONDS = 60
+FUZZ = record
+fuzz:
+	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
+
 install: all
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 $(DESTDIR)$(MANPREFIX)/man5
 	cp -f $(BIN) $(DESTDIR)$(PREFIX)/bin
@@ -60,4 +66,4 @@ uninstall:
 clean:
 	rm -f $(BIN) $(BIN:=.o) $(LIBOBJ) $(LIB)
 
-.PHONY: all check lint bench install uninstall clean
+.PHONY: all check lint bench fuzz install uninstall clean
