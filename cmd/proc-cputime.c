@@ -54,31 +54,32 @@ stdin_is_stream(void)
 }
 
 /*
- * Samples as each upstream interval ends; *seq and *mono_us: the last one.
- * *nlines: the input lines read.
+ * Samples as each upstream interval ends, its CPU records just before its
+ * interval record; every record read is passed through as it came.  *seq
+ * and *mono_us: the last interval; *nlines: the input lines read.
  */
 static int
 run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
     long *nlines)
 {
-	struct kp_oldrd *r;
-	struct kp_oldrec rec;
-	int status;
+	struct kp_reader *r;
+	struct kp_record rec;
+	int status, ends;
 
-	r = kp_oldrd_open(stdin, "<stdin>");
-	while (kp_oldrd_next(r, &rec)) {
-		if (strcmp(rec.type, "interval") == 0) {
+	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	while (kp_reader_next(r, &rec)) {
+		if ((ends = strcmp(rec.type, "interval") == 0)) {
 			sample_and_emit(s, rec.seq);
 			*seq = rec.seq;
 			*mono_us = kp_mono_us();
 		}
 		kp_out_raw(rec.line, rec.len);
-		if (strcmp(rec.type, "interval") == 0)
+		if (ends)
 			kp_out_flush();
 	}
-	status = kp_oldrd_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
-	*nlines = kp_oldrd_lineno(r);
-	kp_oldrd_close(r);
+	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	*nlines = kp_reader_lineno(r);
+	kp_reader_close(r);
 	return status;
 }
 

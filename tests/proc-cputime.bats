@@ -195,10 +195,28 @@ run_state() {
 	    '{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}' \
 	    > "$BATS_TEST_TMPDIR/in"
 	run -3 --separate-stderr proc-cputime --proc "$P" < "$BATS_TEST_TMPDIR/in"
-	assert_equal "${stderr_lines[0]}" "proc-cputime: <stdin>:2: not JSON: '[' or '{' expected near 'not'"
+	assert_equal "${stderr_lines[0]}" "proc-cputime: <stdin>:2: not a JSON object"
 	assert_equal "${stderr_lines[1]}" 'proc-cputime: <stdin>:3: record without a string "type"'
 	assert_equal "${stderr_lines[2]}" 'proc-cputime: <stdin>:4: record without a non-negative integer "seq"'
 	assert_line -n 2 --partial '{"type":"interval","seq":1,'
+}
+
+@test "as a filter it passes CRLF lines on without the CR, and checks every line" {
+	printf '%s\r\n' '{"type":"header","seq":0,"version":"1.1","producer":"x"}' \
+	    '{"type":"mystery","seq":1,"x":"a\u0000b"}' \
+	    '{"type":"mystery","seq":1,"kept":1}' \
+	    '{"type":"interval","seq":1,"dt_us":1000000}' \
+	    '{"type":"mystery","seq":1,"late":1}' > "$BATS_TEST_TMPDIR/in"
+	run -3 --separate-stderr proc-cputime --proc "$P" < "$BATS_TEST_TMPDIR/in"
+	assert_output - <<-'OUT'
+	{"type":"header","seq":0,"version":"1.1","producer":"x"}
+	{"type":"mystery","seq":1,"kept":1}
+	{"type":"cpu","seq":1,"cpu_us":0,"total_cpu_us":0,"usage_ratio":0.0}
+	{"type":"interval","seq":1,"dt_us":1000000}
+	OUT
+	assert_equal "${#stderr_lines[@]}" 2
+	assert_equal "${stderr_lines[0]}" 'proc-cputime: <stdin>:2: a string holds \u0000'
+	assert_equal "${stderr_lines[1]}" 'proc-cputime: <stdin>:5: mystery record of interval 1, which has ended: a replay or a disorder'
 }
 
 @test "an unknown major version is rejected with exit 3" {
