@@ -993,7 +993,7 @@ warn_wrap(const struct meter *m, const char *what, int64_t dt_us)
 		    MAX_ZONE_WATTS);
 }
 
-/* The interval clk has just ended: sample, its records, its interval record. */
+/* Interval clk has just ended: sample, its records, its interval record. */
 static void
 end_interval(struct meter *m, const struct kp_clock *clk)
 {

@@ -50,7 +50,7 @@ int64_t kp_mono_us(void);		/* CLOCK_MONOTONIC in microseconds */
 int64_t kp_wall_us(void);		/* CLOCK_REALTIME in microseconds */
 void kp_format_ts(char *buf, size_t len, int64_t wall_us);
 struct kp_clock {		/* a producer's intervals */
-	int64_t interval_us;	/* between deadlines; 0 for a one-shot run */
+	int64_t interval_us;	/* between deadlines; 0: a one-shot run */
 	int64_t start_us;	/* CLOCK_MONOTONIC: the baseline sample */
 	int64_t seq;		/* the last interval ended; 0: none yet */
 	int64_t end_us;		/* CLOCK_MONOTONIC: when it ended */
@@ -60,7 +60,7 @@ struct kp_clock {		/* a producer's intervals */
 void kp_clock_start(struct kp_clock *c, int64_t interval_us);
 int64_t kp_clock_deadline_us(const struct kp_clock *c);
 void kp_clock_end(struct kp_clock *c);
-int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: count ended */
+int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: all ended */
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
 
