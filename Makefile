@@ -53,6 +53,12 @@ lint:
 bench: all
 	for b in scripts/bench-*; do $$b || exit 1; done
 
+# make fuzz: each libFuzzer harness of tests/fuzz (clang) for FUZZ_SECONDS.
+FUZZ_SECONDS = 60
+FUZZ = record
+fuzz:
+	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
+
 install: all
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 $(DESTDIR)$(MANPREFIX)/man5
 	cp -f $(BIN) $(DESTDIR)$(PREFIX)/bin
@@ -67,4 +73,4 @@ uninstall:
 clean:
 	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB)
 
-.PHONY: all check lint bench install uninstall clean
+.PHONY: all check lint bench fuzz install uninstall clean

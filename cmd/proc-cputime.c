@@ -54,48 +54,46 @@ stdin_is_stream(void)
 }
 
 /*
- * Samples as each upstream interval ends; *seq and *mono_us: the last one.
- * *nlines: the input lines read.
+ * Samples as each upstream interval ends, its CPU records just before its
+ * interval record; every record read is passed through as it came.  *seq
+ * and *mono_us: the last interval; *nlines: the input lines read.
  */
 static int
 run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
     long *nlines)
 {
-	struct kp_oldrd *r;
-	struct kp_oldrec rec;
-	int status;
+	struct kp_reader *r;
+	struct kp_record rec;
+	int status, ends;
 
-	r = kp_oldrd_open(stdin, "<stdin>");
-	while (kp_oldrd_next(r, &rec)) {
-		if (strcmp(rec.type, "interval") == 0) {
+	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	while (kp_reader_next(r, &rec)) {
+		if ((ends = strcmp(rec.type, "interval") == 0)) {
 			sample_and_emit(s, rec.seq);
 			*seq = rec.seq;
 			*mono_us = kp_mono_us();
 		}
 		kp_out_raw(rec.line, rec.len);
-		if (strcmp(rec.type, "interval") == 0)
+		if (ends)
 			kp_out_flush();
 	}
-	status = kp_oldrd_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
-	*nlines = kp_oldrd_lineno(r);
-	kp_oldrd_close(r);
+	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	*nlines = kp_reader_lineno(r);
+	kp_reader_close(r);
 	return status;
 }
 
 static void
 run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
 {
-	int64_t start_us, prev_us, now_us, seq;
+	struct kp_clock clk;
 
 	kp_out_header("proc-cputime");
-	start_us = prev_us = kp_mono_us();
+	kp_clock_start(&clk, interval_us);
 	scan(s);
-	for (seq = 1; count == 0 || seq <= count; seq++) {
-		kp_sleep_until_us(start_us + seq * interval_us);
-		now_us = kp_mono_us();
-		sample_and_emit(s, seq);
-		kp_out_interval(seq, kp_wall_us(), now_us - prev_us);
-		prev_us = now_us;
+	while (kp_clock_next(&clk, count)) {
+		sample_and_emit(s, clk.seq);
+		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
 	}
 }
 
@@ -136,19 +134,17 @@ static void
 sample_once(struct kp_sampler *s, const char *path, int stored,
     json_int_t *seq, json_int_t *mono_us)
 {
-	int64_t now_us = kp_mono_us();
+	struct kp_clock clk;
 
 	kp_out_header("proc-cputime");
-	/* A state file edited or copied from elsewhere: no negative dt_us. */
-	if (stored && now_us <= *mono_us)
-		warnx("%s: the stored sample is not in the past, starting a "
-		    "new baseline", path);
-	if (stored && now_us > *mono_us) {
-		sample_and_emit(s, ++*seq);
-		kp_out_interval(*seq, kp_wall_us(), now_us - *mono_us);
+	kp_clock_start(&clk, 0);
+	if (stored && kp_clock_resume(&clk, *seq, *mono_us, path)) {
+		sample_and_emit(s, clk.seq);
+		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
+		*seq = clk.seq;
 	} else
 		scan(s);
-	*mono_us = now_us;
+	*mono_us = clk.end_us;
 }
 
 static void

@@ -147,10 +147,8 @@ parse_zones(struct meter *m, char *list)
 		if (*zone == '\0' || strlen(zone) > NAME_MAX)
 			errx(KP_EXIT_USAGE, "zones must be a list of names "
 			    "separated by commas: '%s'", zone);
-		m->zones = reallocarray(m->zones, m->nzones + 1,
+		m->zones = kp_reallocarray(m->zones, m->nzones + 1,
 		    sizeof(*m->zones));
-		if (m->zones == NULL)
-			err(KP_EXIT_FAILURE, "malloc");
 		m->zones[m->nzones++] = zone;
 	}
 }
@@ -225,23 +223,28 @@ number(const char *s)
 }
 
 /*
- * "package-1-die-0\n" becomes "package" of socket 1: the dies and sockets
- * of a zone are summed under one name.  The socket, or NO_SOCKET.
+ * The zone in the n bytes of a name file, one line: "package-1-die-0\n"
+ * becomes "package" of socket 1 (or NO_SOCKET), as the dies and sockets of
+ * a zone are summed under one name.  0 if the zone breaks the rule for a
+ * zone's name (kp-records(5)), which an empty name does too.
  */
 static int
-split_name(char *name)
+split_name(char *name, size_t n, int *socket)
 {
 	char *p;
-	int socket = NO_SOCKET;
 
-	name[strcspn(name, "\n")] = '\0';
+	if (n > 0 && name[n - 1] == '\n')
+		name[--n] = '\0';
+	*socket = NO_SOCKET;
+	if (strlen(name) != n)
+		return 0;	/* a NUL inside */
 	if ((p = strstr(name, "-die-")) != NULL && number(p + 5) >= 0)
 		*p = '\0';
 	if ((p = strrchr(name, '-')) != NULL && number(p + 1) >= 0) {
-		socket = number(p + 1);
+		*socket = number(p + 1);
 		*p = '\0';
 	}
-	return socket;
+	return kp_zone_name_ok(name, strlen(name));
 }
 
 /*
@@ -283,10 +286,8 @@ new_member(struct meter *m, const char *key)
 {
 	struct member *mb;
 
-	m->members = reallocarray(m->members, m->nmembers + 1,
+	m->members = kp_reallocarray(m->members, m->nmembers + 1,
 	    sizeof(*m->members));
-	if (m->members == NULL)
-		err(KP_EXIT_FAILURE, "malloc");
 	mb = &m->members[m->nmembers++];
 	memset(mb, 0, sizeof(*mb));
 	mb->fd = -1;
@@ -297,23 +298,13 @@ new_member(struct meter *m, const char *key)
 	return mb;
 }
 
+/* The files of zone entry key, in dir, beside its name. */
 static void
-add_zone(struct meter *m, int classfd, const char *key)
+open_zone(struct member *mb, int classfd, const char *key, const char *dir)
 {
-	struct member *mb;
-	char dir[PATH_MAX], file[PATH_MAX], buf[256];
+	char file[PATH_MAX], buf[256];
 	uint64_t enabled;
 
-	mb = new_member(m, key);
-	xpath(dir, sizeof(dir), "%s/%s", m->classdir, key);
-	xpath(mb->path, sizeof(mb->path), "%s/energy_uj", dir);
-	xpath(file, sizeof(file), "%s/name", key);
-	if (kp_read_file(classfd, file, buf, sizeof(buf)) < 0) {
-		member_failed(mb, dir, "name");
-		return;
-	}
-	mb->socket = split_name(buf);
-	xpath(mb->zone, sizeof(mb->zone), "%s", buf);
 	xpath(file, sizeof(file), "%s/enabled", key);
 	if (kp_read_file(classfd, file, buf, sizeof(buf)) >= 0 &&
 	    parse_uj(buf, &enabled) == 0)
@@ -329,6 +320,41 @@ add_zone(struct meter *m, int classfd, const char *key)
 	}
 	if (read_counter(mb) < 0)
 		member_failed(mb, dir, "energy_uj");
+}
+
+/*
+ * A zone whose name breaks the rule is said once and left out: its name
+ * could not be written as it is into a record, a label or a file name.
+ * One whose name cannot be read is kept, to be listed and said as
+ * unreadable.
+ */
+static void
+add_zone(struct meter *m, int classfd, const char *key)
+{
+	struct member *mb;
+	char dir[PATH_MAX], file[PATH_MAX], name[256];
+	int n, errnum, socket = NO_SOCKET;
+
+	xpath(dir, sizeof(dir), "%s/%s", m->classdir, key);
+	xpath(file, sizeof(file), "%s/name", key);
+	n = kp_read_file(classfd, file, name, sizeof(name));
+	errnum = errno;
+	if (n >= 0 && !split_name(name, (size_t)n, &socket)) {
+		warnx("'%s/name': not a zone's name of 1 to %d ASCII letters, "
+		    "digits, '-', '_' or '.': zone left out", dir,
+		    KP_ZONE_NAME_MAX);
+		return;
+	}
+	mb = new_member(m, key);
+	xpath(mb->path, sizeof(mb->path), "%s/energy_uj", dir);
+	if (n < 0) {
+		errno = errnum;
+		member_failed(mb, dir, "name");
+		return;
+	}
+	mb->socket = socket;
+	xpath(mb->zone, sizeof(mb->zone), "%s", name);
+	open_zone(mb, classfd, key, dir);
 }
 
 static struct member *
@@ -815,82 +841,27 @@ zone_energy(const struct meter *m, const char *zone, int socket,
 	return 0;
 }
 
-static json_t *
-energy_rec_new(int64_t seq, const char *zone, int socket, int64_t energy_uj,
-    int64_t dt_us, enum source source, size_t sockets)
-{
-	json_t *rec;
-
-	rec = kp_rec_new("energy", seq);
-	json_object_set_new(rec, "zone", kp_json_text(zone));
-	if (socket >= 0)
-		json_object_set_new(rec, "socket", json_integer(socket));
-	json_object_set_new(rec, "energy_uj", json_integer(energy_uj));
-	json_object_set_new(rec, "watts",
-	    json_real((double)energy_uj / (double)dt_us));
-	json_object_set_new(rec, "source", json_string(source_name(source)));
-	json_object_set_new(rec, "estimated",
-	    json_boolean(source == SOURCE_MODEL));
-	json_object_set_new(rec, "sockets", json_integer((json_int_t)sockets));
-	return rec;
-}
-
 /*
- * A number as jansson writes a real with JSON_REAL_PRECISION(10): %.10g,
- * with ".0" where it would read back as an integer, and an exponent
- * without '+' or leading zeros.
- */
-static void
-format_real(char *buf, size_t len, double v)
-{
-	char *e, *digits, *end;
-
-	snprintf(buf, len, "%.10g", v);
-	if (strpbrk(buf, ".e") == NULL) {
-		strncat(buf, ".0", len - strlen(buf) - 1);
-		return;
-	}
-	if ((e = strchr(buf, 'e')) == NULL)
-		return;
-	digits = e + 1;
-	if (*digits == '+')
-		memmove(digits, digits + 1, strlen(digits));
-	else if (*digits == '-')
-		digits++;
-	for (end = digits; *end == '0' && end[1] != '\0'; end++)
-		;
-	memmove(digits, end, strlen(end) + 1);
-}
-
-/*
- * An energy record, written as the line energy_rec_new would make: at
- * 1 kHz, building and freeing JSON objects was some 15 % of rapl-read's
- * CPU time (perf stat).  A zone name that would need escaping goes
- * through jansson.
+ * An energy record, built in one buffer kept between calls: at 1 kHz,
+ * building and freeing a JSON object for each was some 15 % of
+ * rapl-read's CPU time (perf stat).
  */
 static void
 out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
     int64_t dt_us, enum source source, size_t sockets)
 {
-	char line[NAME_MAX + 256], watts[64], sock[32] = "";
-	int n;
+	static struct kp_buf b;
 
-	if (zone[strspn(zone, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")] != '\0') {
-		kp_out_json_new(energy_rec_new(seq, zone, socket, energy_uj,
-		    dt_us, source, sockets));
-		return;
-	}
-	format_real(watts, sizeof(watts), (double)energy_uj / (double)dt_us);
+	kp_buf_rec(&b, "energy", seq);
+	kp_buf_text(&b, "zone", zone);
 	if (socket >= 0)
-		snprintf(sock, sizeof(sock), "\"socket\":%d,", socket);
-	n = snprintf(line, sizeof(line), "{\"type\":\"energy\",\"seq\":%lld,"
-	    "\"zone\":\"%s\",%s\"energy_uj\":%lld,\"watts\":%s,"
-	    "\"source\":\"%s\",\"estimated\":%s,\"sockets\":%zu}",
-	    (long long)seq, zone, sock, (long long)energy_uj, watts,
-	    source_name(source), source == SOURCE_MODEL ? "true" : "false",
-	    sockets);
-	kp_out_raw(line, (size_t)n);
+		kp_buf_int(&b, "socket", socket);
+	kp_buf_int(&b, "energy_uj", energy_uj);
+	kp_buf_real(&b, "watts", kp_watts(energy_uj, dt_us));
+	kp_buf_text(&b, "source", source_name(source));
+	kp_buf_bool(&b, "estimated", source == SOURCE_MODEL);
+	kp_buf_int(&b, "sockets", (int64_t)sockets);
+	kp_out_buf(&b);
 }
 
 static void
@@ -1022,36 +993,37 @@ warn_wrap(const struct meter *m, const char *what, int64_t dt_us)
 		    MAX_ZONE_WATTS);
 }
 
-/* One interval: sample, its records, its interval record. */
+/* Interval clk has just ended: sample, its records, its interval record. */
 static void
-end_interval(struct meter *m, int64_t seq, int64_t *prev_us)
+end_interval(struct meter *m, const struct kp_clock *clk)
 {
-	int64_t now_us, wall_us;
-
-	now_us = kp_mono_us();
-	wall_us = kp_wall_us();
 	sample(m);
-	drop_impossible_steps(m, now_us - *prev_us);
-	emit(m, seq, now_us - *prev_us);
+	drop_impossible_steps(m, clk->dt_us);
+	emit(m, clk->seq, clk->dt_us);
 	advance(m);
-	kp_out_interval(seq, wall_us, now_us - *prev_us);
-	*prev_us = now_us;
+	kp_out_interval(clk->seq, clk->wall_us, clk->dt_us);
+}
+
+/* The baseline sample, which ends no interval. */
+static void
+start_clock(struct meter *m, struct kp_clock *clk, int64_t interval_us)
+{
+	warn_wrap(m, "the interval", interval_us);
+	kp_out_header("rapl-read");
+	kp_out_flush();
+	kp_clock_start(clk, interval_us);
+	sample(m);
+	advance(m);
 }
 
 static void
 run_clock(struct meter *m, int64_t interval_us, long long count)
 {
-	int64_t start_us, prev_us, seq;
+	struct kp_clock clk;
 
-	warn_wrap(m, "the interval", interval_us);
-	kp_out_header("rapl-read");
-	start_us = prev_us = kp_mono_us();
-	sample(m);
-	advance(m);
-	for (seq = 1; count == 0 || seq <= count; seq++) {
-		kp_sleep_until_us(start_us + seq * interval_us);
-		end_interval(m, seq, &prev_us);
-	}
+	start_clock(m, &clk, interval_us);
+	while (kp_clock_next(&clk, count))
+		end_interval(m, &clk);
 }
 
 /*
@@ -1090,8 +1062,8 @@ wait_command(pid_t pid, int *status, int64_t deadline_us,
 static int
 run_command(struct meter *m, int64_t interval_us, char *argv[])
 {
+	struct kp_clock clk;
 	sigset_t set, old;
-	int64_t start_us, prev_us, seq;
 	pid_t pid;
 	int status, ended = 0;
 
@@ -1102,12 +1074,7 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	sigaddset(&set, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &set, &old) < 0)
 		err(KP_EXIT_FAILURE, "sigprocmask");
-	warn_wrap(m, "the interval", interval_us);
-	kp_out_header("rapl-read");
-	kp_out_flush();
-	start_us = prev_us = kp_mono_us();
-	sample(m);
-	advance(m);
+	start_clock(m, &clk, interval_us);
 	if ((pid = fork()) < 0)
 		err(KP_EXIT_FAILURE, "fork");
 	if (pid == 0) {
@@ -1119,10 +1086,11 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 		warn("%s", argv[0]);
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	for (seq = 1; !ended; seq++) {
-		ended = wait_command(pid, &status, start_us + seq * interval_us,
+	while (!ended) {
+		ended = wait_command(pid, &status, kp_clock_deadline_us(&clk),
 		    &set);
-		end_interval(m, seq, &prev_us);
+		kp_clock_end(&clk);
+		end_interval(m, &clk);
 	}
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
@@ -1262,30 +1230,24 @@ static void
 run_once(struct meter *m, struct kp_state *st, const char *path)
 {
 	json_int_t seq = 0, stored_us = 0;
-	int64_t now_us, wall_us;
+	struct kp_clock clk;
 	char what[PATH_MAX + 64];
 	int usable;
 
 	kp_out_header("rapl-read");
 	usable = load_state(m, st, path, &seq, &stored_us);
-	now_us = kp_mono_us();
-	wall_us = kp_wall_us();
+	kp_clock_start(&clk, 0);
 	sample(m);
-	if (usable && now_us <= stored_us) {
-		warnx("%s: the stored sample is not in the past, starting a "
-		    "new baseline", path);
-		usable = 0;
-	}
-	if (usable) {
+	if (usable && kp_clock_resume(&clk, seq, stored_us, path)) {
 		snprintf(what, sizeof(what), "%s: the time since the stored "
 		    "sample", path);
-		warn_wrap(m, what, now_us - stored_us);
-		drop_impossible_steps(m, now_us - stored_us);
-		seq++;
-		emit(m, seq, now_us - stored_us);
-		kp_out_interval(seq, wall_us, now_us - stored_us);
+		warn_wrap(m, what, clk.dt_us);
+		drop_impossible_steps(m, clk.dt_us);
+		emit(m, clk.seq, clk.dt_us);
+		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
+		seq = clk.seq;
 	}
-	save_state(m, st, seq, now_us);
+	save_state(m, st, seq, clk.end_us);
 }
 
 static void

@@ -1,4 +1,9 @@
-/* Clocks: intervals are measured on CLOCK_MONOTONIC, stamped with UTC. */
+/*
+ * Clocks: intervals are measured on CLOCK_MONOTONIC, stamped with UTC.  A
+ * producer's intervals end at absolute deadlines, and a one-shot run's
+ * interval begins at the sample an earlier run stored.
+ */
+#include <err.h>
 #include <errno.h>
 #include <time.h>
 
@@ -38,14 +43,87 @@ kp_format_ts(char *buf, size_t len, int64_t wall_us)
 	snprintf(buf, len, "%s.%06dZ", day, (int)(wall_us % 1000000));
 }
 
-/* Sleep to an absolute deadline, so that sampling does not drift. */
-void
-kp_sleep_until_us(int64_t mono_us)
+static void
+sleep_until_us(int64_t mono_us)
 {
 	struct timespec ts;
 
 	ts.tv_sec = mono_us / 1000000;
 	ts.tv_nsec = (mono_us % 1000000) * 1000;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	    EINTR)
 		;
+}
+
+/* Called when the baseline sample is taken: no interval has ended yet. */
+void
+kp_clock_start(struct kp_clock *c, int64_t interval_us)
+{
+	c->interval_us = interval_us;
+	c->seq = 0;
+	c->dt_us = 0;
+	c->start_us = c->end_us = kp_mono_us();
+	c->wall_us = kp_wall_us();
+}
+
+/*
+ * Interval seq + 1 ends at start + (seq + 1) x interval, not at the last
+ * end + interval: a late wakeup shortens the next interval instead of
+ * moving every later one, so the schedule does not drift.
+ */
+int64_t
+kp_clock_deadline_us(const struct kp_clock *c)
+{
+	return c->start_us + (c->seq + 1) * c->interval_us;
+}
+
+/*
+ * Ends the next interval now.  It lasts at least 1 us, as kp-records(5)
+ * wants of dt_us, even if two readings fall in the same microsecond.
+ */
+void
+kp_clock_end(struct kp_clock *c)
+{
+	int64_t now_us = kp_mono_us();
+
+	c->wall_us = kp_wall_us();
+	c->dt_us = now_us > c->end_us ? now_us - c->end_us : 1;
+	c->end_us = now_us;
+	c->seq++;
+}
+
+/*
+ * The producer's loop: sleeps to the next deadline and ends the interval
+ * there; 0, at once, when count intervals have ended (count 0: never).
+ */
+int
+kp_clock_next(struct kp_clock *c, int64_t count)
+{
+	if (count > 0 && c->seq >= count)
+		return 0;
+	sleep_until_us(kp_clock_deadline_us(c));
+	kp_clock_end(c);
+	return 1;
+}
+
+/*
+ * A one-shot run, started now (kp_clock_start): its sample ends interval
+ * seq + 1, begun by the sample an earlier run stored at stored_us.  0, with
+ * a warning naming the state file path, if that sample is not in the past
+ * (a state file edited or copied from elsewhere): then no interval ends and
+ * this sample is a new baseline, never a negative dt_us.
+ */
+int
+kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
+    const char *path)
+{
+	c->seq = seq;
+	if (c->end_us <= stored_us) {
+		warnx("%s: the stored sample is not in the past, starting a "
+		    "new baseline", path);
+		return 0;
+	}
+	c->seq = seq + 1;
+	c->dt_us = c->end_us - stored_us;
+	return 1;
 }

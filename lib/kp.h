@@ -28,7 +28,7 @@ enum {
 
 /* Major and minor version of the record protocol written by this build. */
 #define KP_PROTO_MAJOR 1
-#define KP_PROTO_MINOR 0
+#define KP_PROTO_MINOR 1
 
 /* parse.c: command-line numbers, checked and reported with errx(USAGE). */
 long long kp_parse_int(const char *s, long long min, long long max,
@@ -49,13 +49,25 @@ char *kp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int64_t kp_mono_us(void);		/* CLOCK_MONOTONIC in microseconds */
 int64_t kp_wall_us(void);		/* CLOCK_REALTIME in microseconds */
 void kp_format_ts(char *buf, size_t len, int64_t wall_us);
-void kp_sleep_until_us(int64_t mono_us);
+struct kp_clock {		/* a producer's intervals */
+	int64_t interval_us;	/* between deadlines; 0: a one-shot run */
+	int64_t start_us;	/* CLOCK_MONOTONIC: the baseline sample */
+	int64_t seq;		/* the last interval ended; 0: none yet */
+	int64_t end_us;		/* CLOCK_MONOTONIC: when it ended */
+	int64_t wall_us;	/* CLOCK_REALTIME then, for its ts */
+	int64_t dt_us;		/* its length */
+};
+void kp_clock_start(struct kp_clock *c, int64_t interval_us);
+int64_t kp_clock_deadline_us(const struct kp_clock *c);
+void kp_clock_end(struct kp_clock *c);
+int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: all ended */
+int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
+    const char *path);
 
 /* write.c: all record output goes through here. */
 void kp_out_init(void);
 void kp_out_raw(const char *line, size_t len);	/* len excludes '\n' */
 void kp_out_bytes(const char *s, size_t len);	/* as they are */
-void kp_out_json_new(json_t *rec);		/* writes and releases */
 void kp_out_flush(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
 json_t *kp_rec_new(const char *type, int64_t seq);

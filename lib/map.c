@@ -1,5 +1,4 @@
 /* A string-keyed hash map: open addressing, linear probing, tombstones. */
-#include <err.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,24 +29,14 @@ hash(const char *s)
 	return h;
 }
 
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p;
-
-	if ((p = calloc(n, size)) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
-	return p;
-}
-
 struct kp_map *
 kp_map_new(void)
 {
 	struct kp_map *m;
 
-	m = xcalloc(1, sizeof(*m));
+	m = kp_calloc(1, sizeof(*m));
 	m->cap = 64;
-	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	m->slots = kp_calloc(m->cap, sizeof(*m->slots));
 	return m;
 }
 
@@ -75,7 +64,7 @@ grow(struct kp_map *m)
 	if (m->count * 2 >= m->cap)
 		m->cap *= 2;
 	mask = m->cap - 1;
-	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	m->slots = kp_calloc(m->cap, sizeof(*m->slots));
 	m->used = m->count;
 	for (i = 0; i < oldcap; i++) {
 		size_t j;
@@ -116,8 +105,7 @@ kp_map_put(struct kp_map *m, const char *key, void *val)
 		;
 	if (m->slots[i].key == NULL)
 		m->used++;
-	if ((m->slots[i].key = strdup(key)) == NULL)
-		err(KP_EXIT_FAILURE, "strdup");
+	m->slots[i].key = kp_strdup(key);
 	m->slots[i].val = val;
 	m->count++;
 }

@@ -427,6 +427,14 @@ scan_key(char **pp, const char **key, size_t *len)
 	return NULL;
 }
 
+/* What is wrong where a ',' or the end of an object or array must be. */
+static const char *
+separator_error(const char *p)
+{
+	return *p == '\0' ? "not JSON: the line ends inside the object" :
+	    "not JSON: ',' or the end of an object or array is expected";
+}
+
 /* An object or array inside a record, checked as the record is. */
 static const char *
 scan_nested(struct kp_reader *r, char **pp, int depth)
@@ -440,7 +448,7 @@ scan_nested(struct kp_reader *r, char **pp, int depth)
 		return "nested deeper than " STR(KP_DEPTH_MAX) " levels";
 	while (*p != close || n > 0) {
 		if (n > 0 && *p++ != ',')
-			return "not JSON: ',' or the end of a value is expected";
+			return separator_error(p - 1);
 		p = skip_ws(p);
 		if (close == '}') {
 			if ((why = scan_key(&p, &key, &klen)) != NULL)
@@ -454,7 +462,8 @@ scan_nested(struct kp_reader *r, char **pp, int depth)
 			break;
 		n++;
 	}
-	if (has_duplicate(r->keys + base, r->nkeys - base))
+	if (r->nkeys - base > 1 && has_duplicate(r->keys + base,
+	    r->nkeys - base))
 		return "an object holds a key twice";
 	r->nkeys = base;
 	*pp = p + 1;
@@ -504,7 +513,7 @@ scan_members(struct kp_reader *r, char *p, const char *end)
 	p = skip_ws(p + 1);
 	while (*p != '}') {
 		if (r->nf > 0 && *p++ != ',')
-			return "not JSON: ',' or '}' is expected";
+			return separator_error(p - 1);
 		if (r->nf == KP_MEMBERS_MAX)
 			return "more than " STR(KP_MEMBERS_MAX) " members";
 		p = skip_ws(p);

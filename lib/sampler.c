@@ -47,9 +47,8 @@ kp_sampler_new(const char *procdir, int emit_all)
 {
 	struct kp_sampler *s;
 
-	if ((s = calloc(1, sizeof(*s))) == NULL ||
-	    (s->procdir = strdup(procdir)) == NULL)
-		err(KP_EXIT_FAILURE, "malloc");
+	s = kp_calloc(1, sizeof(*s));
+	s->procdir = kp_strdup(procdir);
 	s->emit_all = emit_all;
 	return s;
 }
@@ -60,8 +59,8 @@ kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir)
 {
 	free(s->pods_log);
 	s->pods_log = NULL;
-	if (dir != NULL && (s->pods_log = strdup(dir)) == NULL)
-		err(KP_EXIT_FAILURE, "malloc");
+	if (dir != NULL)
+		s->pods_log = kp_strdup(dir);
 }
 
 /*
@@ -76,15 +75,13 @@ kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir)
 static struct proc *
 pool_get(struct kp_sampler *s)
 {
-	struct proc *chunk, **chunks;
+	struct proc *chunk;
 	size_t i;
 
 	if (s->free_procs == NULL) {
-		if ((chunk = calloc(POOL_CHUNK, sizeof(*chunk))) == NULL ||
-		    (chunks = realloc(s->chunks, (s->nchunks + 1) *
-		    sizeof(*chunks))) == NULL)
-			err(KP_EXIT_FAILURE, "calloc");
-		s->chunks = chunks;
+		chunk = kp_calloc(POOL_CHUNK, sizeof(*chunk));
+		s->chunks = kp_reallocarray(s->chunks, s->nchunks + 1,
+		    sizeof(*s->chunks));
 		s->chunks[s->nchunks++] = chunk;
 		for (i = 0; i < POOL_CHUNK; i++) {
 			chunk[i].next_free = s->free_procs;
@@ -147,8 +144,7 @@ table_grow(struct kp_sampler *s)
 	size_t i, oldcap = s->cap;
 
 	s->cap = oldcap ? oldcap * 2 : 1024;
-	if ((s->table = calloc(s->cap, sizeof(*s->table))) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
+	s->table = kp_calloc(s->cap, sizeof(*s->table));
 	for (i = 0; i < oldcap; i++)
 		if (old[i] != NULL)
 			table_insert(s, old[i]);
@@ -300,13 +296,10 @@ by_pid(const void *a, const void *b)
 static void
 build_list(struct kp_sampler *s)
 {
-	struct proc **list;
 	size_t i;
 
 	if (s->count > s->listcap) {
-		if ((list = realloc(s->list, s->cap * sizeof(*list))) == NULL)
-			err(KP_EXIT_FAILURE, "realloc");
-		s->list = list;
+		s->list = kp_reallocarray(s->list, s->cap, sizeof(*s->list));
 		s->listcap = s->cap;
 	}
 	s->nlist = 0;

@@ -76,9 +76,8 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 	struct kp_state *st;
 	char lockpath[PATH_MAX];
 
-	if ((st = calloc(1, sizeof(*st))) == NULL ||
-	    (st->path = strdup(path)) == NULL)
-		err(KP_EXIT_FAILURE, "malloc");
+	st = kp_calloc(1, sizeof(*st));
+	st->path = kp_strdup(path);
 	snprintf(st->kind, sizeof(st->kind), "%s", kind);
 	if (kp_read_boot_id(procdir, st->boot_id, sizeof(st->boot_id)) < 0)
 		st->boot_id[0] = '\0';	/* no boot id: trust only the kind */

@@ -45,20 +45,6 @@ kp_out_bytes(const char *s, size_t len)
 }
 
 void
-kp_out_json_new(json_t *rec)
-{
-	char *s;
-
-	s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(10));
-	json_decref(rec);
-	if (s == NULL)
-		errx(KP_EXIT_FAILURE, "cannot serialise a record");
-	kp_out_raw(s, strlen(s));
-	free(s);
-}
-
-void
 kp_out_flush(void)
 {
 	if (fflush(stdout) == EOF)
@@ -95,21 +81,19 @@ kp_rec_new(const char *type, int64_t seq)
 void
 kp_out_header(const char *producer)
 {
-	json_t *rec;
+	struct kp_buf b = { NULL, 0, 0 };
 	char version[32];
 
 	snprintf(version, sizeof(version), "%d.%d", KP_PROTO_MAJOR,
 	    KP_PROTO_MINOR);
-	rec = kp_rec_new("header", 0);
-	json_object_set_new(rec, "version", json_string(version));
-	json_object_set_new(rec, "producer", json_string(producer));
-	kp_out_json_new(rec);
+	kp_buf_rec(&b, "header", 0);
+	kp_buf_text(&b, "version", version);
+	kp_buf_text(&b, "producer", producer);
+	kp_out_buf(&b);
+	free(b.s);
 }
 
-/*
- * Built by hand, not as a jansson object: a sampler at 1 kHz writes one an
- * interval.
- */
+/* Its buffer is kept: a sampler at 1 kHz writes one an interval. */
 void
 kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us)
 {
@@ -125,10 +109,10 @@ kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us)
 }
 
 /*
- * Records built by hand, for the stages that write them by the million:
- * kp_buf_rec opens {"type":..,"seq":.., the kp_buf_ calls append members,
- * and kp_out_buf closes the object and writes it.  Numbers look as jansson
- * writes them with JSON_REAL_PRECISION(10), so both ways agree.
+ * The one record writer: kp_buf_rec opens {"type":..,"seq":.., the kp_buf_
+ * calls append members, and kp_out_buf closes the object and writes it.
+ * Numbers and strings look as jansson writes them with JSON_COMPACT and
+ * JSON_REAL_PRECISION(10), as records always have.
  */
 static void
 buf_reserve(struct kp_buf *b, size_t n)
@@ -234,7 +218,7 @@ kp_buf_real(struct kp_buf *b, const char *key, double v)
 
 /*
  * ,"key":"bytes": any bytes made valid UTF-8 as kp_json_text makes them,
- * and escaped as jansson escapes them, so both ways agree.
+ * and escaped as jansson escapes them.
  */
 void
 kp_buf_text(struct kp_buf *b, const char *key, const char *bytes)
@@ -271,7 +255,9 @@ kp_buf_string(struct kp_buf *b, const char *bytes)
 				p += 5;
 			}
 			s++;
-		} else
+		} else if (*s < 0x80)
+			*p++ = (char)*s++;	/* most names are ASCII */
+		else
 			p = kp_utf8_put(p, &s);
 	}
 	*p++ = '"';

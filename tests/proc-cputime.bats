@@ -73,7 +73,7 @@ run_state() {
 @test "the first --state run stores a baseline and emits no interval" {
 	run_state
 	assert_success
-	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	assert_output '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime"}'
 	[ -s "$S" ]
 }
 
@@ -195,10 +195,28 @@ run_state() {
 	    '{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}' \
 	    > "$BATS_TEST_TMPDIR/in"
 	run -3 --separate-stderr proc-cputime --proc "$P" < "$BATS_TEST_TMPDIR/in"
-	assert_equal "${stderr_lines[0]}" "proc-cputime: <stdin>:2: not JSON: '[' or '{' expected near 'not'"
+	assert_equal "${stderr_lines[0]}" "proc-cputime: <stdin>:2: not a JSON object"
 	assert_equal "${stderr_lines[1]}" 'proc-cputime: <stdin>:3: record without a string "type"'
 	assert_equal "${stderr_lines[2]}" 'proc-cputime: <stdin>:4: record without a non-negative integer "seq"'
 	assert_line -n 2 --partial '{"type":"interval","seq":1,'
+}
+
+@test "as a filter it passes CRLF lines on without the CR, and checks every line" {
+	printf '%s\r\n' '{"type":"header","seq":0,"version":"1.1","producer":"x"}' \
+	    '{"type":"mystery","seq":1,"x":"a\u0000b"}' \
+	    '{"type":"mystery","seq":1,"kept":1}' \
+	    '{"type":"interval","seq":1,"dt_us":1000000}' \
+	    '{"type":"mystery","seq":1,"late":1}' > "$BATS_TEST_TMPDIR/in"
+	run -3 --separate-stderr proc-cputime --proc "$P" < "$BATS_TEST_TMPDIR/in"
+	assert_output - <<-'OUT'
+	{"type":"header","seq":0,"version":"1.1","producer":"x"}
+	{"type":"mystery","seq":1,"kept":1}
+	{"type":"cpu","seq":1,"cpu_us":0,"total_cpu_us":0,"usage_ratio":0.0}
+	{"type":"interval","seq":1,"dt_us":1000000}
+	OUT
+	assert_equal "${#stderr_lines[@]}" 2
+	assert_equal "${stderr_lines[0]}" 'proc-cputime: <stdin>:2: a string holds \u0000'
+	assert_equal "${stderr_lines[1]}" 'proc-cputime: <stdin>:5: mystery record of interval 1, which has ended: a replay or a disorder'
 }
 
 @test "an unknown major version is rejected with exit 3" {
@@ -505,7 +523,7 @@ bad_stat() {
 	run_state
 	assert_success
 	assert_equal "$stderr" "proc-cputime: $S: the stored sample is not in the past, starting a new baseline"
-	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	assert_output '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime"}'
 	# The new baseline is usable: the next run has an interval from it.
 	set_ticks 200 600 100
 	run_state
@@ -517,14 +535,14 @@ bad_stat() {
 @test "with --state, an empty input (cron's stdin) is a one-shot run" {
 	run --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
 	assert_success
-	assert_output '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	assert_output '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime"}'
 	advance_node
 	set_ticks 100 3090 1030
 	run --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
 	assert_success
 	assert_equal "$stderr" ""
 	assert_equal "${#lines[@]}" 4
-	assert_line -n 0 '{"type":"header","seq":0,"version":"1.0","producer":"proc-cputime"}'
+	assert_line -n 0 '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime"}'
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
 	assert_line -n 2 --partial "\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
 	assert_line -n 3 --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'

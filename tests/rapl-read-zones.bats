@@ -256,22 +256,81 @@ zone_sockets() {
 	assert_line -n 2 --regexp '^\{"type":"interval","seq":3,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
 }
 
-@test "energy records written directly read as jansson writes them" {
+@test "energy records are written alike whatever the zone's name" {
 	rapl_tree sysfs-1socket
-	# "odd zone" needs escaping checks, so it goes through jansson;
-	# "plain" is written directly.  Same counters, same text expected.
+	# Every character a zone's name may hold; same counters, same text
+	# expected.
 	add_zone "$SY" intel-rapl:5 plain
-	add_zone "$SY" intel-rapl:6 'odd "zone"'
+	add_zone "$SY" intel-rapl:6 'Odd.zone_9-x'
 	local delta
 	for delta in 0 1 7 999 123456789 98765432101; do
-		run_state -z plain,'odd "zone"'
+		run_state -z plain,'Odd.zone_9-x'
 		bump intel-rapl:5 "$delta"
 		bump intel-rapl:6 "$delta"
 		age_state 100
-		run_state -z plain,'odd "zone"'
+		run_state -z plain,'Odd.zone_9-x'
 		assert_equal "${#lines[@]}" 4
 		assert_equal "${lines[1]%%\"zone\"*}" "${lines[2]%%\"zone\"*}"
 		assert_equal "${lines[1]#*\"energy_uj\"}" \
 		    "${lines[2]#*\"energy_uj\"}"
 	done
+}
+
+# The message for a zone left out for its name, whose entry is $1.
+misnamed() {
+	printf "rapl-read: '%s/class/powercap/%s/name': not a zone's name of 1 to 31 ASCII letters, digits, '-', '_' or '.': zone left out\n" \
+	    "$SY" "$1"
+}
+
+@test "a zone whose name breaks the rule is said once and left out, the others kept" {
+	rapl_tree sysfs-1socket
+	add_zone "$SY" intel-rapl:5 'weird"name'
+	add_zone "$SY" intel-rapl:6 ''			# was dropped silently
+	add_zone "$SY" intel-rapl-mmio:0 'package 0'
+	add_zone "$SY" intel-rapl:7 "$(printf 'a%.0s' {1..32})"
+	add_zone "$SY" intel-rapl:8 "$(printf 'b%.0s' {1..31})-1-die-0"
+	add_zone "$SY" intel-rapl:9 'Odd.zone_9-x'
+	printf 'pla\0in\n' > "$SY/class/powercap/intel-rapl:9/name"
+	run --separate-stderr rapl-read --sysfs "$SY" -n 3 -i 10ms
+	assert_success
+	# In the order the directory lists them.
+	assert_equal "$(sort <<< "$stderr")" "$(sort <<-EOF
+	$(misnamed 'intel-rapl:5')
+	$(misnamed 'intel-rapl:6')
+	$(misnamed 'intel-rapl-mmio:0')
+	$(misnamed 'intel-rapl:7')
+	$(misnamed 'intel-rapl:9')
+	EOF
+	)"
+	assert_equal "$(zones | sort | uniq -c | sed 's/^ *//')" "$(cat <<-EOF
+	3 $(printf 'b%.0s' {1..31}) 1
+	3 dram 1
+	3 package 1
+	EOF
+	)"
+}
+
+@test "a zone left out for its name is said in --state and --list runs too" {
+	rapl_tree sysfs-1socket
+	add_zone "$SY" intel-rapl:5 'weird"name'
+	run_state
+	assert_success
+	assert_equal "$stderr" "$(misnamed 'intel-rapl:5')"
+	age_state 100
+	run_state
+	assert_success
+	assert_equal "$stderr" "$(misnamed 'intel-rapl:5')"
+	assert_equal "$(zones)" "$(printf '%s\n' 'package 1' 'dram 1')"
+	run -0 --separate-stderr rapl-read --sysfs "$SY" --list
+	assert_equal "$stderr" "$(misnamed 'intel-rapl:5')"
+	refute_output --partial 'intel-rapl:5'
+}
+
+@test "a tree whose only zone is misnamed has no RAPL zones" {
+	rapl_tree sysfs-1socket
+	rm "$SY"/class/powercap/intel-rapl:*
+	add_zone "$SY" intel-rapl:0 ''
+	run -4 --separate-stderr rapl-read --sysfs "$SY" --source powercap -n 1
+	assert_equal "$stderr" "$(printf '%s\n' "$(misnamed 'intel-rapl:0')" \
+	    "rapl-read: no RAPL zones under '$SY/class/powercap'")"
 }

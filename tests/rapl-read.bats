@@ -22,7 +22,7 @@ shape() {
 	    <<< "$output"
 }
 
-HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
+HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
 
 @test "usage matches the manual's synopsis" {
 	# The synopsis wraps, and col(1) turns the indentation into tabs.
@@ -100,6 +100,7 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 
 @test "two sockets: sums and wrap-around across --state runs" {
 	run_state
+	age_state 100
 	set_uj intel-rapl:0 100030000000	# +30 J
 	set_uj intel-rapl:1 1000000		# wraps: 328850 to the top, then 1 J
 	set_uj intel-rapl:0:0 50005000000	# core +5 J
@@ -125,6 +126,7 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 	assert_equal "$(zone_field package source)" powercap
 	assert_equal "$(zone_field package estimated)" false
 
+	age_state 100
 	set_uj intel-rapl:1 3000000
 	run_state
 	assert_line --regexp '^\{"type":"interval","seq":2,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
@@ -134,6 +136,7 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 
 @test "watts is the energy over the interval's dt_us" {
 	run_state
+	age_state 100
 	set_uj intel-rapl:0 100030000000
 	run_state
 	run jq -s 'map(select(.type == "interval"))[0].dt_us as $dt |
@@ -267,6 +270,7 @@ HEADER='{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
 @test "a counter gone between --state runs: its zone is left out, with a warning" {
 	run_state
 	rm "$SY/devices/virtual/powercap/intel-rapl/intel-rapl:1/intel-rapl:1:0/energy_uj"
+	age_state 100
 	set_uj intel-rapl:0 100001000000
 	run_state
 	assert_success
