@@ -21,7 +21,7 @@ struct block {
 	const struct kp_record **recs;	/* in the order read */
 	size_t n, cap;
 	struct chunk *head, *cur;	/* the arena */
-	struct kp_map *node_zones;	/* zones with a node record, or NULL */
+	struct kp_map *node_zones;	/* zones with a node record */
 };
 void block_add(struct block *b, const struct kp_record *rec);
 void block_clear(struct block *b);
@@ -76,7 +76,7 @@ struct fmt {
 	size_t top_rows;		/* -n; 0: all */
 	int no_header;			/* -H */
 	const char *columns[MAX_COLUMNS + 1];	/* -o, NULL-terminated */
-	char **types;			/* -t, NULL-terminated; NULL: all */
+	char **types;			/* -t, NULL-ended; NULL: all */
 	const struct energy_unit *eunit;	/* -u */
 	int has_carbon;			/* --carbon-intensity given */
 	double carbon_g_per_kwh;
@@ -86,7 +86,7 @@ struct fmt {
 	const char *input_name;
 	int64_t summary_first_seq;	/* >= 0: the block is the summary */
 	int data_errors;		/* besides the reader's: exit 3 */
-	struct kp_buf out;		/* what goes to stdout at the interval */
+	struct kp_buf out;		/* stdout's text of the interval */
 };
 
 /* main.c */

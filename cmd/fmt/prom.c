@@ -30,13 +30,13 @@ struct family {
 	 */
 	const char *delta;
 	int kind;
-	const char *help;
 	/*
 	 * NULL-terminated; none: one sample.  A name that starts with '?' is
 	 * left out of a record that lacks the field; "group" is the value of
 	 * the field that a group record's "by" names.
 	 */
 	const char *const *labels;
+	const char *help;
 };
 
 /* Label sets, shared by the families that have them. */
@@ -59,115 +59,126 @@ static const char *const group_labels[] = {
 static const char *const host_labels[] = { "level", "zone", NULL };
 
 static const struct family families[] = {
-	{ "kepler_node_cpu_joules_total", "node", "energy", NULL, "total_uj",
-	    "energy_uj", COUNTER_J,
-	    "Energy used by the CPU zone of the node, in joules", zone_labels },
+	{ "kepler_node_cpu_joules_total", "node", "energy", NULL,
+	    "total_uj", "energy_uj", COUNTER_J, zone_labels,
+	    "Energy used by the CPU zone of the node, in joules" },
 	{ "kepler_node_cpu_active_joules_total", "node", NULL, NULL,
-	    "active_total_uj", "active_uj", COUNTER_J,
-	    "Energy used by the CPU zone of the node while active, in joules",
-	    zone_labels },
-	{ "kepler_node_cpu_idle_joules_total", "node", NULL, NULL, "idle_total_uj",
-	    "idle_uj", COUNTER_J,
-	    "Energy used by the CPU zone of the node while idle, in joules",
-	    zone_labels },
-	{ "kepler_node_cpu_watts", "node", "energy", NULL, "watts", NULL, GAUGE,
-	    "Power of the CPU zone of the node, in watts", zone_labels },
-	{ "kepler_node_cpu_active_watts", "node", NULL, NULL, "active_watts", NULL,
-	    GAUGE, "Power of the CPU zone of the node while active, in watts",
-	    zone_labels },
-	{ "kepler_node_cpu_idle_watts", "node", NULL, NULL, "idle_watts", NULL,
-	    GAUGE, "Power of the CPU zone of the node while idle, in watts",
-	    zone_labels },
-	{ "kp_node_cpu_idle_kept_joules_total", "node", NULL, NULL, NULL,
-	    "idle_kept_uj", COUNTER_J, "Idle energy of the CPU zone of the "
-	    "node that is not shared out to the processes, in joules",
-	    zone_labels },
-	{ "kepler_node_cpu_usage_ratio", "node", NULL, NULL, "usage_ratio", NULL,
-	    GAUGE, "Active CPU time of the node over all CPU time", no_labels },
-	{ "kp_node_platform_joules_total", "node", "energy", "psys", "total_uj",
-	    "energy_uj", COUNTER_J,
-	    "Energy used by the whole platform (the psys zone), in joules",
-	    source_labels },
-	{ "kp_node_platform_watts", "node", "energy", "psys", "watts", NULL, GAUGE,
-	    "Power of the whole platform (the psys zone), in watts",
-	    source_labels },
-	{ "kepler_process_cpu_joules_total", "process", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_J,
-	    "Energy attributed to the process, in joules", process_labels },
-	{ "kepler_process_cpu_watts", "process", NULL, NULL, "watts", NULL, GAUGE,
-	    "Power attributed to the process, in watts", process_labels },
-	{ "kepler_container_cpu_joules_total", "container", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_J,
-	    "Energy attributed to the container, in joules",
-	    container_labels },
-	{ "kepler_container_cpu_watts", "container", NULL, NULL, "watts", NULL,
-	    GAUGE, "Power attributed to the container, in watts",
-	    container_labels },
-	{ "kepler_pod_cpu_joules_total", "pod", NULL, NULL, "total_uj", "energy_uj",
-	    COUNTER_J, "Energy attributed to the pod, in joules",
-	    pod_labels },
-	{ "kepler_pod_cpu_watts", "pod", NULL, NULL, "watts", NULL, GAUGE,
-	    "Power attributed to the pod, in watts", pod_labels },
-	{ "kepler_vm_cpu_joules_total", "vm", NULL, NULL, "total_uj", "energy_uj",
-	    COUNTER_J, "Energy attributed to the virtual machine, in joules",
-	    vm_labels },
-	{ "kepler_vm_cpu_watts", "vm", NULL, NULL, "watts", NULL, GAUGE,
-	    "Power attributed to the virtual machine, in watts",
-	    vm_labels },
-	{ "kp_unit_cpu_joules_total", "unit", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_J,
-	    "Energy attributed to the systemd unit, in joules", unit_labels },
-	{ "kp_unit_cpu_watts", "unit", NULL, NULL, "watts", NULL, GAUGE,
-	    "Power attributed to the systemd unit, in watts", unit_labels },
-	{ "kp_group_cpu_joules_total", "group", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_J, "Energy attributed to the processes "
-	    "grouped by one field, in joules", group_labels },
-	{ "kp_group_cpu_watts", "group", NULL, NULL, "watts", NULL, GAUGE,
-	    "Power attributed to the processes grouped by one field, in watts",
-	    group_labels },
-	{ "kp_host_cpu_joules_total", "host", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_J, "Energy attributed to the processes in "
-	    "no group of the level, in joules", host_labels },
-	{ "kp_host_cpu_watts", "host", NULL, NULL, "watts", NULL, GAUGE,
-	    "Power attributed to the processes in no group of the level, "
-	    "in watts", host_labels },
-	{ "kp_unattributed_cpu_joules_total", "unattributed", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_J,
-	    "Active energy no process accounts for, in joules", zone_labels },
-	{ "kp_unattributed_cpu_watts", "unattributed", NULL, NULL, "watts", NULL,
-	    GAUGE, "Active power no process accounts for, in watts",
-	    zone_labels },
+	    "active_total_uj", "active_uj", COUNTER_J, zone_labels,
+	    "Energy used by the CPU zone of the node while active, in "
+	    "joules" },
+	{ "kepler_node_cpu_idle_joules_total", "node", NULL, NULL,
+	    "idle_total_uj", "idle_uj", COUNTER_J, zone_labels,
+	    "Energy used by the CPU zone of the node while idle, in joules" },
+	{ "kepler_node_cpu_watts", "node", "energy", NULL,
+	    "watts", NULL, GAUGE, zone_labels,
+	    "Power of the CPU zone of the node, in watts" },
+	{ "kepler_node_cpu_active_watts", "node", NULL, NULL,
+	    "active_watts", NULL, GAUGE, zone_labels,
+	    "Power of the CPU zone of the node while active, in watts" },
+	{ "kepler_node_cpu_idle_watts", "node", NULL, NULL,
+	    "idle_watts", NULL, GAUGE, zone_labels,
+	    "Power of the CPU zone of the node while idle, in watts" },
+	{ "kp_node_cpu_idle_kept_joules_total", "node", NULL, NULL,
+	    NULL, "idle_kept_uj", COUNTER_J, zone_labels,
+	    "Idle energy of the CPU zone of the node that is not shared out "
+	    "to the processes, in joules" },
+	{ "kepler_node_cpu_usage_ratio", "node", NULL, NULL,
+	    "usage_ratio", NULL, GAUGE, no_labels,
+	    "Active CPU time of the node over all CPU time" },
+	{ "kp_node_platform_joules_total", "node", "energy", "psys",
+	    "total_uj", "energy_uj", COUNTER_J, source_labels,
+	    "Energy used by the whole platform (the psys zone), in joules" },
+	{ "kp_node_platform_watts", "node", "energy", "psys",
+	    "watts", NULL, GAUGE, source_labels,
+	    "Power of the whole platform (the psys zone), in watts" },
+	{ "kepler_process_cpu_joules_total", "process", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_J, process_labels,
+	    "Energy attributed to the process, in joules" },
+	{ "kepler_process_cpu_watts", "process", NULL, NULL,
+	    "watts", NULL, GAUGE, process_labels,
+	    "Power attributed to the process, in watts" },
+	{ "kepler_container_cpu_joules_total", "container", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_J, container_labels,
+	    "Energy attributed to the container, in joules" },
+	{ "kepler_container_cpu_watts", "container", NULL, NULL,
+	    "watts", NULL, GAUGE, container_labels,
+	    "Power attributed to the container, in watts" },
+	{ "kepler_pod_cpu_joules_total", "pod", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_J, pod_labels,
+	    "Energy attributed to the pod, in joules" },
+	{ "kepler_pod_cpu_watts", "pod", NULL, NULL,
+	    "watts", NULL, GAUGE, pod_labels,
+	    "Power attributed to the pod, in watts" },
+	{ "kepler_vm_cpu_joules_total", "vm", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_J, vm_labels,
+	    "Energy attributed to the virtual machine, in joules" },
+	{ "kepler_vm_cpu_watts", "vm", NULL, NULL,
+	    "watts", NULL, GAUGE, vm_labels,
+	    "Power attributed to the virtual machine, in watts" },
+	{ "kp_unit_cpu_joules_total", "unit", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_J, unit_labels,
+	    "Energy attributed to the systemd unit, in joules" },
+	{ "kp_unit_cpu_watts", "unit", NULL, NULL,
+	    "watts", NULL, GAUGE, unit_labels,
+	    "Power attributed to the systemd unit, in watts" },
+	{ "kp_group_cpu_joules_total", "group", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_J, group_labels,
+	    "Energy attributed to the processes grouped by one field, in "
+	    "joules" },
+	{ "kp_group_cpu_watts", "group", NULL, NULL,
+	    "watts", NULL, GAUGE, group_labels,
+	    "Power attributed to the processes grouped by one field, in "
+	    "watts" },
+	{ "kp_host_cpu_joules_total", "host", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_J, host_labels,
+	    "Energy attributed to the processes in no group of the level, "
+	    "in joules" },
+	{ "kp_host_cpu_watts", "host", NULL, NULL,
+	    "watts", NULL, GAUGE, host_labels,
+	    "Power attributed to the processes in no group of the level, in "
+	    "watts" },
+	{ "kp_unattributed_cpu_joules_total", "unattributed", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_J, zone_labels,
+	    "Active energy no process accounts for, in joules" },
+	{ "kp_unattributed_cpu_watts", "unattributed", NULL, NULL,
+	    "watts", NULL, GAUGE, zone_labels,
+	    "Active power no process accounts for, in watts" },
 	/* Only with --carbon-intensity. */
-	{ "kp_node_cpu_co2_grams_total", "node", "energy", NULL, "total_uj",
-	    "energy_uj",
-	    COUNTER_CO2, "Emissions of the CPU zone of the node, in grams "
-	    "of CO2 equivalent", zone_labels },
-	{ "kp_process_cpu_co2_grams_total", "process", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_CO2, "Emissions attributed to the process, "
-	    "in grams of CO2 equivalent", process_labels },
-	{ "kp_container_cpu_co2_grams_total", "container", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_CO2, "Emissions attributed to the container, "
-	    "in grams of CO2 equivalent", container_labels },
-	{ "kp_pod_cpu_co2_grams_total", "pod", NULL, NULL, "total_uj", "energy_uj",
-	    COUNTER_CO2, "Emissions attributed to the pod, in grams of CO2 "
-	    "equivalent", pod_labels },
-	{ "kp_vm_cpu_co2_grams_total", "vm", NULL, NULL, "total_uj", "energy_uj",
-	    COUNTER_CO2, "Emissions attributed to the virtual machine, in "
-	    "grams of CO2 equivalent", vm_labels },
-	{ "kp_unit_cpu_co2_grams_total", "unit", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_CO2, "Emissions attributed to the systemd "
-	    "unit, in grams of CO2 equivalent", unit_labels },
-	{ "kp_group_cpu_co2_grams_total", "group", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_CO2, "Emissions attributed to the processes "
-	    "grouped by one field, in grams of CO2 equivalent", group_labels },
-	{ "kp_host_cpu_co2_grams_total", "host", NULL, NULL, "total_uj",
-	    "energy_uj", COUNTER_CO2, "Emissions attributed to the processes "
-	    "in no group of the level, in grams of CO2 equivalent",
-	    host_labels },
-	{ "kp_unattributed_cpu_co2_grams_total", "unattributed", NULL,
-	    NULL, "total_uj", "energy_uj", COUNTER_CO2, "Emissions of the active "
-	    "energy no process accounts for, in grams of CO2 equivalent",
-	    zone_labels },
+	{ "kp_node_cpu_co2_grams_total", "node", "energy", NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, zone_labels,
+	    "Emissions of the CPU zone of the node, in grams of CO2 "
+	    "equivalent" },
+	{ "kp_process_cpu_co2_grams_total", "process", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, process_labels,
+	    "Emissions attributed to the process, in grams of CO2 "
+	    "equivalent" },
+	{ "kp_container_cpu_co2_grams_total", "container", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, container_labels,
+	    "Emissions attributed to the container, in grams of CO2 "
+	    "equivalent" },
+	{ "kp_pod_cpu_co2_grams_total", "pod", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, pod_labels,
+	    "Emissions attributed to the pod, in grams of CO2 equivalent" },
+	{ "kp_vm_cpu_co2_grams_total", "vm", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, vm_labels,
+	    "Emissions attributed to the virtual machine, in grams of CO2 "
+	    "equivalent" },
+	{ "kp_unit_cpu_co2_grams_total", "unit", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, unit_labels,
+	    "Emissions attributed to the systemd unit, in grams of CO2 "
+	    "equivalent" },
+	{ "kp_group_cpu_co2_grams_total", "group", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, group_labels,
+	    "Emissions attributed to the processes grouped by one field, in "
+	    "grams of CO2 equivalent" },
+	{ "kp_host_cpu_co2_grams_total", "host", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, host_labels,
+	    "Emissions attributed to the processes in no group of the "
+	    "level, in grams of CO2 equivalent" },
+	{ "kp_unattributed_cpu_co2_grams_total", "unattributed", NULL, NULL,
+	    "total_uj", "energy_uj", COUNTER_CO2, zone_labels,
+	    "Emissions of the active energy no process accounts for, in "
+	    "grams of CO2 equivalent" },
 };
 
 /* The record types of workloads, which end; zones and levels stay. */
@@ -185,7 +196,7 @@ static const char *const workload_types[] = {
 /* One counter series: what it showed, so that it never goes backwards. */
 struct series {
 	int64_t last_in;	/* the cumulative field as last read */
-	int64_t offset;		/* added after the input's total was reset */
+	int64_t offset;		/* added after the input's total fell */
 	int64_t sum_uj;		/* kp-fmt's own total, from the deltas */
 	int64_t shown_uj;	/* the counter's last sample */
 	int seen;
@@ -209,7 +220,7 @@ struct labels {
 struct prom {
 	int to_stdout;
 	const char *textfile;		/* NULL: none */
-	struct kp_map *series;		/* "name{labels}" -> struct series */
+	struct kp_map *series;		/* "name{labels}" -> series */
 	unsigned long gen;		/* blocks rendered */
 	struct labels labels;
 	struct kp_buf text;		/* the exposition of the block */

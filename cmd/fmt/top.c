@@ -25,7 +25,7 @@
 struct top {
 	int live;		/* drawing on a terminal */
 	void *table;		/* -f table's state, when not live */
-	struct kp_buf frame;	/* the last interval's table, NUL-terminated */
+	struct kp_buf frame;	/* the last interval's table, a C string */
 	struct kp_buf screen;	/* the frame as drawn */
 	unsigned short rows, cols;
 };
@@ -46,7 +46,8 @@ term_leave(void)
 	if (term_active) {
 		term_active = 0;
 		fflush(stdout);
-		if (write(STDOUT_FILENO, TERM_LEAVE, sizeof(TERM_LEAVE) - 1) < 0)
+		if (write(STDOUT_FILENO, TERM_LEAVE,
+		    sizeof(TERM_LEAVE) - 1) < 0)
 			return;
 	}
 }
