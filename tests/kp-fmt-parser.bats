@@ -118,9 +118,9 @@ print("{\"type\":\"interval\",\"seq\":1,\"dt_us\":1000000}")' >"$big"
 	    '{"type":"process","seq":1,}'
 	    "not JSON: a member must start with a string key"
 	    '{"type":"process","seq":1'
-	    "not JSON: ',' or '}' is expected"
+	    "not JSON: the line ends inside the object"
 	    '{"type":"process","seq":01}'
-	    "not JSON: ',' or '}' is expected"
+	    "not JSON: ',' or the end of an object or array is expected"
 	    '{"type":"process","seq":1,"x":1.}'
 	    "not JSON: a digit must follow '.'"
 	    '{"type":"process","seq":1,"x":"\q"}'
