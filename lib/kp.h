@@ -133,7 +133,8 @@ struct kp_reader;
 struct kp_reader *kp_reader_open(int fd, const char *name);
 struct kp_reader *kp_reader_open_mem(const char *buf, size_t len,
     const char *name);
-void kp_reader_set_wait(struct kp_reader *r, void (*wait)(int fd));
+void kp_reader_set_wait(struct kp_reader *r,
+    void (*wait)(int fd, void *arg), void *arg);
 /*
  * 1: the next record is in rec; 0: the input has ended; -1: a line broke a
  * rule, which kp_reader_why names (kp_reader_fatal: no more can be read,

@@ -32,7 +32,8 @@ struct kp_reader {
 	int fatal;
 	const char *why;	/* the rule the last line broke */
 	char whybuf[160];
-	void (*wait)(int fd);
+	void (*wait)(int fd, void *arg);
+	void *wait_arg;
 	char *buf;		/* input, from start to end */
 	size_t cap, start, end;
 	int eof, overlong;
@@ -79,9 +80,11 @@ kp_reader_open_mem(const char *buf, size_t len, const char *name)
 
 /* Called before each read(2): kp-fmt's live view polls its terminal. */
 void
-kp_reader_set_wait(struct kp_reader *r, void (*wait)(int fd))
+kp_reader_set_wait(struct kp_reader *r, void (*wait)(int fd, void *arg),
+    void *arg)
 {
 	r->wait = wait;
+	r->wait_arg = arg;
 }
 
 void
@@ -113,7 +116,7 @@ fill(struct kp_reader *r)
 		r->buf = kp_reallocarray(r->buf, r->cap, 1);
 	}
 	if (r->wait != NULL)
-		r->wait(r->fd);
+		r->wait(r->fd, r->wait_arg);
 	while ((n = read(r->fd, r->buf + r->end, r->cap - r->end - 1)) < 0)
 		if (errno != EINTR)
 			err(KP_EXIT_FAILURE, "%s", r->name);

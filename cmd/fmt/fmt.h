@@ -84,6 +84,7 @@ struct fmt {
 	const char *textfile;		/* --textfile */
 
 	const char *input_name;
+	struct kp_reader *reader;	/* top waits on it for input */
 	int64_t summary_first_seq;	/* >= 0: the block is the summary */
 	int data_errors;		/* besides the reader's: exit 3 */
 	struct kp_buf out;		/* stdout's text of the interval */
@@ -108,4 +109,3 @@ int prom_writes_textfile(const struct fmt *ctx);
 
 /* top.c, for the reader */
 int top_live(const struct fmt *ctx);
-void top_wait(int fd);

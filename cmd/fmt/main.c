@@ -287,9 +287,7 @@ main(int argc, char *argv[])
 	if (ctx.textfile != NULL)
 		textfile_check(ctx.textfile);
 
-	r = kp_reader_open(STDIN_FILENO, ctx.input_name);
-	if (top_live(&ctx))
-		kp_reader_set_wait(r, top_wait);
+	r = ctx.reader = kp_reader_open(STDIN_FILENO, ctx.input_name);
 	format_stream(&ctx, r);
 	status = kp_reader_errors(r) > 0 || ctx.data_errors > 0 ?
 	    KP_EXIT_DATAERR : KP_EXIT_OK;

@@ -34,12 +34,6 @@ struct top {
 static volatile sig_atomic_t term_active;
 static volatile sig_atomic_t term_resized = 1;
 
-/*
- * The state top_wait draws again after a resize: the reader calls its
- * wait without an argument.
- */
-static struct top *waiting;
-
 static void
 term_leave(void)
 {
@@ -149,15 +143,16 @@ term_draw(struct top *t)
 }
 
 /* The reader's wait: redraw after a resize until there is input. */
-void
-top_wait(int fd)
+static void
+top_wait(int fd, void *arg)
 {
+	struct top *waiting = arg;
 	struct pollfd pfd = { fd, POLLIN, 0 };
 
 	while (poll(&pfd, 1, -1) < 0) {
 		if (errno != EINTR)
 			err(KP_EXIT_FAILURE, "poll");
-		if (term_resized && waiting != NULL && waiting->frame.len > 0)
+		if (term_resized && waiting->frame.len > 0)
 			term_draw(waiting);
 	}
 }
@@ -180,7 +175,7 @@ top_begin(struct fmt *ctx)
 	t->rows = 24;
 	t->cols = 80;
 	if (t->live)
-		waiting = t;
+		kp_reader_set_wait(ctx->reader, top_wait, t);
 	return t;
 }
 
@@ -215,7 +210,8 @@ top_end(struct fmt *ctx, void *st, const struct block *rest)
 	else
 		free(t->table);
 	term_leave();
-	waiting = NULL;
+	if (t->live)
+		kp_reader_set_wait(ctx->reader, NULL, NULL);
 	free(t->frame.s);
 	free(t->screen.s);
 	free(t);

@@ -1,0 +1,189 @@
+#!/usr/bin/env bats
+# One set of rules for every stage: each case of tests/records.cases runs
+# through every stage that reads a stream, and each stage must take the
+# decision the case expects of it, with the same message.
+
+load test_helper
+
+STAGES="proc-cputime kp-attribute kp-aggregate kp-fmt"
+
+# The lines that the cases name with @X: a header, and the energy, cpu,
+# proc and interval records of interval N.
+macro() {
+	local n=${1#@?}
+	case $1 in
+	@H) echo '{"type":"header","seq":0,"version":"1.1","producer":"test"}' ;;
+	@E*) echo '{"type":"energy","seq":'"$n"',"zone":"package","energy_uj":1000000,"watts":1.0,"source":"powercap","estimated":false,"sockets":1}' ;;
+	@C*) echo '{"type":"cpu","seq":'"$n"',"cpu_us":1000000,"total_cpu_us":2000000,"usage_ratio":0.5}' ;;
+	@P*) echo '{"type":"proc","seq":'"$n"',"pid":100,"starttime":5,"comm":"p","cpu_us":400000,"state":"running","cgroup":"/","kind":"host"}' ;;
+	@I*) echo '{"type":"interval","seq":'"$n"',"dt_us":1000000}' ;;
+	*) echo "records.bats: unknown macro $1" >&2; return 1 ;;
+	esac
+}
+
+run_stage() {
+	case $1 in
+	proc-cputime) proc-cputime --proc "$FIXTURES/proc-basic" ;;
+	kp-attribute) kp-attribute --proc "$FIXTURES/proc-basic" ;;
+	kp-aggregate) kp-aggregate ;;
+	kp-fmt) kp-fmt -f json ;;
+	esac
+}
+
+# A case's line: a macro, with <CR> made a carriage return.
+case_line() {
+	local text=$1 cr=
+	case $text in *'<CR>') cr=$'\r' text=${text%<CR>} ;; esac
+	case $text in @*) text=$(macro "$text") || return 1 ;; esac
+	printf '%s%s\n' "$text" "$cr"
+}
+
+# check_case STAGE: the case read so far ($name, $in, $pass, $want),
+# run through STAGE; a mismatch is added to $failures.
+check_case() {
+	local stage=$1 expect=${want[$1]} out err status line text
+	out=$BATS_TEST_TMPDIR/out err=$BATS_TEST_TMPDIR/err
+	run_stage "$stage" < "$in" > "$out" 2> "$err" && status=0 || status=$?
+	if [ "$expect" = ok ]; then
+		if [ "$status" -ne 0 ] || grep -q '<stdin>:' "$err"; then
+			failures+="$name: $stage: status $status, wanted 0: $(cat "$err")"$'\n'
+		elif [ "$stage" != kp-fmt ]; then
+			while IFS= read -r line; do
+				grep -qxF -- "$line" "$out" ||
+				    failures+="$name: $stage: did not pass on $line"$'\n'
+			done < "$pass"
+		fi
+		return 0
+	fi
+	line=${expect#3 } line=${line%% *} text=${expect#3 "$line" }
+	if [ "$status" -ne 3 ] ||
+	    ! grep -qxF -- "$stage: <stdin>:$line: $text" "$err"; then
+		failures+="$name: $stage: status $status, wanted 3 and '$stage: <stdin>:$line: $text'; got: $(cat "$err")"$'\n'
+	fi
+}
+
+# set_want STAGES DECISION
+set_want() {
+	local s
+	for s in ${1//,/ }; do
+		if [ "$s" = all ]; then
+			for s in $STAGES; do want[$s]=$2; done
+		else
+			want[$s]=$2
+		fi
+	done
+}
+
+# run_cases STAGE...: every case of the table through each STAGE.
+run_cases() {
+	local raw stage
+	declare -A want
+	name= failures= cases=0 rejects=0
+	in=$BATS_TEST_TMPDIR/in pass=$BATS_TEST_TMPDIR/pass
+	while IFS= read -r raw || [ -n "$raw" ]; do
+		case $raw in
+		'case '*) name=${raw#case } ; : > "$in" ; : > "$pass" ; want=() ;;
+		'>> '*) case_line "${raw#>> }" >> "$in"
+			case_line "${raw#>> }" | tr -d '\r' >> "$pass" ;;
+		'>'*) raw=${raw#>} ; case_line "${raw# }" >> "$in" ;;
+		'= '*) raw=${raw#= } ; set_want "${raw%% *}" "${raw#* }" ;;
+		'')
+			[ -n "$name" ] || continue
+			for stage in "$@"; do
+				check_case "$stage"
+				case ${want[$stage]} in 3*) rejects=$((rejects + 1)) ;; esac
+			done
+			cases=$((cases + 1)) name= ;;
+		esac
+	done < <(cat "$KP_ROOT/tests/records.cases"; echo)
+}
+
+@test "records.cases: every case has a decision for every stage" {
+	run_cases
+	[ "$cases" -ge 50 ]
+	run -0 awk '/^case / { n++ } /^= all / { a++ } END { exit !(n == a) }' \
+	    "$KP_ROOT/tests/records.cases"
+}
+
+@test "records.cases: the table rejects as many lines as a careful reader must" {
+	# A table where every stage accepts everything must fail.
+	run_cases proc-cputime
+	[ "$rejects" -ge 40 ]
+}
+
+@test "proc-cputime takes each case's expected decision" {
+	run_cases proc-cputime
+	[ -z "$failures" ] || { printf '%s' "$failures"; false; }
+	[ "$cases" -ge 50 ]
+}
+
+@test "kp-attribute takes each case's expected decision" {
+	run_cases kp-attribute
+	[ -z "$failures" ] || { printf '%s' "$failures"; false; }
+	[ "$cases" -ge 50 ]
+}
+
+@test "kp-aggregate takes each case's expected decision" {
+	run_cases kp-aggregate
+	[ -z "$failures" ] || { printf '%s' "$failures"; false; }
+	[ "$cases" -ge 50 ]
+}
+
+@test "kp-fmt takes each case's expected decision" {
+	run_cases kp-fmt
+	[ -z "$failures" ] || { printf '%s' "$failures"; false; }
+	[ "$cases" -ge 50 ]
+}
+
+# The limits, with lines too long for the table.
+wide_record() {
+	awk -v n="$1" 'BEGIN { printf "{\"type\":\"note\",\"seq\":1"
+	    for (i = 3; i <= n; i++) printf ",\"k%d\":%d", i, i; print "}" }'
+}
+
+deep_record() {
+	awk -v n="$1" 'BEGIN { printf "{\"type\":\"note\",\"seq\":1,\"d\":"
+	    for (i = 2; i <= n; i++) printf "["; for (i = 2; i <= n; i++) printf "]"
+	    print "}" }'
+}
+
+# limit_case LINE DECISION: LINE as line 2 of a stream, through every stage.
+limit_case() {
+	local stage status
+	{ macro @H; printf '%s\n' "$1"; macro @I1; } > "$BATS_TEST_TMPDIR/in"
+	for stage in $STAGES; do
+		run_stage "$stage" < "$BATS_TEST_TMPDIR/in" > /dev/null \
+		    2> "$BATS_TEST_TMPDIR/err" && status=0 || status=$?
+		if [ "$2" = ok ]; then
+			[ "$status" -eq 0 ] || { echo "$stage: $status"; cat "$BATS_TEST_TMPDIR/err"; return 1; }
+		else
+			[ "$status" -eq 3 ] && grep -qxF "$stage: <stdin>:2: $2" \
+			    "$BATS_TEST_TMPDIR/err" ||
+			    { echo "$stage: $status"; cat "$BATS_TEST_TMPDIR/err"; return 1; }
+		fi
+	done
+}
+
+@test "4096 members are read by every stage, 4097 are refused by every stage" {
+	limit_case "$(wide_record 4096)" ok
+	limit_case "$(wide_record 4097)" "more than 4096 members"
+}
+
+@test "64 levels of nesting are read by every stage, 65 are refused" {
+	limit_case "$(deep_record 64)" ok
+	limit_case "$(deep_record 65)" "nested deeper than 64 levels"
+}
+
+@test "a line of more than 16 MiB is refused by every stage, and the next is read" {
+	local stage
+	{ macro @H; printf '{"type":"note","seq":1,"x":"'
+	  head -c 17000000 /dev/zero | tr '\0' a; printf '"}\n'
+	  echo '{"type":"note","seq":1}'; macro @I1; } > "$BATS_TEST_TMPDIR/in"
+	for stage in proc-cputime kp-attribute kp-aggregate; do
+		run -3 --separate-stderr run_stage "$stage" < "$BATS_TEST_TMPDIR/in"
+		assert_equal "$stderr" "$stage: <stdin>:2: a line longer than 16 MiB"
+		assert_line '{"type":"note","seq":1}'
+	done
+	run -3 --separate-stderr kp-fmt -f json < "$BATS_TEST_TMPDIR/in"
+	assert_equal "$stderr" "kp-fmt: <stdin>:2: a line longer than 16 MiB"
+}
