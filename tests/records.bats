@@ -30,10 +30,15 @@ run_stage() {
 	esac
 }
 
-# A case's line: a macro, with <CR> made a carriage return.
+# A case's line: a macro, with <CR> made a carriage return and <xHH> the
+# byte HH.
 case_line() {
-	local text=$1 cr=
+	local text=$1 cr= byte
 	case $text in *'<CR>') cr=$'\r' text=${text%<CR>} ;; esac
+	while [[ $text =~ \<x([0-9a-f]{2})\> ]]; do
+		printf -v byte "\\x${BASH_REMATCH[1]}"
+		text=${text//"<x${BASH_REMATCH[1]}>"/$byte}
+	done
 	case $text in @*) text=$(macro "$text") || return 1 ;; esac
 	printf '%s%s\n' "$text" "$cr"
 }
