@@ -86,6 +86,7 @@ void kp_buf_printf(struct kp_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void kp_buf_real(struct kp_buf *b, const char *key, double v);
 double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
+double kp_usage_ratio(int64_t part, int64_t whole);	/* in [0, 1] */
 void kp_buf_bool(struct kp_buf *b, const char *key, int v);
 void kp_buf_text(struct kp_buf *b, const char *key, const char *bytes);
 void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,

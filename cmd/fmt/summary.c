@@ -269,12 +269,6 @@ struct derived {
 	int have, done;
 };
 
-static double
-ratio(int64_t part, int64_t whole)
-{
-	return whole > 0 ? (double)part / whole : 0;
-}
-
 static void
 derive(const struct summary *s, const struct workload *w,
     struct derived *d)
@@ -295,11 +289,11 @@ derive(const struct summary *s, const struct workload *w,
 	if (strcmp(w->type, "node") == 0 &&
 	    workload_int(w, "energy_uj", &e) &&
 	    workload_int(w, "active_uj", &a))
-		d[i].have = 1, d[i].v = ratio(a, e);
+		d[i].have = 1, d[i].v = kp_usage_ratio(a, e);
 	else if (strcmp(w->type, "cpu") == 0 &&
 	    workload_int(w, "cpu_us", &a) &&
 	    workload_int(w, "total_cpu_us", &t))
-		d[i].have = 1, d[i].v = ratio(a, t);
+		d[i].have = 1, d[i].v = kp_usage_ratio(a, t);
 	d[++i].key = NULL;
 }
 
