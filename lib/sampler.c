@@ -306,7 +306,8 @@ build_list(struct kp_sampler *s)
 	for (i = 0; i < s->cap; i++)
 		if (s->table[i] != NULL)
 			s->list[s->nlist++] = s->table[i];
-	qsort(s->list, s->nlist, sizeof(*s->list), by_pid);
+	if (s->nlist > 1)	/* an empty list may be NULL, which qsort rejects */
+		qsort(s->list, s->nlist, sizeof(*s->list), by_pid);
 }
 
 /* Forget the processes that the latest scan did not see: they were reported. */
@@ -364,8 +365,7 @@ cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 	kp_buf_rec(b, "cpu", seq);
 	kp_buf_int(b, "cpu_us", cpu_us);
 	kp_buf_int(b, "total_cpu_us", total_cpu_us);
-	kp_buf_real(b, "usage_ratio", total_cpu_us > 0 ?
-	    (double)cpu_us / (double)total_cpu_us : 0);
+	kp_buf_real(b, "usage_ratio", kp_usage_ratio(cpu_us, total_cpu_us));
 }
 
 static void

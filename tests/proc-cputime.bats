@@ -584,3 +584,14 @@ bad_stat() {
 	run_state
 	assert_line --partial '"pid":4,"starttime":3,"comm":"kworker","cpu_us":0,"state":"terminated","kind":"kernel",'
 }
+
+@test "a /proc without a process is an interval of node CPU alone" {
+	# The empty process list once reached qsort as a NULL pointer, which
+	# the sanitizer build (make check SANITIZE=1) reports as undefined.
+	rm -rf "$P"/[0-9]*
+	run -0 --separate-stderr proc-cputime --proc "$P" -a -n 1 -i 1ms
+	assert_equal "${#lines[@]}" 3
+	assert_line -n 1 --partial '{"type":"cpu","seq":1,'
+	assert_line -n 2 --partial '{"type":"interval","seq":1,'
+	assert_equal "$stderr" ""
+}
