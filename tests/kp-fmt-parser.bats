@@ -162,6 +162,18 @@ print("{\"type\":\"interval\",\"seq\":1,\"dt_us\":1000000}")' >"$big"
 	done
 }
 
+@test "an empty object as the first line is rejected in every format" {
+	# Its empty member list once reached memcpy as a NULL pointer, which
+	# the sanitizer build (make check SANITIZE=1) reports as undefined.
+	local f
+	for f in table csv json prometheus top; do
+		run -3 --separate-stderr kp-fmt -f "$f" < <(printf '{}\n')
+		assert_equal "$stderr" 'kp-fmt: <stdin>:1: record without a string "type"'
+	done
+	run -3 --separate-stderr kp-fmt --summary < <(printf '{}\n')
+	assert_equal "$stderr" 'kp-fmt: <stdin>:1: record without a string "type"'
+}
+
 @test "json passes a valid line through unchanged, however it is written" {
 	local line='{ "type":"node" ,"seq":1,"x":"\u00e9\/", "y": 1.50 }'
 	run -0 kp-fmt -f json -t node < <(printf '%s\n' "$line" "$INTERVAL")
