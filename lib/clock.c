@@ -5,6 +5,8 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <time.h>
 
 #include "kp.h"
@@ -43,16 +45,27 @@ kp_format_ts(char *buf, size_t len, int64_t wall_us)
 	snprintf(buf, len, "%s.%06dZ", day, (int)(wall_us % 1000000));
 }
 
+/*
+ * Sleeps to a deadline, or less when a signal asks the interval to end now
+ * (kp_stop_signal): the ending signals are let in only inside ppoll.
+ */
 static void
 sleep_until_us(int64_t mono_us)
 {
 	struct timespec ts;
+	sigset_t open, ending;
+	int64_t left_us;
 
-	ts.tv_sec = mono_us / 1000000;
-	ts.tv_nsec = (mono_us % 1000000) * 1000;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-	    EINTR)
-		;
+	sigprocmask(SIG_SETMASK, NULL, &open);
+	kp_signals_set(&ending);
+	for (int i = 1; i < NSIG; i++)
+		if (sigismember(&ending, i))
+			sigdelset(&open, i);
+	while (!kp_stop_signal && (left_us = mono_us - kp_mono_us()) > 0) {
+		ts.tv_sec = left_us / 1000000;
+		ts.tv_nsec = (left_us % 1000000) * 1000;
+		ppoll(NULL, 0, &ts, &open);
+	}
 }
 
 /* Called when the baseline sample is taken: no interval has ended yet. */
@@ -94,12 +107,13 @@ kp_clock_end(struct kp_clock *c)
 
 /*
  * The producer's loop: sleeps to the next deadline and ends the interval
- * there; 0, at once, when count intervals have ended (count 0: never).
+ * there, or sooner on a signal; 0, at once, when count intervals have
+ * ended (count 0: never) or after the interval a signal ended.
  */
 int
 kp_clock_next(struct kp_clock *c, int64_t count)
 {
-	if (count > 0 && c->seq >= count)
+	if ((count > 0 && c->seq >= count) || kp_stop_signal)
 		return 0;
 	sleep_until_us(kp_clock_deadline_us(c));
 	kp_clock_end(c);

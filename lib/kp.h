@@ -2,6 +2,7 @@
 #ifndef KP_H
 #define KP_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +64,13 @@ void kp_clock_end(struct kp_clock *c);
 int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: all ended */
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
+
+/* signal.c: SIGINT, SIGTERM and SIGHUP: the first ends the stream, the second
+ * the stage. */
+extern volatile sig_atomic_t kp_stop_signal;	/* the first one; 0: none */
+void kp_signals_set(sigset_t *set);
+void kp_signals_catch(void (*before_death)(void));	/* a filter's */
+void kp_signals_producer(void);
 
 /* write.c: all record output goes through here. */
 void kp_out_init(void);

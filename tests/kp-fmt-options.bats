@@ -436,18 +436,29 @@ forget_sample() {
 	assert_line "  42  burn             package  12.3 W  24.6 J  5.10 s  3f4e5d6c7b8a"
 }
 
-@test "top follows the terminal size and restores the terminal on SIGINT" {
+@test "top follows the terminal size; a second SIGINT ends it, the terminal given back" {
 	local out=$BATS_TEST_TMPDIR/out
 	# kp-fmt in the foreground, as Ctrl-C finds it: a background job of
-	# a script ignores SIGINT, and would never see it.  Its input stays
-	# open, so only the signal can end it.
-	timeout 10 script -qec "stty rows 40 cols 100; bash -c 'timeout --preserve-status -s INT 1 kp-fmt -f top < <(cat \"\$1\"; exec sleep 10 </dev/null 2>/dev/null); echo status=\$?' _ '$TWO'" /dev/null </dev/null >"$out"
+	# a script ignores SIGINT, and so does kp-fmt there.  Its input stays
+	# open: the first SIGINT (at 1 s) leaves it reading for its producer
+	# to end the stream (D7), the second (at 2 s) ends it at once.
+	timeout 10 script -qec "stty rows 40 cols 100; bash -c 'timeout --foreground --preserve-status -s INT 2 timeout --foreground --preserve-status -s INT 1 kp-fmt -f top < <(cat \"\$1\"; exec sleep 10 </dev/null 2>/dev/null); echo status=\$?' _ '$TWO'" /dev/null </dev/null >"$out"
 	# The status line says the size it used.
 	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
 	assert_line "kp-fmt top  100x40  Ctrl-C quits"
 	# Killed by SIGINT (128 + 2), the terminal given back just before.
 	assert_line --regexp 'status=130$'
 	assert_equal "$(tail -c 40 "$out" | grep -c $'\e\[?25h\e\[?1049lstatus=130')" 1
+}
+
+@test "top after one SIGINT draws to the end of its input and ends well" {
+	local out=$BATS_TEST_TMPDIR/out
+	# The producer, signalled too, ends the stream 1 s later.
+	timeout 10 script -qec "stty rows 40 cols 100; bash -c 'timeout --foreground --preserve-status -s INT 1 kp-fmt -f top < <(head -n 4 \"\$1\"; sleep 2; tail -n +5 \"\$1\"); echo status=\$?' _ '$TWO'" /dev/null </dev/null >"$out"
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
+	assert_line --regexp '^interval 2 '
+	assert_line --regexp 'status=0$'
+	assert_equal "$(tail -c 40 "$out" | grep -c $'\e\[?25h\e\[?1049lstatus=0')" 1
 }
 
 @test "top redraws at once at the new size when the terminal is resized" {

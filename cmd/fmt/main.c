@@ -287,6 +287,7 @@ main(int argc, char *argv[])
 	if (ctx.textfile != NULL)
 		textfile_check(ctx.textfile);
 
+	kp_signals_catch(NULL);
 	r = ctx.reader = kp_reader_open(STDIN_FILENO, ctx.input_name);
 	format_stream(&ctx, r);
 	status = kp_reader_errors(r) > 0 || ctx.data_errors > 0 ?

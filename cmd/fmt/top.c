@@ -2,8 +2,9 @@
  * -f top: the table of each interval redrawn in place on the alternate
  * screen, cut to the terminal's size.  While it waits for input, a
  * SIGWINCH interrupts poll(2) and the last frame is drawn again at the new
- * size.  The terminal is given back on exit and on SIGINT, SIGTERM and
- * SIGHUP.  When stdout is not a terminal, and for the summary, whose one
+ * size.  As every filter does, it reads on to the end of its input after
+ * a SIGINT, SIGTERM or SIGHUP, and the terminal is given back at the end,
+ * or at once on a second signal, which ends kp-fmt.  When stdout is not a terminal, and for the summary, whose one
  * block would vanish with the alternate screen, it writes what -f table
  * writes.
  */
@@ -46,14 +47,13 @@ term_leave(void)
 	}
 }
 
+/* Before a second signal ends kp-fmt: only what a handler may call. */
 static void
-on_fatal_signal(int sig)
+term_give_back(void)
 {
 	if (term_active &&
 	    write(STDOUT_FILENO, TERM_LEAVE, sizeof(TERM_LEAVE) - 1) >= 0)
 		term_active = 0;
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 static void
@@ -66,18 +66,14 @@ on_winch(int sig)
 static void
 term_enter(void)
 {
-	static const int fatal[] = { SIGHUP, SIGINT, SIGTERM };
 	struct sigaction sa;
-	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	sa.sa_handler = on_winch;
 	sigaction(SIGWINCH, &sa, NULL);
-	sa.sa_handler = on_fatal_signal;
-	for (i = 0; i < NELEM(fatal); i++)
-		sigaction(fatal[i], &sa, NULL);
+	kp_signals_catch(term_give_back);
 	atexit(term_leave);
 	kp_out_bytes(TERM_ENTER, sizeof(TERM_ENTER) - 1);
 	term_active = 1;
