@@ -366,6 +366,8 @@ cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 	kp_buf_int(b, "cpu_us", cpu_us);
 	kp_buf_int(b, "total_cpu_us", total_cpu_us);
 	kp_buf_real(b, "usage_ratio", kp_usage_ratio(cpu_us, total_cpu_us));
+	if (s->emit_all)	/* every live process has a record */
+		kp_buf_bool(b, "dense", 1);
 }
 
 static void

@@ -8,7 +8,7 @@ setup() {
 	TWO=$STREAMS/two-intervals.ndjson
 	USAGE='usage: kp-fmt [-Hh] [-f format] [-n rows] [-o columns] [-t types] [-u unit]
               [--carbon-intensity g_per_kwh] [--list-columns] [--summary]
-              [--textfile path]'
+              [--summary-rows rows] [--textfile path]'
 }
 
 # The last three lines of $stderr: the usage message after getopt's.

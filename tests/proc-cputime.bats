@@ -142,6 +142,10 @@ run_state() {
 	advance_node
 	run_state -a
 	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"type":"proc"')" 5
+	# And its cpu record says so: the stream is dense (kp-records(5)).
+	assert_line -n 1 --regexp '^\{"type":"cpu",.*,"dense":true\}$'
+	run_state
+	refute_line --partial '"dense"'
 }
 
 @test "a comm that is not UTF-8 becomes valid JSON" {
@@ -591,7 +595,7 @@ bad_stat() {
 	rm -rf "$P"/[0-9]*
 	run -0 --separate-stderr proc-cputime --proc "$P" -a -n 1 -i 1ms
 	assert_equal "${#lines[@]}" 3
-	assert_line -n 1 --partial '{"type":"cpu","seq":1,'
+	assert_line -n 1 --regexp '^\{"type":"cpu","seq":1,.*,"dense":true\}$'
 	assert_line -n 2 --partial '{"type":"interval","seq":1,'
 	assert_equal "$stderr" ""
 }

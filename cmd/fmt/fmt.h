@@ -81,6 +81,7 @@ struct fmt {
 	int has_carbon;			/* --carbon-intensity given */
 	double carbon_g_per_kwh;
 	int summary;			/* --summary */
+	size_t summary_rows;		/* --summary-rows */
 	const char *textfile;		/* --textfile */
 
 	const char *input_name;

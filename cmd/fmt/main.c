@@ -36,7 +36,7 @@ usage(void)
 	    "[-o columns] [-t types] [-u unit]\n"
 	    "              [--carbon-intensity g_per_kwh] [--list-columns] "
 	    "[--summary]\n"
-	    "              [--textfile path]\n");
+	    "              [--summary-rows rows] [--textfile path]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -100,7 +100,8 @@ co2_grams(const struct fmt *ctx, int64_t uj)
 static void
 parse_options(struct fmt *ctx, int argc, char *argv[])
 {
-	enum { OPT_CARBON = 256, OPT_LIST_COLUMNS, OPT_SUMMARY, OPT_TEXTFILE };
+	enum { OPT_CARBON = 256, OPT_LIST_COLUMNS, OPT_SUMMARY, OPT_SUMMARY_ROWS,
+	    OPT_TEXTFILE };
 	static const struct option longopts[] = {
 		{ "carbon-intensity", required_argument, NULL, OPT_CARBON },
 		{ "columns", required_argument, NULL, 'o' },
@@ -111,6 +112,7 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "rows", required_argument, NULL, 'n' },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
+		{ "summary-rows", required_argument, NULL, OPT_SUMMARY_ROWS },
 		{ "textfile", required_argument, NULL, OPT_TEXTFILE },
 		{ "types", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
@@ -151,6 +153,10 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			break;
 		case OPT_SUMMARY:
 			ctx->summary = 1;
+			break;
+		case OPT_SUMMARY_ROWS:
+			ctx->summary_rows = (size_t)kp_parse_int(optarg, 1,
+			    1000000, "--summary-rows");
 			break;
 		case OPT_TEXTFILE:
 			ctx->textfile = optarg;
@@ -282,6 +288,7 @@ main(int argc, char *argv[])
 	ctx.eunit = energy_unit_lookup("J");
 	ctx.input_name = "<stdin>";
 	ctx.summary_first_seq = -1;
+	ctx.summary_rows = 1000;
 	parse_options(&ctx, argc, argv);
 	default_format(&ctx);
 	if (ctx.textfile != NULL)

@@ -4,6 +4,16 @@
  * the run; its other fields are those of its last record.  At the end the
  * summary is written as records, read back with the reader, and given to
  * the chosen format as one block, as any interval is.
+ *
+ * Memory follows what is alive, not the run's length: a workload that has
+ * ended (terminated, or absent from a dense interval, kp-records(5)) can
+ * never come back, so beyond the --summary-rows of most energy in its
+ * bucket (type, zone, socket, level) it is folded into that bucket's
+ * "other" row.  Rows stay exact and rows + other = the total.  At the end
+ * every bucket is cut to its rows the same way.  Workloads that never end
+ * (a sparse stream cut by grep) are held up to LIVE_MAX; beyond, the least
+ * recently seen are folded too, which is said once, as a workload folded
+ * so that comes back starts a new row.
  */
 #include <err.h>
 #include <inttypes.h>
@@ -34,9 +44,19 @@ struct sum_field {
 /* One workload: its fields in the order first read. */
 struct workload {
 	char *type;		/* the same in each of its records */
+	char *key;		/* in the index; NULL: an other row */
+	char *bucket;		/* what its other row would be */
 	struct sum_field *f;
 	size_t nf, cap;
+	int64_t last_seq;	/* of its last record */
+	int foldable;		/* one of many: a process or a group */
+	int ended;		/* it will never have a record again */
+	int fold_now;		/* chosen by fold_marked's caller */
+	int64_t folded;		/* an other row: how many it holds */
 };
+
+/* Live workloads held before the least recently seen are folded. */
+#define LIVE_MAX 100000
 
 struct summary {
 	const struct format *inner;	/* the chosen format, or NULL */
@@ -44,6 +64,13 @@ struct summary {
 	struct workload **w;		/* in order of first appearance */
 	size_t n, cap;
 	struct kp_map *index;		/* key -> one of w, borrowed */
+	struct kp_map *others;		/* bucket -> other row, borrowed */
+	struct workload **other;	/* the other rows, in order made */
+	size_t nother, othercap;
+	size_t rows;			/* --summary-rows */
+	size_t nended, nlive;		/* foldable workloads held */
+	int64_t seq;			/* of the interval being added */
+	int dense, warned;
 	struct kp_buf key;
 	int64_t first_seq, last_seq, dt_us;
 	size_t intervals;		/* interval records read */
@@ -95,7 +122,26 @@ workload_key(struct kp_buf *key, const struct kp_record *rec)
 	/* Last, for a group record, the value of its "by" field. */
 	if (kp_rec_str(rec, "by") != NULL)
 		key_part(key, by_field(rec));
+	/* Exited processes, folded per command by their stage already. */
+	if (rec_is(rec, "exited"))
+		key_part(key, kp_rec_get(rec, "comm"));
 	kp_buf_add(key, "", 1);
+}
+
+/* The bucket of a workload: the key of the other row it may fold into. */
+static char *
+bucket_of(const struct kp_record *rec)
+{
+	static const char *const fields[] = {
+		"type", "zone", "socket", "level", "by", NULL,
+	};
+	struct kp_buf b = { NULL, 0, 0 };
+	size_t i;
+
+	for (i = 0; fields[i] != NULL; i++)
+		key_part(&b, kp_rec_get(rec, fields[i]));
+	kp_buf_add(&b, "", 1);
+	return b.s;
 }
 
 static void
@@ -107,8 +153,9 @@ field_set(struct sum_field *sf, const struct kp_field *f)
 	kp_buf_add(&sf->raw, f->raw, f->rawlen);
 }
 
-static void
-field_append(struct workload *w, const struct kp_field *f)
+/* A new, empty field at the end of w's. */
+static struct sum_field *
+field_slot(struct workload *w)
 {
 	struct sum_field *sf;
 
@@ -118,10 +165,43 @@ field_append(struct workload *w, const struct kp_field *f)
 	}
 	sf = &w->f[w->nf++];
 	memset(sf, 0, sizeof(*sf));
+	return sf;
+}
+
+static void
+field_append(struct workload *w, const struct kp_field *f)
+{
+	struct sum_field *sf = field_slot(w);
+
 	sf->key = kp_strndup(f->key, f->keylen);
 	sf->keylen = f->keylen;
 	sf->summed = str_in_list(sum_fields, sf->key);
 	field_set(sf, f);
+}
+
+/* A field as another workload has it, or key with the JSON text raw. */
+static void
+field_copy(struct workload *w, const struct sum_field *from)
+{
+	struct sum_field *sf = field_slot(w);
+
+	sf->key = kp_strdup(from->key);
+	sf->keylen = from->keylen;
+	sf->summed = from->summed;
+	sf->kind = from->kind;
+	sf->i = from->i;
+	kp_buf_add(&sf->raw, from->raw.s, from->raw.len);
+}
+
+static void
+field_put(struct workload *w, const char *key, const char *raw)
+{
+	struct sum_field *sf = field_slot(w);
+
+	sf->key = kp_strdup(key);
+	sf->keylen = strlen(key);
+	sf->kind = KP_V_STR;
+	kp_buf_add(&sf->raw, raw, strlen(raw));
 }
 
 /* The field of w named as f is, looked for first where hint is. */
@@ -161,18 +241,42 @@ workload_merge(struct fmt *ctx, struct workload *w,
 	}
 }
 
+static int
+rec_true(const struct kp_record *rec, const char *key)
+{
+	const struct kp_field *f = kp_rec_get(rec, key);
+
+	return f != NULL && f->kind == KP_V_TRUE;
+}
+
+/* Processes and groups come and go, many in a long run; nodes do not. */
+static int
+foldable(const struct kp_record *rec)
+{
+	static const char *const types[] = {
+		"proc", "process", "exited", "container", "pod", "vm", "unit",
+		"group", NULL
+	};
+
+	return str_in_list(types, rec->type);
+}
+
 static struct workload *
-workload_new(struct summary *s, const char *type)
+workload_new(struct summary *s, const struct kp_record *rec)
 {
 	struct workload *w = kp_calloc(1, sizeof(*w));
 
-	w->type = kp_strdup(type);
+	w->type = kp_strdup(rec->type);
+	w->key = kp_strdup(s->key.s);
+	w->bucket = bucket_of(rec);
+	w->foldable = foldable(rec);
+	s->nlive += w->foldable;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 64;
 		s->w = kp_reallocarray(s->w, s->cap, sizeof(*s->w));
 	}
 	s->w[s->n++] = w;
-	kp_map_put(s->index, s->key.s, w);
+	kp_map_put(s->index, w->key, w);
 	return w;
 }
 
@@ -187,59 +291,43 @@ workload_free(struct workload *w)
 	}
 	free(w->f);
 	free(w->type);
+	free(w->key);
+	free(w->bucket);
 	free(w);
+}
+
+/* A workload that will have no more records: folding it loses nothing. */
+static void
+workload_end(struct summary *s, struct workload *w)
+{
+	if (w->ended || !w->foldable)
+		return;
+	w->ended = 1;
+	s->nlive--;
+	s->nended++;
 }
 
 static void
 add_record(struct fmt *ctx, struct summary *s, const struct kp_record *rec)
 {
 	struct workload *w;
+	const char *state;
 
 	if (s->first_seq < 0 || rec->seq < s->first_seq)
 		s->first_seq = rec->seq;
 	workload_key(&s->key, rec);
 	if ((w = kp_map_get(s->index, s->key.s)) == NULL)
-		w = workload_new(s, rec->type);
+		w = workload_new(s, rec);
 	workload_merge(ctx, w, rec);
+	w->last_seq = rec->seq;
+	if ((state = kp_rec_str(rec, "state")) != NULL &&
+	    strcmp(state, "terminated") == 0)
+		workload_end(s, w);
+	if (rec_is(rec, "cpu") && rec_true(rec, "dense"))
+		s->dense = 1;
 }
 
-/* Adds one whole interval: its records and its length. */
-static void
-add_interval(struct fmt *ctx, struct summary *s, const struct block *b,
-    const struct kp_record *interval)
-{
-	const struct kp_field *ts;
-	int64_t dt_us;
-	size_t i;
-
-	for (i = 0; i < b->n; i++)
-		add_record(ctx, s, b->recs[i]);
-	s->intervals++;
-	s->last_seq = interval->seq;
-	if (s->first_seq < 0 || interval->seq < s->first_seq)
-		s->first_seq = interval->seq;
-	if (kp_rec_int(interval, "dt_us", &dt_us))
-		s->dt_us = add_held(ctx, s->dt_us, dt_us, "dt_us",
-		    interval->lineno);
-	if ((ts = kp_rec_get(interval, "ts")) != NULL) {
-		s->ts.len = 0;
-		kp_buf_add(&s->ts, ts->raw, ts->rawlen);
-	}
-}
-
-/* A power or a ratio: the shortest decimal that reads back, as a real. */
-static void
-put_real(struct kp_buf *b, double v)
-{
-	size_t mark = b->len;
-
-	put_double(b, v);
-	if (memchr(b->s + mark, '.', b->len - mark) == NULL &&
-	    memchr(b->s + mark, 'e', b->len - mark) == NULL)
-		kp_buf_add(b, ".0", 2);
-}
-
-static const struct sum_field *
+static struct sum_field *
 workload_get(const struct workload *w, const char *key)
 {
 	size_t i;
@@ -260,6 +348,267 @@ workload_int(const struct workload *w, const char *key, int64_t *v)
 		return 0;
 	*v = sf->i;
 	return 1;
+}
+
+/* What a workload is ranked by: its energy, else its CPU time. */
+static int64_t
+rank_of(const struct workload *w)
+{
+	int64_t v;
+
+	if (workload_int(w, "energy_uj", &v) || workload_int(w, "cpu_us", &v))
+		return v;
+	return 0;
+}
+
+/* By bucket, then most energy first; ties by first appearance. */
+static int
+by_bucket_rank(const void *a, const void *b)
+{
+	const struct workload *x = *(struct workload *const *)a;
+	const struct workload *y = *(struct workload *const *)b;
+	int64_t rx = rank_of(x), ry = rank_of(y);
+	int c = strcmp(x->bucket, y->bucket);
+
+	if (c != 0)
+		return c;
+	return (rx < ry) - (rx > ry);
+}
+
+static int
+by_int64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int64_t
+add_sat(int64_t a, int64_t b)
+{
+	int64_t sum;
+
+	return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
+/*
+ * The field that names the workloads of an other row's type, which the
+ * row sets to "(other)": a group's id, the field a group is by, or comm.
+ */
+static void
+field_put_name(struct workload *o, const struct workload *w)
+{
+	static const char *const id[][2] = {
+		{ "container", "container_id" }, { "pod", "pod_id" },
+		{ "vm", "vm_id" }, { "unit", "unit" },
+	};
+	const struct sum_field *by = workload_get(w, "by");
+	char *key;
+	size_t i;
+
+	for (i = 0; i < NELEM(id); i++)
+		if (strcmp(w->type, id[i][0]) == 0) {
+			field_put(o, id[i][1], "\"(other)\"");
+			return;
+		}
+	if (by == NULL || by->kind != KP_V_STR) {
+		field_put(o, "comm", "\"(other)\"");
+		return;
+	}
+	key = kp_strndup(by->raw.s + 1, by->raw.len - 2);
+	field_put(o, key, "\"(other)\"");
+	free(key);
+}
+
+/*
+ * The other row of w's bucket: the fields that place it, and "(other)" in
+ * the field that names its workloads, as a table shows them.
+ */
+static struct workload *
+other_row(struct summary *s, const struct workload *w)
+{
+	static const char *const place[] = {
+		"type", "seq", "zone", "socket", "level", "by", NULL
+	};
+	struct workload *o;
+	size_t i;
+
+	if ((o = kp_map_get(s->others, w->bucket)) != NULL)
+		return o;
+	o = kp_calloc(1, sizeof(*o));
+	o->type = kp_strdup(w->type);
+	o->bucket = kp_strdup(w->bucket);
+	for (i = 0; i < w->nf; i++)
+		if (str_in_list(place, w->f[i].key))
+			field_copy(o, &w->f[i]);
+	field_put_name(o, w);
+	kp_map_put(s->others, o->bucket, o);
+	if (s->nother == s->othercap) {
+		s->othercap = s->othercap ? s->othercap * 2 : 16;
+		s->other = kp_reallocarray(s->other, s->othercap,
+		    sizeof(*s->other));
+	}
+	s->other[s->nother++] = o;
+	return o;
+}
+
+/* Adds w's sums to its bucket's other row, and forgets w. */
+static void
+fold(struct summary *s, struct workload *w)
+{
+	struct workload *o = other_row(s, w);
+	struct sum_field *sf;
+	size_t i;
+
+	for (i = 0; i < w->nf; i++) {
+		if (!w->f[i].summed)
+			continue;
+		if ((sf = workload_get(o, w->f[i].key)) == NULL)
+			field_copy(o, &w->f[i]);
+		else
+			sf->i = add_sat(sf->i, w->f[i].i);
+	}
+	o->folded++;
+	if (w->ended)
+		s->nended--;
+	else
+		s->nlive -= w->foldable;
+	kp_map_remove(s->index, w->key);
+	workload_free(w);
+}
+
+/* Folds the workloads marked fold_now, and drops them from the list. */
+static void
+fold_marked(struct summary *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n; i++)
+		if (s->w[i]->fold_now)
+			fold(s, s->w[i]);
+		else
+			s->w[n++] = s->w[i];
+	s->n = n;
+}
+
+/*
+ * Folds, in each bucket, what comes after the first keep of the foldable
+ * workloads that pick selects (NULL: all), by rank.
+ */
+static void
+fold_beyond(struct summary *s, size_t keep,
+    int (*pick)(const struct workload *))
+{
+	struct workload **sel = kp_reallocarray(NULL, s->n + 1, sizeof(*sel));
+	size_t i, n = 0, in_bucket = 0;
+
+	for (i = 0; i < s->n; i++)
+		if (s->w[i]->foldable && (pick == NULL || pick(s->w[i])))
+			sel[n++] = s->w[i];
+	if (n > 1)
+		qsort(sel, n, sizeof(*sel), by_bucket_rank);
+	for (i = 0; i < n; i++) {
+		in_bucket = i > 0 && strcmp(sel[i]->bucket,
+		    sel[i - 1]->bucket) == 0 ? in_bucket + 1 : 0;
+		sel[i]->fold_now = in_bucket >= keep;
+	}
+	free(sel);
+	fold_marked(s);
+}
+
+/* The live workloads seen last longest ago, until keep are left. */
+static void
+fold_stale(struct summary *s, size_t keep)
+{
+	int64_t *seen = kp_reallocarray(NULL, s->nlive + 1, sizeof(*seen));
+	int64_t cut;
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n; i++)
+		if (s->w[i]->foldable && !s->w[i]->ended)
+			seen[n++] = s->w[i]->last_seq;
+	qsort(seen, n, sizeof(*seen), by_int64);
+	cut = seen[n - keep];		/* the oldest seq kept */
+	for (i = 0; i < s->n; i++)
+		s->w[i]->fold_now = s->w[i]->foldable && !s->w[i]->ended &&
+		    s->w[i]->last_seq < cut;
+	free(seen);
+	fold_marked(s);
+}
+
+static int
+is_ended(const struct workload *w)
+{
+	return w->ended;
+}
+
+/* In a dense interval, a process or group without a record has ended. */
+static void
+end_absent(struct summary *s, int64_t seq)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->w[i]->last_seq < seq &&
+		    strcmp(s->w[i]->type, "exited") != 0)
+			workload_end(s, s->w[i]);
+}
+
+/* Bounds what is held: ended workloads, then live ones, with a word. */
+static void
+fold_held(struct summary *s)
+{
+	size_t before = s->nlive;
+
+	if (s->nended > 2 * s->rows)
+		fold_beyond(s, s->rows, is_ended);
+	if (s->nlive <= LIVE_MAX)
+		return;
+	fold_stale(s, LIVE_MAX / 2);
+	if (!s->warned++)
+		warnx("--summary: %zu workloads without an end, more than "
+		    "%d, the least recently seen folded into other rows; one "
+		    "that comes back starts a new row", before, LIVE_MAX);
+}
+
+/* Adds one whole interval: its records and its length. */
+static void
+add_interval(struct fmt *ctx, struct summary *s, const struct block *b,
+    const struct kp_record *interval)
+{
+	const struct kp_field *ts;
+	int64_t dt_us;
+	size_t i;
+
+	s->dense = 0;
+	for (i = 0; i < b->n; i++)
+		add_record(ctx, s, b->recs[i]);
+	s->intervals++;
+	s->last_seq = interval->seq;
+	if (s->first_seq < 0 || interval->seq < s->first_seq)
+		s->first_seq = interval->seq;
+	if (kp_rec_int(interval, "dt_us", &dt_us))
+		s->dt_us = add_held(ctx, s->dt_us, dt_us, "dt_us",
+		    interval->lineno);
+	if ((ts = kp_rec_get(interval, "ts")) != NULL) {
+		s->ts.len = 0;
+		kp_buf_add(&s->ts, ts->raw, ts->rawlen);
+	}
+	if (s->dense)
+		end_absent(s, interval->seq);
+	fold_held(s);
+}
+
+/* A power or a ratio: the shortest decimal that reads back, as a real. */
+static void
+put_real(struct kp_buf *b, double v)
+{
+	size_t mark = b->len;
+
+	put_double(b, v);
+	if (memchr(b->s + mark, '.', b->len - mark) == NULL &&
+	    memchr(b->s + mark, 'e', b->len - mark) == NULL)
+		kp_buf_add(b, ".0", 2);
 }
 
 /* The fields the summary works out: the mean powers and the usage. */
@@ -346,6 +695,10 @@ workload_line(const struct summary *s, struct kp_buf *b,
 			put_member(b, d[i].key, 0);
 			put_real(b, d[i].v);
 		}
+	if (w->folded > 0) {
+		put_member(b, "folded", 0);
+		kp_buf_i64(b, w->folded);
+	}
 	kp_buf_add(b, "}\n", 2);
 }
 
@@ -377,6 +730,8 @@ summary_write(struct fmt *ctx, struct summary *s)
 
 	for (i = 0; i < s->n; i++)
 		workload_line(s, &text, s->w[i]);
+	for (i = 0; i < s->nother; i++)
+		workload_line(s, &text, s->other[i]);
 	interval_line(s, &text);
 	r = kp_reader_open_mem(text.s, text.len, "--summary");
 	while ((got = kp_reader_next(r, &rec)) > 0 &&
@@ -400,6 +755,8 @@ summary_begin(struct fmt *ctx)
 	if (s->inner != NULL)
 		s->inner_st = s->inner->begin(ctx);
 	s->index = kp_map_new();
+	s->others = kp_map_new();
+	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
 	return s;
 }
@@ -430,14 +787,19 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 		warnx("%s: %zu record%s after the last interval record, an "
 		    "incomplete interval, left out of the summary",
 		    ctx->input_name, rest->n, rest->n == 1 ? "" : "s");
+	fold_beyond(s, s->rows, NULL);
 	if (s->inner != NULL && s->intervals > 0)
 		summary_write(ctx, s);
 	if (s->inner != NULL)
 		s->inner->end(ctx, s->inner_st, &none);
 	for (i = 0; i < s->n; i++)
 		workload_free(s->w[i]);
+	for (i = 0; i < s->nother; i++)
+		workload_free(s->other[i]);
 	free(s->w);
+	free(s->other);
 	kp_map_free(s->index, NULL);
+	kp_map_free(s->others, NULL);
 	free(s->key.s);
 	free(s->ts.s);
 	free(s);

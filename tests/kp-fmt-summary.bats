@@ -1,0 +1,129 @@
+#!/usr/bin/env bats
+# kp-fmt --summary holds what is alive, not the run: workloads that ended
+# beyond --summary-rows per bucket fold into an "other" row; every row is
+# exact and the rows and the other row sum to the bucket's total.
+
+load test_helper
+
+# An attributed stream with churn: processes end with terminated records.
+churn_stream() {
+	"$KP_ROOT/scripts/kp-gen" --seed 3 --intervals 40 --processes 20 \
+	    --churn "$1" | kp-attribute > "$BATS_TEST_TMPDIR/in"
+}
+
+# Each process row of the summary, against its energy summed by jq over
+# the whole stream: "pid starttime zone summary-energy stream-energy".
+rows_against_stream() {
+	jq -r 'select(.type == "process" and .pid != null) |
+	    "\(.pid) \(.starttime) \(.zone) \(.energy_uj)"' "$1" |
+	while read -r pid start zone uj; do
+		echo "$pid $start $zone $uj $(jq -s "[.[] | select(.type == \"process\"
+		    and .pid == $pid and .starttime == $start and
+		    .zone == \"$zone\") | .energy_uj] | add" "$BATS_TEST_TMPDIR/in")"
+	done
+}
+
+# The sum of energy_uj of the records of type $1 in zone $2 of file $3.
+zone_sum() {
+	jq -s "[.[] | select(.type == \"$1\" and .zone == \"$2\") |
+	    .energy_uj] | add" "$3"
+}
+
+@test "--summary-rows: the rest fold into an other row; rows are exact" {
+	churn_stream 200
+	run -0 kp-fmt -f json --summary --summary-rows 3 < "$BATS_TEST_TMPDIR/in"
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/sum"
+	# 3 rows and an other row per zone.
+	run -0 jq -r 'select(.type == "process") | "\(.zone) \(.comm)"' \
+	    "$BATS_TEST_TMPDIR/sum"
+	assert_equal "$(grep -c '^package ' <<< "$output")" 4
+	assert_equal "$(grep -c '^dram ' <<< "$output")" 4
+	assert_line 'package (other)'
+	assert_line 'dram (other)'
+	# Every row is its process's exact sum over the stream.
+	run -0 rows_against_stream "$BATS_TEST_TMPDIR/sum"
+	assert_equal "${#lines[@]}" 6
+	awk '$4 != $5 { print; bad = 1 } END { exit bad }' <<< "$output"
+	# Rows and other together are the total, and other says how many.
+	for z in package dram; do
+		assert_equal "$(zone_sum process $z "$BATS_TEST_TMPDIR/sum")" \
+		    "$(zone_sum process $z "$BATS_TEST_TMPDIR/in")"
+	done
+	n=$(jq -s '[.[] | select(.type == "process" and .zone == "package")] |
+	    unique_by(.pid, .starttime) | length' "$BATS_TEST_TMPDIR/in")
+	run -0 jq 'select(.comm == "(other)" and .zone == "package") | .folded' \
+	    "$BATS_TEST_TMPDIR/sum"
+	assert_output "$((n - 3))"
+}
+
+@test "--summary-rows: workloads that never end are cut at the end alike" {
+	churn_stream 0
+	run -0 kp-fmt -f json --summary --summary-rows 5 < "$BATS_TEST_TMPDIR/in"
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/sum"
+	run -0 rows_against_stream "$BATS_TEST_TMPDIR/sum"
+	assert_equal "${#lines[@]}" 10
+	awk '$4 != $5 { print; bad = 1 } END { exit bad }' <<< "$output"
+	assert_equal "$(zone_sum process package "$BATS_TEST_TMPDIR/sum")" \
+	    "$(zone_sum process package "$BATS_TEST_TMPDIR/in")"
+	# Node records are few: never folded.
+	assert_equal "$(jq -c 'select(.type == "node") | .zone' \
+	    "$BATS_TEST_TMPDIR/sum" | sort | tr '\n' ' ')" '"dram" "package" '
+}
+
+@test "--summary-rows: a group's other row is named in its id field" {
+	churn_stream 200
+	kp-aggregate < "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/groups"
+	run -0 kp-fmt -f json --summary --summary-rows 1 \
+	    < "$BATS_TEST_TMPDIR/groups"
+	assert_line --regexp '^\{"type":"container","seq":40,"zone":"package","container_id":"\(other\)",.*"folded":[0-9]+\}$'
+	assert_line --regexp '^\{"type":"pod","seq":40,"zone":"dram","pod_id":"\(other\)",.*"folded":[0-9]+\}$'
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/sum"
+	for t in container pod vm unit; do
+		for z in package dram; do
+			assert_equal "$(zone_sum $t $z "$BATS_TEST_TMPDIR/sum")" \
+			    "$(zone_sum $t $z "$BATS_TEST_TMPDIR/groups")"
+		done
+	done
+	# kp-aggregate --by: the field a group is by names its other row.
+	kp-aggregate --by comm < "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/groups"
+	run -0 kp-fmt -f json --summary --summary-rows 1 \
+	    < "$BATS_TEST_TMPDIR/groups"
+	assert_line --regexp '^\{"type":"group",.*"comm":"\(other\)",.*"folded":[0-9]+\}$'
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/sum"
+	assert_equal "$(zone_sum group package "$BATS_TEST_TMPDIR/sum")" \
+	    "$(zone_sum group package "$BATS_TEST_TMPDIR/groups")"
+}
+
+# A stream of two intervals of 60000 processes each, none seen twice and
+# none terminated; with $1, each interval's cpu record says dense.
+two_crowds() {
+	awk -v dense="$1" 'BEGIN {
+		print "{\"type\":\"header\",\"seq\":0,\"version\":\"1.1\",\"producer\":\"test\"}"
+		for (k = 1; k <= 2; k++) {
+			printf "{\"type\":\"cpu\",\"seq\":%d,\"cpu_us\":1,\"total_cpu_us\":2%s}\n", k, dense
+			for (i = 0; i < 60000; i++)
+				printf "{\"type\":\"proc\",\"seq\":%d,\"pid\":%d,\"starttime\":%d,\"comm\":\"p\",\"cpu_us\":1,\"state\":\"running\"}\n", k, i + 2, k
+			printf "{\"type\":\"interval\",\"seq\":%d,\"dt_us\":1000000}\n", k
+		}
+	}'
+}
+
+@test "--summary holds at most 100000 workloads that never end, and says so" {
+	two_crowds "" > "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	assert_equal "$stderr" "kp-fmt: --summary: 120000 workloads without an end, more than 100000, the least recently seen folded into other rows; one that comes back starts a new row"
+	# The total is whole.
+	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 120000
+	# In a dense stream, a process without a record has ended: none held.
+	two_crowds ',"dense":true' > "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	assert_equal "$stderr" ""
+	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 120000
+}
+
+@test "--summary-rows takes 1 to 1000000" {
+	run -2 --separate-stderr kp-fmt --summary --summary-rows 0 </dev/null
+	assert_equal "$stderr" "kp-fmt: --summary-rows must be an integer from 1 to 1000000: '0'"
+	run -2 --separate-stderr kp-fmt --summary --summary-rows x </dev/null
+	assert_equal "$stderr" "kp-fmt: --summary-rows must be an integer from 1 to 1000000: 'x'"
+}
