@@ -77,3 +77,15 @@ copy_tree() {
 		assert_line --regexp '^  growth from a tenth of the intervals to all: '
 	fi
 }
+
+@test "bench-memory reports each stage's peak over a tenth and all of a run" {
+	run -0 "$KP_ROOT/scripts/bench-memory" 20 5
+	assert_line -n 0 "bench-memory: peak resident size, 2 intervals against 20, 5 processes alive"
+	assert_equal "${#lines[@]}" 13
+	local kind stage
+	for kind in "sparse, terminated" "sparse, unsaid" "dense, terminated" "dense, unsaid"; do
+		for stage in kp-attribute kp-aggregate "kp-fmt --summary"; do
+			assert_line --regexp "^  $kind +$stage +[0-9.]+ MiB -> +[0-9.]+ MiB +[0-9.]+x  (ok \\(flat\\)|grows to its cap|MISSED)\$"
+		done
+	done
+}

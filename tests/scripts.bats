@@ -243,3 +243,23 @@ EOF2
 	fi
 	rm -rf "$dir"
 }
+
+@test "kp-gen --dense 1: every live process each interval, and the cpu record says so" {
+	"$SCRIPTS/kp-gen" --seed 2 --intervals 30 --processes 12 --churn 100 \
+	    --dense 1 > "$BATS_TEST_TMPDIR/gen"
+	# 12 running records an interval, a terminated one for each that ended.
+	run -0 jq -s -c '[group_by(.seq)[] | map(select(.type == "proc" and
+	    .state == "running")) | length] | unique' "$BATS_TEST_TMPDIR/gen"
+	assert_output '[0,12]'	# 0: the header's seq 0
+	run -0 jq -s -c '[.[] | select(.type == "cpu") | .dense] | unique' \
+	    "$BATS_TEST_TMPDIR/gen"
+	assert_output '[true]'
+	# The same run without --dense is what it always was: sparse.
+	"$SCRIPTS/kp-gen" --seed 2 --intervals 30 --processes 12 --churn 100 \
+	    > "$BATS_TEST_TMPDIR/sparse"
+	run -0 jq -s -c '[.[] | select(.type == "cpu") | has("dense")] | unique' \
+	    "$BATS_TEST_TMPDIR/sparse"
+	assert_output '[false]'
+	[ "$(grep -c '"type":"proc"' "$BATS_TEST_TMPDIR/sparse")" -lt \
+	    "$(grep -c '"type":"proc"' "$BATS_TEST_TMPDIR/gen")" ]
+}

@@ -144,13 +144,28 @@ bucket_of(const struct kp_record *rec)
 	return b.s;
 }
 
+/*
+ * The value as written, in a buffer of its own size: a summary holds
+ * thousands of workloads of a dozen fields, and kp_buf's room to grow
+ * would be most of its memory.
+ */
+static void
+raw_set(struct sum_field *sf, const char *raw, size_t len)
+{
+	if (sf->raw.cap < len) {
+		sf->raw.s = kp_reallocarray(sf->raw.s, len, 1);
+		sf->raw.cap = len;
+	}
+	memcpy(sf->raw.s, raw, len);
+	sf->raw.len = len;
+}
+
 static void
 field_set(struct sum_field *sf, const struct kp_field *f)
 {
 	sf->kind = f->kind;
 	sf->i = f->i;
-	sf->raw.len = 0;
-	kp_buf_add(&sf->raw, f->raw, f->rawlen);
+	raw_set(sf, f->raw, f->rawlen);
 }
 
 /* A new, empty field at the end of w's. */
@@ -190,7 +205,7 @@ field_copy(struct workload *w, const struct sum_field *from)
 	sf->summed = from->summed;
 	sf->kind = from->kind;
 	sf->i = from->i;
-	kp_buf_add(&sf->raw, from->raw.s, from->raw.len);
+	raw_set(sf, from->raw.s, from->raw.len);
 }
 
 static void
@@ -201,7 +216,7 @@ field_put(struct workload *w, const char *key, const char *raw)
 	sf->key = kp_strdup(key);
 	sf->keylen = strlen(key);
 	sf->kind = KP_V_STR;
-	kp_buf_add(&sf->raw, raw, strlen(raw));
+	raw_set(sf, raw, strlen(raw));
 }
 
 /* The field of w named as f is, looked for first where hint is. */
