@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kp.h"
 
@@ -58,7 +59,6 @@ static struct kp_map *members;		/* "pid:starttime" -> member */
 static struct item *items;
 static size_t nitems, capitems;
 static int drop_processes;
-static size_t held;			/* process records this interval */
 static struct kp_buf out;
 
 static void
@@ -202,22 +202,22 @@ adds_fit(int64_t total, int64_t sum, int64_t v)
  * overflow one is rejected whole, so that every level stays exact.
  */
 static int
-sums_fit(const struct kp_flat *f, struct member *m, int z, int64_t cpu_us,
+sums_fit(const struct kp_record *rec, struct member *m, int z, int64_t cpu_us,
     int64_t energy_uj)
 {
+	const struct kp_field *id;
 	struct level *lv;
 	struct group *g;
 	const int64_t *cpu, *energy, *total;
 	size_t l;
-	int i;
 
 	for (l = 0; l < nlevels; l++) {
 		lv = &levels[l];
 		if (m != NULL)
 			g = m->g[l];
-		else if ((i = kp_flat_find(f, lv->field)) < 0)
+		else if ((id = kp_rec_get(rec, lv->field)) == NULL)
 			g = NULL;
-		else if ((g = group_find(lv, f->val[i], f->vallen[i])) == NULL)
+		else if ((g = group_find(lv, id->raw, id->rawlen)) == NULL)
 			continue;	/* a new group: its sums are this record */
 		cpu = g != NULL ? g->cpu_us : lv->host_cpu_us;
 		energy = g != NULL ? g->energy_uj : lv->host_energy_uj;
@@ -233,67 +233,38 @@ sums_fit(const struct kp_flat *f, struct member *m, int z, int64_t cpu_us,
 #define TOO_MANY_ZONES "process record of a zone beyond the first 64: " \
     "left out (see kp-aggregate(1))"
 
-/*
- * One process record: its sums go to its group, or the host, at each level.
- * Returns NULL, or why the record cannot be added.
- */
-static const char *
-add_process(const struct kp_flat *f)
+/* A new member: the group it joins at each level, and that group's pod. */
+static struct member *
+member_new(const struct kp_record *rec, const char *key)
 {
-	const char *zone, *state, *id, *pod;
-	int64_t energy_uj, cpu_us = 0, pid = 0, starttime = 0;
-	size_t len, idlen, podlen, l;
-	struct member *m;
+	const struct kp_field *id, *pod;
+	struct member *m = kp_calloc(1, sizeof(*m));
 	struct group *g;
-	char key[48];
-	int z, terminated;
+	size_t l;
 
-	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
-	    memchr(zone, '\\', len) != NULL ||
-	    (z = kp_zone_index(&zones, zone + 1, len - 2)) == -1 ||
-	    !kp_flat_int(f, "energy_uj", &energy_uj) || energy_uj < 0)
-		return NO_FIELDS;
-	if (z < 0)
-		return TOO_MANY_ZONES;
-	/* A member is known by pid and starttime: without a pid, it is none. */
-	if (!kp_flat_int(f, "pid", &pid) || pid <= 0)
-		return "process record without a positive integer pid";
-	if (kp_flat_int(f, "cpu_us", &cpu_us) && cpu_us < 0)
-		return "process record with a negative cpu_us";
-	kp_flat_int(f, "starttime", &starttime);
-	state = kp_flat_str(f, "state", &len);
-	terminated = state != NULL && len == 12 &&
-	    memcmp(state, "\"terminated\"", 12) == 0;
-	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
-	    (long long)starttime);
-	m = kp_map_get(members, key);
-	if (!sums_fit(f, m, z, cpu_us, energy_uj))
-		return "process record whose energy_uj or cpu_us overflows a "
-		    "64-bit sum";
-	zones_seen |= UINT64_C(1) << z;
-	held++;
-
-	if (m == NULL) {
-		if ((m = calloc(1, sizeof(*m))) == NULL)
-			err(KP_EXIT_FAILURE, "calloc");
-		for (l = 0; l < nlevels; l++) {
-			int i = kp_flat_find(f, levels[l].field);
-
-			if (i < 0)
-				continue;
-			id = f->val[i];
-			idlen = f->vallen[i];
-			m->g[l] = g = group_get(&levels[l], id, idlen);
-			g->live++;
-			g->ended = 0;
-			if (g->pod == NULL && strcmp(levels[l].field,
-			    "container_id") == 0 &&
-			    (pod = kp_flat_str(f, "pod_id", &podlen)) != NULL &&
-			    (g->pod = strndup(pod, podlen)) == NULL)
-				err(KP_EXIT_FAILURE, "strndup");
-		}
-		kp_map_put(members, key, m);
+	for (l = 0; l < nlevels; l++) {
+		if ((id = kp_rec_get(rec, levels[l].field)) == NULL)
+			continue;
+		m->g[l] = g = group_get(&levels[l], id->raw, id->rawlen);
+		g->live++;
+		g->ended = 0;
+		if (g->pod == NULL && strcmp(levels[l].field,
+		    "container_id") == 0 &&
+		    (pod = kp_rec_get(rec, "pod_id")) != NULL &&
+		    pod->kind == KP_V_STR)
+			g->pod = kp_strndup(pod->raw, pod->rawlen);
 	}
+	kp_map_put(members, key, m);
+	return m;
+}
+
+/* The sums of a record of zone z, to m's groups or the hosts. */
+static void
+add_sums(struct member *m, int z, int64_t cpu_us, int64_t energy_uj)
+{
+	struct group *g;
+	size_t l;
+
 	for (l = 0; l < nlevels; l++) {
 		if ((g = m->g[l]) == NULL) {
 			levels[l].host_processes[z]++;
@@ -307,27 +278,73 @@ add_process(const struct kp_flat *f)
 		g->touched |= UINT64_C(1) << z;
 		list_group(l, g);
 	}
-	if (terminated) {
-		for (l = 0; l < nlevels; l++)
-			if ((g = m->g[l]) != NULL && --g->live <= 0)
-				g->ended = 1;
-		free(kp_map_remove(members, key));
-	}
+}
+
+/* A member that terminated: its groups lose it, and may end. */
+static void
+member_end(struct member *m, const char *key)
+{
+	struct group *g;
+	size_t l;
+
+	for (l = 0; l < nlevels; l++)
+		if ((g = m->g[l]) != NULL && --g->live <= 0)
+			g->ended = 1;
+	free(kp_map_remove(members, key));
+}
+
+#define NO_FIELDS "process record without a zone and an integer energy_uj"
+#define TOO_MANY_ZONES "process record of a zone beyond the first 64: " \
+    "left out (see kp-aggregate(1))"
+
+/*
+ * One process record: its sums go to its group, or the host, at each level.
+ * Returns NULL, or why the record cannot be added.  The reader has checked
+ * that every _uj and _us member is a non-negative integer.
+ */
+static const char *
+add_process(const struct kp_record *rec)
+{
+	int64_t energy_uj, cpu_us = 0, pid = 0, starttime = 0;
+	const char *zone;
+	struct member *m;
+	char key[48];
+	int z;
+
+	if ((zone = kp_rec_str(rec, "zone")) == NULL ||
+	    (z = kp_zone_index(&zones, zone, strlen(zone))) == -1 ||
+	    !kp_rec_int(rec, "energy_uj", &energy_uj))
+		return NO_FIELDS;
+	if (z < 0)
+		return TOO_MANY_ZONES;
+	/* A member is known by pid and starttime: without a pid, it is none. */
+	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
+		return "process record without a positive integer pid";
+	kp_rec_int(rec, "cpu_us", &cpu_us);
+	kp_rec_int(rec, "starttime", &starttime);
+	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
+	    (long long)starttime);
+	m = kp_map_get(members, key);
+	if (!sums_fit(rec, m, z, cpu_us, energy_uj))
+		return "process record whose energy_uj or cpu_us overflows a "
+		    "64-bit sum";
+	zones_seen |= UINT64_C(1) << z;
+	if (m == NULL)
+		m = member_new(rec, key);
+	add_sums(m, z, cpu_us, energy_uj);
+	if (kp_rec_terminated(rec))
+		member_end(m, key);
 	return NULL;
 }
 
 /* A process record: added, or reported; whether it is to be passed on. */
 static int
-take_process(struct kp_oldrd *r, struct kp_oldrec *rec)
+take_process(struct kp_reader *r, const struct kp_record *rec)
 {
-	struct kp_flat f;
 	const char *why;
 
-	why = kp_flat_scan(rec->line, rec->len, &f) < 0 ? NO_FIELDS :
-	    add_process(&f);
-	if (why != NULL) {
-		if (rec->obj != NULL || kp_oldrd_parse(r, rec) != NULL)
-			kp_oldrd_reject(r, "%s", why);
+	if ((why = add_process(rec)) != NULL) {
+		kp_reader_reject(r, "%s", why);
 		return 0;
 	}
 	return !drop_processes;
@@ -335,17 +352,13 @@ take_process(struct kp_oldrd *r, struct kp_oldrec *rec)
 
 /* A node or unattributed record: its zone has a host record at every level. */
 static void
-see_zone(struct kp_oldrec *rec)
+see_zone(const struct kp_record *rec)
 {
-	struct kp_flat f;
 	const char *zone;
-	size_t len;
 	int z;
 
-	if (kp_flat_scan(rec->line, rec->len, &f) == 0 &&
-	    (zone = kp_flat_str(&f, "zone", &len)) != NULL &&
-	    memchr(zone, '\\', len) == NULL &&
-	    (z = kp_zone_index(&zones, zone + 1, len - 2)) >= 0)
+	if ((zone = kp_rec_str(rec, "zone")) != NULL &&
+	    (z = kp_zone_index(&zones, zone, strlen(zone))) >= 0)
 		zones_seen |= UINT64_C(1) << z;
 }
 
@@ -410,7 +423,6 @@ emit_group(const struct level *lv, struct group *g, int z, int64_t seq,
 	kp_buf_add(&out, g->ended ? ",\"state\":\"terminated\"" :
 	    ",\"state\":\"running\"", g->ended ? 21 : 18);
 	kp_out_buf(&out);
-	g->processes[z] = g->cpu_us[z] = g->energy_uj[z] = 0;
 }
 
 static void
@@ -422,6 +434,92 @@ group_free(void *p)
 	free(g);	/* g->id is freed by the caller */
 }
 
+static void
+level_free(void *p)
+{
+	struct group *g = p;
+
+	free(g->id);
+	group_free(g);
+}
+
+/* The groups of level l listed this interval, in zone order. */
+static void
+emit_groups(size_t l, size_t first, const int *order, size_t nz,
+    int64_t seq, int64_t dt_us)
+{
+	struct group *g;
+	size_t j, zi;
+	int z;
+
+	for (zi = 0; zi < nz; zi++) {
+		z = order[zi];
+		for (j = first; j < nitems && items[j].level == l; j++) {
+			g = items[j].g;
+			if ((g->touched & UINT64_C(1) << z) ||
+			    (g->ended && g->total_uj[z] > 0))
+				emit_group(&levels[l], g, z, seq, dt_us);
+		}
+	}
+}
+
+/* The host record of level lv in each zone the interval has. */
+static void
+emit_hosts(struct level *lv, const int *order, size_t nz, int64_t seq,
+    int64_t dt_us)
+{
+	size_t zi;
+	int z;
+
+	for (zi = 0; zi < nz; zi++) {
+		z = order[zi];
+		if (!(zones_seen & UINT64_C(1) << z))
+			continue;
+		lv->host_total_uj[z] += lv->host_energy_uj[z];
+		rec_start("host", seq, z);
+		str_member("level", lv->by ? lv->field : lv->type);
+		rec_sums(lv->host_processes[z], lv->host_cpu_us[z],
+		    lv->host_energy_uj[z], lv->host_total_uj[z], dt_us);
+		kp_out_buf(&out);
+	}
+}
+
+/*
+ * The interval's sums cleared, at its end or when it was cut short; ended
+ * groups forgotten.  Returns the index of the first item after level l's.
+ */
+static size_t
+clear_level(size_t l, size_t first)
+{
+	struct level *lv = &levels[l];
+	struct group *g;
+	size_t i;
+
+	memset(lv->host_processes, 0, sizeof(lv->host_processes));
+	memset(lv->host_cpu_us, 0, sizeof(lv->host_cpu_us));
+	memset(lv->host_energy_uj, 0, sizeof(lv->host_energy_uj));
+	for (i = first; i < nitems && items[i].level == l; i++) {
+		g = items[i].g;
+		memset(g->processes, 0, sizeof(g->processes));
+		memset(g->cpu_us, 0, sizeof(g->cpu_us));
+		memset(g->energy_uj, 0, sizeof(g->energy_uj));
+		g->touched = 0;
+		g->listed = 0;
+		if (g->ended) {
+			kp_map_remove(lv->groups, g->id);
+			level_free(g);
+		}
+	}
+	return i;
+}
+
+static void
+sort_items(void)
+{
+	if (nitems > 1)
+		qsort(items, nitems, sizeof(*items), by_item);
+}
+
 /*
  * The interval ends: for each level, its groups in order of zone and id,
  * then its host record for each zone.  Ended groups are written once more,
@@ -431,56 +529,37 @@ static void
 end_interval(int64_t seq, int64_t dt_us)
 {
 	int order[KP_ZONES_MAX];
-	size_t i, j, l, zi, nz = 0;
-	struct level *lv;
-	struct group *g;
+	size_t i, l, nz = 0;
 	int z;
 
 	for (z = 0; z < (int)zones.n; z++)
 		order[nz++] = z;
 	qsort(order, nz, sizeof(order[0]), by_zone);
-	if (nitems > 0)
-		qsort(items, nitems, sizeof(*items), by_item);
+	sort_items();
 	for (i = 0, l = 0; l < nlevels; l++) {
-		lv = &levels[l];
-		for (zi = 0; zi < nz; zi++) {
-			z = order[zi];
-			for (j = i; j < nitems && items[j].level == l; j++) {
-				g = items[j].g;
-				if ((g->touched & UINT64_C(1) << z) || (g->ended &&
-				    g->total_uj[z] > 0))
-					emit_group(lv, g, z, seq, dt_us);
-			}
-		}
-		for (zi = 0; zi < nz; zi++) {
-			z = order[zi];
-			if (!(zones_seen & UINT64_C(1) << z))
-				continue;
-			lv->host_total_uj[z] += lv->host_energy_uj[z];
-			rec_start("host", seq, z);
-			str_member("level", lv->by ? lv->field : lv->type);
-			rec_sums(lv->host_processes[z], lv->host_cpu_us[z],
-			    lv->host_energy_uj[z], lv->host_total_uj[z], dt_us);
-			kp_out_buf(&out);
-			lv->host_processes[z] = lv->host_cpu_us[z] = 0;
-			lv->host_energy_uj[z] = 0;
-		}
-		for (; i < nitems && items[i].level == l; i++) {
-			g = items[i].g;
-			g->touched = 0;
-			g->listed = 0;
-			if (g->ended) {
-				char *id = g->id;
-
-				kp_map_remove(lv->groups, id);
-				free(id);
-				group_free(g);
-			}
-		}
+		emit_groups(l, i, order, nz, seq, dt_us);
+		emit_hosts(&levels[l], order, nz, seq, dt_us);
+		i = clear_level(l, i);
 	}
 	nitems = 0;
 	zones_seen = 0;
-	held = 0;
+}
+
+/*
+ * An interval cut short, which the reader has reported: its sums are
+ * dropped, as no interval record gives them a length; who joined and who
+ * left a group stays true.
+ */
+static void
+drop_interval(void)
+{
+	size_t i, l;
+
+	sort_items();
+	for (i = 0, l = 0; l < nlevels; l++)
+		i = clear_level(l, i);
+	nitems = 0;
+	zones_seen = 0;
 }
 
 /* --state: group totals, live members, host totals. */
@@ -539,11 +618,22 @@ save_state(struct kp_state *st)
 	kp_state_commit_new(st, data);
 }
 
-/* Whether a stored id is one JSON value, as a group's id is written. */
+/*
+ * Whether a stored id is one JSON value, as a group's id is written: the
+ * reader of records decides, in a record made around it.
+ */
 static int
 value_ok(const char *id)
 {
-	return kp_flat_text_members("\"id\":", id, strlen(id)) == 1;
+	char *line = kp_asprintf("{\"type\":\"id\",\"seq\":1,\"id\":%s}",
+	    id);
+	struct kp_reader *r = kp_reader_open_mem(line, strlen(line), "id");
+	struct kp_record rec;
+	int ok = kp_reader_read(r, &rec) == 1 && rec.nf == 3;
+
+	kp_reader_close(r);
+	free(line);
+	return ok;
 }
 
 /*
@@ -613,15 +703,6 @@ load_state(struct kp_state *st, const char *path)
 	}
 }
 
-static void
-level_free(void *p)
-{
-	struct group *g = p;
-
-	free(g->id);
-	group_free(g);
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -635,8 +716,9 @@ main(int argc, char *argv[])
 	};
 	const char *statepath = NULL, *by[LEVELS_MAX];
 	struct kp_state *st = NULL;
-	struct kp_oldrd *r;
-	struct kp_oldrec rec;
+	struct kp_reader *r;
+	struct kp_record rec;
+	int64_t dt_us = 0;
 	size_t l, i, nby = 0;
 	int ch, status, level_given = 0;
 
@@ -678,10 +760,13 @@ main(int argc, char *argv[])
 		st = kp_state_open(statepath, "/proc", "kp-aggregate");
 		load_state(st, statepath);
 	}
-	r = kp_oldrd_open(stdin, "<stdin>");
-	while (kp_oldrd_next_lazy(r, &rec)) {
+	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	while (kp_reader_next(r, &rec) > 0) {
+		if (rec.cut_seq >= 0)
+			drop_interval();
 		if (strcmp(rec.type, "interval") == 0) {
-			end_interval(rec.seq, kp_oldrec_dt_us(&rec));
+			kp_rec_int(&rec, "dt_us", &dt_us);
+			end_interval(rec.seq, dt_us);
 			kp_out_raw(rec.line, rec.len);
 			kp_out_flush();
 			continue;
@@ -694,16 +779,10 @@ main(int argc, char *argv[])
 			see_zone(&rec);
 		kp_out_raw(rec.line, rec.len);
 	}
-	status = kp_oldrd_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
-	if (held > 0) {
-		warnx("<stdin>:%ld: the stream ends inside an interval: its "
-		    "%zu process record(s) are not aggregated",
-		    kp_oldrd_lineno(r), held);
-		status = KP_EXIT_DATAERR;
-	}
+	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	if (st)
 		save_state(st);
-	kp_oldrd_close(r);
+	kp_reader_close(r);
 	kp_state_close(st);
 	kp_map_free(members, free);
 	for (l = 0; l < nlevels; l++) {

@@ -166,6 +166,7 @@ const struct kp_field *kp_rec_get(const struct kp_record *rec,
     const char *key);
 int kp_rec_int(const struct kp_record *rec, const char *key, int64_t *v);
 const char *kp_rec_str(const struct kp_record *rec, const char *key);
+int kp_rec_terminated(const struct kp_record *rec);	/* "state" says so */
 double kp_rec_number(const struct kp_record *rec, const char *key);
 double kp_field_number(const struct kp_field *f);
 

@@ -581,6 +581,15 @@ kp_rec_str(const struct kp_record *rec, const char *key)
 	return f != NULL && f->kind == KP_V_STR ? f->str : NULL;
 }
 
+/* Whether a record says that its process or group has ended. */
+int
+kp_rec_terminated(const struct kp_record *rec)
+{
+	const char *state = kp_rec_str(rec, "state");
+
+	return state != NULL && strcmp(state, "terminated") == 0;
+}
+
 /* A number's value: the line goes on after it, so strtod stops there. */
 double
 kp_field_number(const struct kp_field *f)

@@ -93,7 +93,7 @@ interval() {
 	process 1 package 1 7 '"container_id":"a"'
 	run --separate-stderr kp-aggregate < "$IN"
 	assert_failure 3
-	assert_equal "$stderr" "kp-aggregate: <stdin>:2: the stream ends inside an interval: its 1 process record(s) are not aggregated"
+	assert_equal "$stderr" "kp-aggregate: <stdin>:2: the stream ends inside interval 1"
 	assert_equal "${#lines[@]}" 2
 }
 
@@ -203,14 +203,16 @@ interval() {
 	assert_equal "$(jq -r 'select(.type == "container") | "\(.state) \(.total_uj)"' <<< "$output")" "terminated 7"
 }
 
-@test "records it does not consume pass through without being parsed" {
+@test "records it does not consume are checked too, and pass through as they came" {
 	echo '{"type":"mystery","seq":1,"x":[1,}' >> "$IN"
+	echo '{"type":"mystery","seq":1,"x" : [ 1 ]}' >> "$IN"
 	echo '{"type":"process","seq":1,"zone":"package","pid":1,"energy_uj":1,"x":[1,}' >> "$IN"
 	interval 1
 	run --separate-stderr kp-aggregate < "$IN"
 	assert_failure 3
-	assert_line -n 1 '{"type":"mystery","seq":1,"x":[1,}'
-	assert_equal "$stderr" "kp-aggregate: <stdin>:3: not JSON: unexpected token near '}'"
+	assert_line -n 1 '{"type":"mystery","seq":1,"x" : [ 1 ]}'
+	assert_equal "$stderr" "kp-aggregate: <stdin>:2: not JSON: a value is expected
+kp-aggregate: <stdin>:4: not JSON: a value is expected"
 }
 
 @test "a process record whose energy would overflow a sum is rejected whole" {
@@ -233,7 +235,8 @@ interval() {
 	interval 1
 	run --separate-stderr kp-aggregate --level container < "$IN"
 	assert_failure 3
-	assert_equal "$(grep -c 'not JSON' <<< "$stderr")" 2
+	assert_equal "$stderr" "kp-aggregate: <stdin>:2: not JSON: a digit must follow '.'
+kp-aggregate: <stdin>:3: a string is not valid UTF-8"
 	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" b
 	refute_output --partial '"x":1.'
 }
@@ -321,7 +324,7 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	interval 1
 	run --separate-stderr kp-aggregate --level container < "$IN"
 	assert_failure 3
-	assert_equal "$stderr" "kp-aggregate: <stdin>:3: process record with a negative cpu_us"
+	assert_equal "$stderr" "kp-aggregate: <stdin>:3: \"cpu_us\" is not a non-negative integer"
 	assert_equal "$(jq -r 'select(.type == "container") | "\(.processes) \(.cpu_us) \(.energy_uj)"' <<< "$output")" "1 10 3"
 }
 
@@ -357,4 +360,20 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_success
 	printf '%s\n' "$output" | jq -e . > /dev/null
 	assert_equal "$(jq -r 'select(.type == "container") | "\(.zone) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" "package 12 "
+}
+
+@test "an interval cut short: its sums are dropped, who joined and left stays" {
+	process 1 package 1 7 '"container_id":"a"'
+	process 1 package 2 5 '"container_id":"b","state":"terminated"'
+	# Interval 1 has no interval record: interval 2 cuts it short.
+	process 2 package 1 3 '"container_id":"a"'
+	interval 2
+	run -3 --separate-stderr kp-aggregate --level container < "$IN"
+	assert_equal "$stderr" "kp-aggregate: <stdin>:4: interval 1 has no interval record"
+	# a: interval 2's 3 uJ alone, its member still one; b ended unseen.
+	assert_equal "$(jq -c 'select(.type == "container") | [.container_id, .processes, .energy_uj, .total_uj, .state]' <<< "$output")" \
+	    '["a",1,3,3,"running"]'
+	assert_equal "$(jq -c 'select(.type == "host") | [.processes, .energy_uj]' <<< "$output")" '[0,0]'
+	# Every record taken is passed on.
+	assert_equal "$(grep -c '"type":"process"' <<< "$output")" 3
 }

@@ -326,7 +326,6 @@ static void
 add_record(struct fmt *ctx, struct summary *s, const struct kp_record *rec)
 {
 	struct workload *w;
-	const char *state;
 
 	if (s->first_seq < 0 || rec->seq < s->first_seq)
 		s->first_seq = rec->seq;
@@ -335,8 +334,7 @@ add_record(struct fmt *ctx, struct summary *s, const struct kp_record *rec)
 		w = workload_new(s, rec);
 	workload_merge(ctx, w, rec);
 	w->last_seq = rec->seq;
-	if ((state = kp_rec_str(rec, "state")) != NULL &&
-	    strcmp(state, "terminated") == 0)
+	if (kp_rec_terminated(rec))
 		workload_end(s, w);
 	if (rec_is(rec, "cpu") && rec_true(rec, "dense"))
 		s->dense = 1;
