@@ -4,9 +4,9 @@
  * Integer microjoules, conserved exactly: sum(process) + unattributed +
  * idle kept at node level = measured, every interval and zone.
  *
- * Records are read with a flat scan and written by hand (lib/stream.c,
- * lib/out.c), not through jansson values: a stage sees every process of
- * every interval, and records it does not consume pass on unparsed.
+ * Records are read by lib/record.c, the one reader of every stage, and
+ * written by hand (lib/write.c), not through jansson values: a stage sees
+ * every process of every interval.
  */
 #include <err.h>
 #include <getopt.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kp.h"
 
@@ -95,7 +96,6 @@ static struct ended *ended;
 static size_t nended;
 static struct kp_buf out;
 static struct share *shares, **order;	/* scratch, one per process + 2 */
-static int64_t ended_seq = -1;		/* of the last interval record */
 static size_t nshares;
 
 static void
@@ -278,22 +278,23 @@ put_zone(int z)
 		kp_buf_raw(&out, "socket", slash + 1, strlen(slash + 1));
 }
 
-/* The index of an energy record's zone, and socket if it has one. */
+/*
+ * The index of an energy record's zone, and socket if it has one.  The
+ * reader has checked the zone's name, which has no '/', and the socket.
+ */
 static int
-energy_zone(const struct kp_flat *f)
+energy_zone(const struct kp_record *rec)
 {
 	char key[sizeof(zones.name[0])];
 	const char *zone;
-	size_t len;
 	int64_t socket;
 
-	if ((zone = kp_flat_str(f, "zone", &len)) == NULL ||
-	    memchr(zone, '\\', len) != NULL || memchr(zone, '/', len) != NULL)
+	if ((zone = kp_rec_str(rec, "zone")) == NULL)
 		return -1;
-	if (!kp_flat_int(f, "socket", &socket))
-		return kp_zone_index(&zones, zone + 1, len - 2);
-	if (socket < 0 || snprintf(key, sizeof(key), "%.*s/%lld",
-	    (int)(len - 2), zone + 1, (long long)socket) >= (int)sizeof(key))
+	if (!kp_rec_int(rec, "socket", &socket))
+		return kp_zone_index(&zones, zone, strlen(zone));
+	if (snprintf(key, sizeof(key), "%s/%lld", zone, (long long)socket) >=
+	    (int)sizeof(key))
 		return -1;
 	return kp_zone_index(&zones, key, strlen(key));
 }
@@ -436,14 +437,14 @@ interval_clear(struct interval *iv)
 	iv->text.len = iv->lines.len = 0;
 }
 
-/* Appends member key of f to the identity text, if f has it. */
+/* Appends member key of rec to the identity text, if rec has it. */
 static void
-copy_member(struct kp_buf *b, const struct kp_flat *f, const char *key)
+copy_member(struct kp_buf *b, const struct kp_record *rec, const char *key)
 {
-	int i;
+	const struct kp_field *f;
 
-	if ((i = kp_flat_find(f, key)) >= 0)
-		kp_buf_raw(b, key, f->val[i], f->vallen[i]);
+	if ((f = kp_rec_get(rec, key)) != NULL)
+		kp_buf_raw(b, key, f->raw, f->rawlen);
 }
 
 #define NO_FIELDS "without its required fields (see kp-records(5))"
@@ -473,14 +474,13 @@ energy_fits(const struct interval *iv, int z, int64_t v)
 }
 
 static const char *
-hold_energy(struct interval *iv, const struct kp_flat *f)
+hold_energy(struct interval *iv, const struct kp_record *rec)
 {
 	struct energy *e;
 	int64_t v;
 	int z;
 
-	if ((z = energy_zone(f)) == -1 ||
-	    !kp_flat_int(f, "energy_uj", &v) || v < 0)
+	if ((z = energy_zone(rec)) == -1 || !kp_rec_int(rec, "energy_uj", &v))
 		return NO_FIELDS;
 	if (z < 0)
 		return TOO_MANY_ZONES;
@@ -495,49 +495,47 @@ hold_energy(struct interval *iv, const struct kp_flat *f)
 	e->zone = z;
 	e->energy_uj = v;
 	e->src_off = iv->text.len;
-	copy_member(&iv->text, f, "source");
-	copy_member(&iv->text, f, "estimated");
+	copy_member(&iv->text, rec, "source");
+	copy_member(&iv->text, rec, "estimated");
 	e->src_len = iv->text.len - e->src_off;
 	return NULL;
 }
 
 static const char *
-hold_cpu(struct interval *iv, const struct kp_flat *f)
+hold_cpu(struct interval *iv, const struct kp_record *rec)
 {
-	double ratio = kp_flat_number(f, "usage_ratio");
+	double ratio = kp_rec_number(rec, "usage_ratio");
 	int64_t v, t;
 
-	if (!kp_flat_int(f, "cpu_us", &v) || v < 0 ||
-	    !(ratio >= 0 && ratio <= 1))
+	if (!kp_rec_int(rec, "cpu_us", &v) || !(ratio >= 0 && ratio <= 1))
 		return NO_FIELDS;
 	iv->has_cpu = 1;
 	iv->cpu_us = v;
 	iv->ratio = ratio;
-	iv->has_total = kp_flat_int(f, "total_cpu_us", &t);
+	iv->has_total = kp_rec_int(rec, "total_cpu_us", &t);
 	iv->total_cpu_us = t;
 	return NULL;
 }
 
 static const char *
-hold_proc(struct interval *iv, const struct kp_flat *f)
+hold_proc(struct interval *iv, const struct kp_record *rec)
 {
 	static const char *const identity[] = {
 		"pid", "starttime", "comm", "state", "cgroup", "container_id",
 		"pod_id", "vm_id", "unit", NULL
 	};
-	const char *const *k, *state;
+	const char *const *k;
 	struct proc *p;
 	int64_t pid, cpu_us, sum_us, starttime = 0;
-	size_t len;
 
-	if (!kp_flat_int(f, "pid", &pid) || pid <= 0 ||
-	    !kp_flat_int(f, "cpu_us", &cpu_us) || cpu_us < 0)
+	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0 ||
+	    !kp_rec_int(rec, "cpu_us", &cpu_us))
 		return NO_FIELDS;
 	/* The shares' denominator is this sum: it must be exact. */
 	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us))
 		return OVERFLOW;
 	iv->procs_us = sum_us;
-	kp_flat_int(f, "starttime", &starttime);
+	kp_rec_int(rec, "starttime", &starttime);
 	if (iv->nprocs == iv->capprocs) {
 		iv->capprocs = iv->capprocs * 2 + 64;
 		iv->procs = xrealloc(iv->procs, iv->capprocs,
@@ -547,31 +545,24 @@ hold_proc(struct interval *iv, const struct kp_flat *f)
 	p->pid = pid;
 	p->starttime = starttime;
 	p->cpu_us = cpu_us;
-	state = kp_flat_str(f, "state", &len);
 	p->line_off = p->line_len = 0;
-	p->terminated = state != NULL && len == 12 &&
-	    memcmp(state, "\"terminated\"", 12) == 0;
+	p->terminated = kp_rec_terminated(rec);
 	p->id_off = iv->text.len;
 	for (k = identity; *k; k++)
-		copy_member(&iv->text, f, *k);
+		copy_member(&iv->text, rec, *k);
 	p->id_len = iv->text.len - p->id_off;
 	return NULL;
 }
 
-/* A record this stage consumes, from its line; why not, if it cannot. */
+/* A record this stage consumes; why not, if it cannot. */
 static const char *
-hold_line(struct interval *iv, const char *type, const char *line,
-    size_t len)
+hold_record(struct interval *iv, const struct kp_record *rec)
 {
-	struct kp_flat f;
-
-	if (kp_flat_scan(line, len, &f) < 0)
-		return NO_FIELDS;
-	if (strcmp(type, "energy") == 0)
-		return hold_energy(iv, &f);
-	if (strcmp(type, "cpu") == 0)
-		return hold_cpu(iv, &f);
-	return hold_proc(iv, &f);
+	if (strcmp(rec->type, "energy") == 0)
+		return hold_energy(iv, rec);
+	if (strcmp(rec->type, "cpu") == 0)
+		return hold_cpu(iv, rec);
+	return hold_proc(iv, rec);
 }
 
 static int
@@ -581,31 +572,17 @@ consumed(const char *type)
 	    strcmp(type, "proc") == 0;
 }
 
+/*
+ * A record of the open interval, which the reader has checked is of its
+ * seq (kp-records(5)): held, and its line kept to pass on if unused.
+ */
 static void
-hold(struct kp_oldrd *r, struct kp_oldrec *rec, struct interval *iv)
+hold(struct kp_reader *r, const struct kp_record *rec, struct interval *iv)
 {
 	const char *why;
 
-	/*
-	 * A record belongs to the interval of its seq, which its interval
-	 * record ends (kp-records(5)): one that comes later, or among those
-	 * of another interval, would be attributed and written as another's.
-	 */
-	if (rec->seq <= ended_seq) {
-		kp_oldrd_reject(r, "%s record of interval %lld, which has "
-		    "ended", rec->type, (long long)rec->seq);
-		return;
-	}
-	if (iv->seq >= 0 && rec->seq != iv->seq) {
-		kp_oldrd_reject(r, "%s record of interval %lld among records "
-		    "of interval %lld", rec->type, (long long)rec->seq,
-		    (long long)iv->seq);
-		return;
-	}
-	if ((why = hold_line(iv, rec->type, rec->line, rec->len)) != NULL) {
-		if (rec->obj == NULL && kp_oldrd_parse(r, rec) == NULL)
-			return;		/* not JSON: reported */
-		kp_oldrd_reject(r, "%s record %s", rec->type, why);
+	if ((why = hold_record(iv, rec)) != NULL) {
+		kp_reader_reject(r, "%s record %s", rec->type, why);
 		return;
 	}
 	if (strcmp(rec->type, "proc") == 0) {
@@ -617,14 +594,35 @@ hold(struct kp_oldrd *r, struct kp_oldrec *rec, struct interval *iv)
 	iv->seq = rec->seq;
 }
 
+/* The lines of the sampler's records, to be read as records. */
 static void
-hold_sampled(const char *type, const char *line, size_t len, void *arg)
+keep_sampled(const char *type, const char *line, size_t len, void *arg)
 {
+	(void)type;
+	kp_buf_add(arg, line, len);
+	kp_buf_add(arg, "\n", 1);
+}
+
+/* This stage's own sample of /proc, held as upstream records would be. */
+static void
+hold_sampled(struct interval *iv, struct kp_sampler *s, int64_t seq)
+{
+	struct kp_buf lines = { NULL, 0, 0 };
+	struct kp_reader *sr;
+	struct kp_record rec;
 	const char *why;
 
-	if ((why = hold_line(arg, type, line, len)) != NULL)
-		errx(KP_EXIT_FAILURE, "%s: a sampled %s record %s", procdir,
-		    type, why);
+	kp_sampler_emit(s, seq, keep_sampled, &lines);
+	sr = kp_reader_open_mem(lines.s, lines.len, procdir);
+	while (kp_reader_read(sr, &rec) > 0)
+		if ((why = hold_record(iv, &rec)) != NULL)
+			errx(KP_EXIT_FAILURE, "%s: a sampled %s record %s",
+			    procdir, rec.type, why);
+	if (kp_reader_errors(sr) > 0 || kp_reader_why(sr) != NULL)
+		errx(KP_EXIT_FAILURE, "%s: a sampled record: %s", procdir,
+		    kp_reader_why(sr));
+	kp_reader_close(sr);
+	free(lines.s);
 }
 
 static void
@@ -639,14 +637,12 @@ pass_lines(struct kp_buf *lines)
 }
 
 /*
- * An interval record of another seq than the records held: they are not
- * its own, and wait for no other; they pass on, reported.
+ * An interval cut short, which the reader has reported: its records have
+ * no length to give them energy by, and pass on as they came.
  */
 static void
-pass_foreign(struct kp_oldrd *r, struct interval *iv, int64_t seq)
+pass_cut(struct interval *iv)
 {
-	kp_oldrd_reject(r, "interval %lld ends records of interval %lld: "
-	    "they pass on unattributed", (long long)seq, (long long)iv->seq);
 	pass_lines(&iv->lines);
 	interval_clear(iv);
 }
@@ -670,19 +666,17 @@ age_s(const char *ts)
  * (a recording replayed) cannot be given CPU times from now.
  */
 static void
-check_live(struct kp_oldrd *r, struct kp_oldrec *rec, int64_t dt_us)
+check_live(struct kp_reader *r, const struct kp_record *rec, int64_t dt_us)
 {
-	json_t *obj = kp_oldrd_parse(r, rec);
 	double age, allowed = (double)dt_us / 1e6 + 10;
 
-	if (obj == NULL)
+	if ((age = age_s(kp_rec_str(rec, "ts"))) <= allowed)
 		return;
-	if ((age = age_s(kp_json_str(obj, "ts"))) > allowed)
-		errx(KP_EXIT_DATAERR, "<stdin>:%ld: interval %lld ended %.0f s "
-		    "ago, but without cpu records this stage samples /proc "
-		    "now: a recorded stream must carry its own cpu and proc "
-		    "records (see proc-cputime(1))", kp_oldrd_lineno(r),
-		    (long long)rec->seq, age);
+	kp_reader_reject(r, "interval %lld ended %.0f s ago, but without cpu "
+	    "records this stage samples /proc now: a recorded stream must "
+	    "carry its own cpu and proc records (see proc-cputime(1))",
+	    (long long)rec->seq, age);
+	exit(KP_EXIT_DATAERR);
 }
 
 /*
@@ -691,12 +685,12 @@ check_live(struct kp_oldrd *r, struct kp_oldrec *rec, int64_t dt_us)
  * attributed, pass on as they came, reported.
  */
 static void
-pass_unsampled(struct kp_oldrd *r, struct interval *iv, int64_t seq)
+pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
 {
 	struct proc *p;
 	size_t i;
 
-	kp_oldrd_reject(r, "interval %lld has %zu proc record(s) but no cpu "
+	kp_reader_reject(r, "interval %lld has %zu proc record(s) but no cpu "
 	    "record: they pass on unattributed (see kp-records(5))",
 	    (long long)seq, iv->nprocs);
 	for (i = 0; i < iv->nprocs; i++) {
@@ -767,15 +761,13 @@ retire(struct interval *iv, int attributed)
  * attribute, and the CPU records pass on as they came.
  */
 static void
-end_interval(struct kp_oldrd *r, struct interval *iv, struct kp_oldrec *rec,
-    struct kp_sampler *s)
+end_interval(struct kp_reader *r, struct interval *iv,
+    const struct kp_record *rec, struct kp_sampler *s)
 {
-	int64_t dt_us = kp_oldrec_dt_us(rec);
+	int64_t dt_us = 0;
 	size_t i;
 
-	if (iv->seq >= 0 && iv->seq != rec->seq)
-		pass_foreign(r, iv, rec->seq);
-	ended_seq = rec->seq;
+	kp_rec_int(rec, "dt_us", &dt_us);
 	if (!iv->has_cpu) {
 		if (iv->nenergy > 0 && iv->nprocs > 0)
 			pass_unsampled(r, iv, rec->seq);
@@ -785,7 +777,7 @@ end_interval(struct kp_oldrd *r, struct interval *iv, struct kp_oldrec *rec,
 			err(KP_EXIT_FAILURE, "%s", procdir);
 		iv->nprocs = 0;
 		iv->procs_us = 0;
-		kp_sampler_emit(s, rec->seq, hold_sampled, iv);
+		hold_sampled(iv, s, rec->seq);
 	}
 	if (iv->nenergy == 0)
 		pass_lines(&iv->lines);
@@ -874,8 +866,7 @@ load_procs(json_t *procs, const char *path)
 static int
 id_ok(const char *id)
 {
-	return id[0] == ',' &&
-	    kp_flat_text_members("", id + 1, strlen(id + 1)) > 0;
+	return id[0] == ',' && kp_members_count(id) > 0;
 }
 
 static void
@@ -984,21 +975,21 @@ save_state(struct kp_state *st, struct kp_sampler *s)
 	kp_state_commit_new(st, data);
 }
 
-static int
-run(struct kp_oldrd *r, struct kp_sampler *s)
+static void
+run(struct kp_reader *r, struct kp_sampler *s)
 {
 	struct interval iv;
-	struct kp_oldrec rec;
-	int status = KP_EXIT_OK;
+	struct kp_record rec;
 
 	memset(&iv, 0, sizeof(iv));
 	iv.seq = -1;
 	/* Never NULL, so that offsets into them are always defined. */
 	iv.text.cap = iv.lines.cap = 256;
-	if ((iv.text.s = malloc(iv.text.cap)) == NULL ||
-	    (iv.lines.s = malloc(iv.lines.cap)) == NULL)
-		err(KP_EXIT_FAILURE, "malloc");
-	while (kp_oldrd_next_lazy(r, &rec)) {
+	iv.text.s = kp_malloc(iv.text.cap);
+	iv.lines.s = kp_malloc(iv.lines.cap);
+	while (kp_reader_next(r, &rec) > 0) {
+		if (rec.cut_seq >= 0)
+			pass_cut(&iv);
 		if (strcmp(rec.type, "interval") == 0)
 			end_interval(r, &iv, &rec, s);
 		else if (consumed(rec.type))
@@ -1006,21 +997,12 @@ run(struct kp_oldrd *r, struct kp_sampler *s)
 		else
 			kp_out_raw(rec.line, rec.len);
 	}
-	if (iv.lines.len > 0) {
-		size_t n = 0, i;
-
-		for (i = 0; i < iv.lines.len; i++)
-			n += iv.lines.s[i] == '\n';
-		warnx("<stdin>:%ld: the stream ends inside an interval: %zu "
-		    "record(s) pass on unattributed", kp_oldrd_lineno(r), n);
-		pass_lines(&iv.lines);
-		status = KP_EXIT_DATAERR;
-	}
+	/* The stream ended inside an interval, which the reader reported. */
+	pass_lines(&iv.lines);
 	free(iv.energy);
 	free(iv.procs);
 	free(iv.text.s);
 	free(iv.lines.s);
-	return status;
 }
 
 static void
@@ -1070,7 +1052,7 @@ main(int argc, char *argv[])
 	const char *statepath = NULL;
 	struct kp_state *st = NULL;
 	struct kp_sampler *s;
-	struct kp_oldrd *r;
+	struct kp_reader *r;
 	int ch, status;
 	size_t i;
 
@@ -1128,13 +1110,12 @@ main(int argc, char *argv[])
 	/* The baseline for sampling /proc here, should upstream bring no CPU. */
 	if (!kp_sampler_has_baseline(s))
 		(void)kp_sampler_scan(s);
-	r = kp_oldrd_open(stdin, "<stdin>");
-	status = run(r, s);
-	if (kp_oldrd_errors(r))
-		status = KP_EXIT_DATAERR;
+	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	run(r, s);
+	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	if (st)
 		save_state(st, s);
-	kp_oldrd_close(r);
+	kp_reader_close(r);
 	kp_state_close(st);
 	kp_sampler_free(s);
 	kp_map_free(workloads, free);

@@ -169,45 +169,8 @@ const char *kp_rec_str(const struct kp_record *rec, const char *key);
 int kp_rec_terminated(const struct kp_record *rec);	/* "state" says so */
 double kp_rec_number(const struct kp_record *rec, const char *key);
 double kp_field_number(const struct kp_field *f);
+int kp_members_count(const char *text);	/* ,"k":v...; -1: not that */
 
-/* The old reader, until every stage reads with record.c. */
-/* stream.c: reading a kp record stream, one JSON object per line. */
-struct kp_oldrd;
-struct kp_oldrec {
-	json_t *obj;		/* borrowed: valid until the next read */
-	const char *type;	/* borrowed from obj */
-	int64_t seq;
-	const char *line;	/* the raw line, without '\n' */
-	size_t len;
-};
-struct kp_oldrd *kp_oldrd_open(FILE *fp, const char *name);
-int kp_oldrd_next(struct kp_oldrd *r, struct kp_oldrec *rec);
-int kp_oldrd_errors(const struct kp_oldrd *r);
-void kp_oldrd_close(struct kp_oldrd *r);
-void kp_oldrd_reject(struct kp_oldrd *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-long kp_oldrd_lineno(const struct kp_oldrd *r);
-void kp_vwarn_at(const char *name, long lineno, const char *fmt, va_list ap);
-void kp_check_version(const char *name, long lineno, const char *version);
-int kp_json_int(json_t *obj, const char *key, int64_t *val);
-const char *kp_json_str(json_t *obj, const char *key);
-/* Peeked records (obj NULL until kp_oldrd_parse), and flat scans. */
-int kp_oldrd_next_lazy(struct kp_oldrd *r, struct kp_oldrec *rec);
-json_t *kp_oldrd_parse(struct kp_oldrd *r, struct kp_oldrec *rec);
-#define KP_FLAT_MAX 32
-struct kp_flat {		/* spans of the line scanned */
-	size_t n;
-	const char *key[KP_FLAT_MAX], *val[KP_FLAT_MAX];
-	size_t keylen[KP_FLAT_MAX], vallen[KP_FLAT_MAX];
-};
-int kp_flat_scan(const char *line, size_t len, struct kp_flat *f);
-int kp_flat_text_members(const char *head, const char *text, size_t len);
-int kp_flat_find(const struct kp_flat *f, const char *key);
-int kp_flat_int(const struct kp_flat *f, const char *key, int64_t *val);
-double kp_flat_number(const struct kp_flat *f, const char *key);
-const char *kp_flat_str(const struct kp_flat *f, const char *key,
-    size_t *len);
-int64_t kp_oldrec_dt_us(const struct kp_oldrec *rec);	/* 0 if none */
 
 /* zones.c */
 #define KP_ZONE_NAME_MAX 31
@@ -309,5 +272,7 @@ json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
 void kp_state_commit_new(struct kp_state *st, json_t *data);
 void kp_state_close(struct kp_state *st);
+int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */
+const char *kp_json_str(json_t *obj, const char *key);	/* borrowed */
 
 #endif

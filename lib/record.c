@@ -146,6 +146,9 @@ next_line(struct kp_reader *r, size_t *len)
 			*nl = '\0';
 			*len = (size_t)(nl - line);
 			r->start = nl - r->buf + (nl < r->buf + r->end);
+			/* Read whole at once, as a big read of a file can. */
+			if (*len > KP_LINE_MAX)
+				r->overlong = 1;
 			return line;
 		}
 		if (r->eof)
@@ -866,13 +869,23 @@ kp_reader_fatal(const struct kp_reader *r)
 	return r->fatal;
 }
 
+/* prog: name:lineno: message, the form of every complaint about input. */
+static void
+warn_at(const char *name, long lineno, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s:%ld: ", program_invocation_short_name, name,
+	    lineno);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void
 kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	kp_vwarn_at(r->name, r->lineno, fmt, ap);
+	warn_at(r->name, r->lineno, fmt, ap);
 	va_end(ap);
 	r->errors++;
 }
@@ -915,4 +928,22 @@ int64_t
 kp_reader_open_seq(const struct kp_reader *r)
 {
 	return r->open_seq;
+}
+
+/*
+ * How many JSON members text holds, each written ,"key":value as a stage
+ * writes them into a record, by the rules of a record; -1 if it is not
+ * that.  For state files, which keep such parts of records.
+ */
+int
+kp_members_count(const char *text)
+{
+	char *line = kp_asprintf("{\"type\":\"members\",\"seq\":1%s}", text);
+	struct kp_reader *r = kp_reader_open_mem(line, strlen(line), "state");
+	struct kp_record rec;
+	int n = kp_reader_read(r, &rec) == 1 ? (int)rec.nf - 2 : -1;
+
+	kp_reader_close(r);
+	free(line);
+	return n;
 }

@@ -150,3 +150,22 @@ kp_state_close(struct kp_state *st)
 	free(st->path);
 	free(st);
 }
+
+/* The integer member key of obj, in *val; 0 if there is none. */
+int
+kp_json_int(json_t *obj, const char *key, int64_t *val)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!json_is_integer(v))
+		return 0;
+	*val = json_integer_value(v);
+	return 1;
+}
+
+/* The string member key of obj, borrowed, or NULL. */
+const char *
+kp_json_str(json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}

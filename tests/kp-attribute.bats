@@ -195,7 +195,7 @@ field() {
 	header; energy 1 package 10; cpu 1 1 1
 	attribute
 	assert_failure 3
-	assert_equal "$stderr" "kp-attribute: <stdin>:3: the stream ends inside an interval: 2 record(s) pass on unattributed"
+	assert_equal "$stderr" "kp-attribute: <stdin>:3: the stream ends inside interval 1"
 	assert_equal "${#lines[@]}" 3
 }
 
@@ -412,22 +412,23 @@ field() {
 	assert_equal "$(printf '%s\n' "$one" | grep -v '"type":"header"')" "${chain%$'\n'}"
 }
 
-@test "records it does not consume pass through without being parsed" {
+@test "records it does not consume are checked too, and pass through as they came" {
 	header
-	# Broken after its type and seq: passed on as it is, since never parsed.
+	# Broken after its type and seq: rejected, as every stage rejects it.
 	echo '{"type":"mystery","seq":1,"x":[1,}' >> "$IN"
 	echo '{ "type": "spaced", "seq": 1 }' >> "$IN"
 	energy 1 package 10; cpu 1 1 1; interval 1
 	attribute
-	assert_success
-	assert_line -n 1 '{"type":"mystery","seq":1,"x":[1,}'
-	assert_line -n 2 '{ "type": "spaced", "seq": 1 }'
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:2: not JSON: a value is expected"
+	assert_line -n 1 '{ "type": "spaced", "seq": 1 }'
 	# A consumed record is parsed in full.
 	echo '{"type":"proc","seq":2,"pid":3,"cpu_us":1,"x":[1,}' >> "$IN"
 	energy 2 package 10; cpu 2 1 1; interval 2
 	attribute
 	assert_failure 3
-	assert_equal "$stderr" "kp-attribute: <stdin>:7: not JSON: unexpected token near '}'"
+	assert_equal "$stderr" "kp-attribute: <stdin>:2: not JSON: a value is expected
+kp-attribute: <stdin>:7: not JSON: a value is expected"
 }
 
 @test "per-socket energy records are split and totalled per socket, and keep their socket" {
@@ -512,13 +513,19 @@ field() {
 }
 
 @test "a consumed record that is not JSON, or not UTF-8, is rejected, not written" {
-	for bad in '-' '01' '1.' '"\xff"' '"\xe2\x82"'; do
+	local bad=(- "not JSON: a value is expected"
+	    01 "not JSON: ',' or the end of an object or array is expected"
+	    1. "not JSON: a digit must follow '.'"
+	    '"\xff"' "a string is not valid UTF-8"
+	    '"\xe2\x82"' "a string is not valid UTF-8")
+	local b
+	for ((b = 0; b < ${#bad[@]}; b += 2)); do
 		: > "$IN"; energy 1 package 100; cpu 1 100 100
-		printf '{"type":"proc","seq":1,"pid":7,"cpu_us":50,"comm":%b}\n' "$bad" >> "$IN"
+		printf '{"type":"proc","seq":1,"pid":7,"cpu_us":50,"comm":%b}\n' "${bad[b]}" >> "$IN"
 		proc 1 8 50; interval 1
 		attribute
 		assert_failure 3
-		assert_regex "$stderr" '^kp-attribute: <stdin>:3: not JSON: '
+		assert_equal "$stderr" "kp-attribute: <stdin>:3: ${bad[b + 1]}"
 		assert_equal "$(field process pid)" 8
 	done
 	: > "$IN"; energy 1 package 100; cpu 1 100 100
@@ -621,13 +628,20 @@ field() {
 	energy 1 package 100; cpu 2 1 1; proc 3 4 1; interval 2
 	attribute
 	assert_failure 3
-	assert_equal "$stderr" "kp-attribute: <stdin>:5: energy record of interval 1, which has ended
-kp-attribute: <stdin>:7: proc record of interval 3 among records of interval 2"
+	# The reader's rules (kp-records(5)): interval 3 cuts interval 2
+	# short, whose records pass on unattributed; interval 2's record
+	# comes too late, and the stream ends inside interval 3.
+	assert_equal "$stderr" "kp-attribute: <stdin>:5: energy record of interval 1, which has ended: a replay or a disorder
+kp-attribute: <stdin>:7: interval 2 has no interval record
+kp-attribute: <stdin>:8: interval record of interval 2 among records of interval 3
+kp-attribute: <stdin>:8: the stream ends inside interval 3"
 	assert_equal "$(field node seq)" 1
+	assert_line -n 4 '{"type":"cpu","seq":2,"cpu_us":1,"total_cpu_us":1,"usage_ratio":0}'
 	: > "$IN"; header; energy 3 package 100; cpu 3 1 1; interval 2
 	attribute
 	assert_failure 3
-	assert_equal "$stderr" "kp-attribute: <stdin>:4: interval 2 ends records of interval 3: they pass on unattributed"
+	assert_equal "$stderr" "kp-attribute: <stdin>:4: interval record of interval 2 among records of interval 3
+kp-attribute: <stdin>:4: the stream ends inside interval 3"
 	assert_equal "$(field node seq)" ""
 	assert_line -n 1 '{"type":"energy","seq":3,"zone":"package","energy_uj":100,"watts":0,"source":"powercap","estimated":false,"sockets":1}'
 }
