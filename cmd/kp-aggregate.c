@@ -753,6 +753,7 @@ main(int argc, char *argv[])
 		st = kp_state_open(statepath, "/proc", "kp-aggregate");
 		load_state(st, statepath);
 	}
+	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
 	while (kp_reader_next(r, &rec) > 0) {
 		if (rec.cut_seq >= 0)

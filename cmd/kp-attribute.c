@@ -1110,6 +1110,7 @@ main(int argc, char *argv[])
 	/* The baseline for sampling /proc here, should upstream bring no CPU. */
 	if (!kp_sampler_has_baseline(s))
 		(void)kp_sampler_scan(s);
+	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
 	run(r, s);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;

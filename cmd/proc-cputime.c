@@ -66,6 +66,7 @@ run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
 	struct kp_record rec;
 	int status, ends;
 
+	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
 	while (kp_reader_next(r, &rec)) {
 		if ((ends = strcmp(rec.type, "interval") == 0)) {
@@ -83,11 +84,13 @@ run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
 	return status;
 }
 
-static void
+/* Its own clock, until count or a signal (D7): then 128 + the signal. */
+static int
 run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
 {
 	struct kp_clock clk;
 
+	kp_signals_producer();
 	kp_out_header("proc-cputime");
 	kp_clock_start(&clk, interval_us);
 	scan(s);
@@ -95,6 +98,7 @@ run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
 		sample_and_emit(s, clk.seq);
 		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
 	}
+	return kp_stop_signal ? 128 + kp_stop_signal : KP_EXIT_OK;
 }
 
 /* The previous run's last scan becomes this run's baseline. */
@@ -250,7 +254,7 @@ main(int argc, char *argv[])
 	else if (st)
 		run_once(s, st, statepath);
 	else
-		run_clock(s, interval_us, count);
+		status = run_clock(s, interval_us, count);
 	kp_state_close(st);
 	kp_sampler_free(s);
 	return kp_out_finish(status);

@@ -1016,28 +1016,49 @@ start_clock(struct meter *m, struct kp_clock *clk, int64_t interval_us)
 	advance(m);
 }
 
-static void
+/*
+ * Intervals on the clock until count, or until a signal (D7): then the
+ * interval ends at once, is written, and the status is 128 + the signal.
+ */
+static int
 run_clock(struct meter *m, int64_t interval_us, long long count)
 {
 	struct kp_clock clk;
 
+	kp_signals_producer();
 	start_clock(m, &clk, interval_us);
 	while (kp_clock_next(&clk, count))
 		end_interval(m, &clk);
+	return kp_stop_signal ? 128 + kp_stop_signal : KP_EXIT_OK;
+}
+
+/*
+ * Whether a signal that came to rapl-read reached the command too: one a
+ * terminal sends (Ctrl-C, a hangup) goes to the whole foreground process
+ * group, and so, from a terminal or from kill -INT -GROUP, does SIGINT,
+ * whose only use is that.  Passing those on would give the command two.
+ */
+static int
+reached_command(const siginfo_t *si, pid_t pid)
+{
+	if (getpgid(pid) != getpgrp())
+		return 0;
+	return si->si_code == SI_KERNEL || si->si_signo == SIGINT;
 }
 
 /*
  * Waits for the deadline or for the command's end, whichever is first,
- * passing on the signals that would end a shell's job; 1 if it ended.
+ * passing on the signals that would end a shell's job and that did not
+ * reach the command itself; 1 if it ended.
  */
 static int
 wait_command(pid_t pid, int *status, int64_t deadline_us,
     const sigset_t *set)
 {
 	struct timespec ts;
+	siginfo_t si;
 	int64_t left_us;
 	pid_t r;
-	int sig;
 
 	for (;;) {
 		if ((r = waitpid(pid, status, WNOHANG)) == pid)
@@ -1048,9 +1069,9 @@ wait_command(pid_t pid, int *status, int64_t deadline_us,
 			return 0;
 		ts.tv_sec = left_us / 1000000;
 		ts.tv_nsec = (left_us % 1000000) * 1000;
-		if ((sig = sigtimedwait(set, NULL, &ts)) > 0 &&
-		    sig != SIGCHLD)
-			kill(pid, sig);
+		if (sigtimedwait(set, &si, &ts) > 0 &&
+		    si.si_signo != SIGCHLD && !reached_command(&si, pid))
+			kill(pid, si.si_signo);
 	}
 }
 
@@ -1412,7 +1433,7 @@ main(int argc, char *argv[])
 	} else if (argc > 0)
 		status = run_command(&m, interval_us, argv);
 	else
-		run_clock(&m, interval_us, count);
+		status = run_clock(&m, interval_us, count);
 	close_members(&m);
 	free(m.zones);
 	return kp_out_finish(status);

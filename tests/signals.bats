@@ -71,3 +71,82 @@ wait_status() {
 	assert_output "[$(cat "$n")000000,$(($(cat "$n") * 50000))]"
 	[ "$(cat "$n")" -ge 4 ]
 }
+
+# A command for rapl-read --: counts the SIGINTs it gets in $1, and ends
+# 0.5 s after the first, so that a second one sent after it would count.
+counting_command() {
+	cat > "$BATS_TEST_TMPDIR/command" <<-'EOF'
+	#!/bin/bash
+	n=0
+	trap 'n=$((n + 1)); echo $n > "$1"' INT
+	while [ "$n" -eq 0 ]; do sleep 0.05; done
+	sleep 0.5 & wait $!
+	exit 0
+	EOF
+	chmod +x "$BATS_TEST_TMPDIR/command"
+}
+
+@test "Ctrl-C on rapl-read -- CMD | kp-attribute | kp-fmt --summary: one SIGINT, a summary" {
+	counting_command
+	start_group 'rapl-read --sysfs "$FIXTURES/sysfs-1socket" --source powercap -i 100ms -- "$0/command" "$0/ints" | tee -i "$0/raw" | kp-attribute --proc "$FIXTURES/proc-basic" | kp-fmt -f json --summary > "$0/out"'
+	# Once three intervals have gone by, as a terminal sends it.
+	local tries=0 n
+	until n=$(grep -c '"type":"interval"' "$BATS_TEST_TMPDIR/raw" 2>/dev/null) &&
+	    [ "$n" -ge 3 ]; do
+		sleep 0.05
+		[ $((tries += 1)) -lt 600 ] || { fail "no interval 3 in 30 s"; return 1; }
+	done
+	kill -INT -- "-$(cat "$BATS_TEST_TMPDIR/group")"
+	run -0 wait_status
+	# The command's status; tee -i, kp-attribute and kp-fmt finish well.
+	assert_output "0 0 0 0"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/ints")" 1
+	# The summary covers every interval rapl-read wrote, the last too.
+	run -0 jq -s -c '[.[] | select(.type == "interval")] | map(.dt_us) | add' \
+	    "$BATS_TEST_TMPDIR/raw"
+	local written_us=$output
+	run -0 jq -c 'select(.type == "interval") | .dt_us' "$BATS_TEST_TMPDIR/out"
+	assert_output "$written_us"
+	run -0 jq -c 'select(.type == "node") | .zone' "$BATS_TEST_TMPDIR/out"
+	assert_output $'"package"\n"dram"'
+}
+
+@test "rapl-read -i: SIGINT ends the interval at once, writes it, exits 130" {
+	start_group 'rapl-read --sysfs "$FIXTURES/sysfs-1socket" --source powercap -i 10s | tee -i "$0/raw" | kp-fmt -f json --summary > "$0/out"'
+	local tries=0
+	until grep -q '"type":"header"' "$BATS_TEST_TMPDIR/raw" 2>/dev/null; do
+		sleep 0.05
+		[ $((tries += 1)) -lt 600 ] || { fail "no header in 30 s"; return 1; }
+	done
+	kill -INT -- "-$(cat "$BATS_TEST_TMPDIR/group")"
+	run -0 wait_status
+	assert_output "130 0 0"
+	# Interval 1, cut short by the signal: well under its 10 s.
+	run -0 jq -c 'select(.type == "interval") | [.seq, .dt_us < 10000000]' \
+	    "$BATS_TEST_TMPDIR/raw"
+	assert_output '[1,true]'
+	run -0 jq -c 'select(.type == "interval") | .seq' "$BATS_TEST_TMPDIR/out"
+	assert_output 1
+}
+
+@test "a second signal ends a filter at once" {
+	local fifo=$BATS_TEST_TMPDIR/fifo pid st=0
+	mkfifo "$fifo"
+	sleep 30 > "$fifo" &
+	echo $! > "$BATS_TEST_TMPDIR/writer"
+	kp-attribute --proc "$FIXTURES/proc-basic" < "$fifo" > /dev/null &
+	pid=$!
+	# Once it catches SIGTERM (bit 15 of SigCgt), not before.
+	local tries=0
+	until [ $((0x$(awk '/^SigCgt:/ { print $2 }' "/proc/$pid/status") >> 14 & 1)) -eq 1 ]; do
+		sleep 0.01
+		[ $((tries += 1)) -lt 3000 ] || { fail "kp-attribute catches no SIGTERM"; return 1; }
+	done
+	kill -TERM "$pid"
+	sleep 0.2
+	kill -0 "$pid"		# the first: it reads on, its input still open
+	kill -TERM "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 143
+	kill "$(cat "$BATS_TEST_TMPDIR/writer")"
+}
