@@ -41,6 +41,7 @@ struct level {
 /* A live process: the group it is in at each level, or NULL. */
 struct member {
 	struct group *g[LEVELS_MAX];
+	int64_t last_seq;	/* of its last record */
 };
 
 /* A group to write at the end of the interval. */
@@ -55,6 +56,7 @@ static struct level levels[LEVELS_MAX];
 static size_t nlevels;
 static struct kp_zones zones;
 static uint64_t zones_seen;		/* this interval, bit z for zone z */
+static int dense;			/* this interval: its node records say */
 static struct kp_map *members;		/* "pid:starttime" -> member */
 static struct item *items;
 static size_t nitems, capitems;
@@ -280,17 +282,26 @@ add_sums(struct member *m, int z, int64_t cpu_us, int64_t energy_uj)
 	}
 }
 
-/* A member that terminated: its groups lose it, and may end. */
+/* A member gone: its groups lose it, and one left without any ends. */
 static void
-member_end(struct member *m, const char *key)
+member_free(void *p)
 {
+	struct member *m = p;
 	struct group *g;
 	size_t l;
 
 	for (l = 0; l < nlevels; l++)
-		if ((g = m->g[l]) != NULL && --g->live <= 0)
+		if ((g = m->g[l]) != NULL && --g->live <= 0) {
 			g->ended = 1;
-	free(kp_map_remove(members, key));
+			list_group(l, g);	/* written once more */
+		}
+	free(m);
+}
+
+static void
+member_end(const char *key)
+{
+	member_free(kp_map_remove(members, key));
 }
 
 #define NO_FIELDS "process record without a zone and an integer energy_uj"
@@ -331,9 +342,10 @@ add_process(const struct kp_record *rec)
 	zones_seen |= UINT64_C(1) << z;
 	if (m == NULL)
 		m = member_new(rec, key);
+	m->last_seq = rec->seq;
 	add_sums(m, z, cpu_us, energy_uj);
 	if (kp_rec_terminated(rec))
-		member_end(m, key);
+		member_end(key);
 	return NULL;
 }
 
@@ -356,10 +368,13 @@ see_zone(const struct kp_record *rec)
 {
 	const char *zone;
 	int z;
+	const struct kp_field *f;
 
 	if ((zone = kp_rec_str(rec, "zone")) != NULL &&
 	    (z = kp_zone_index(&zones, zone, strlen(zone))) >= 0)
 		zones_seen |= UINT64_C(1) << z;
+	if ((f = kp_rec_get(rec, "dense")) != NULL && f->kind == KP_V_TRUE)
+		dense = 1;
 }
 
 static int
@@ -520,6 +535,48 @@ sort_items(void)
 		qsort(items, nitems, sizeof(*items), by_item);
 }
 
+static int
+seen_before(void *val, void *arg)
+{
+	return ((struct member *)val)->last_seq < *(const int64_t *)arg;
+}
+
+static void
+last_seq_of(const char *key, void *val, void *arg)
+{
+	int64_t **p = arg;
+
+	(void)key;
+	*(*p)++ = ((struct member *)val)->last_seq;
+}
+
+/*
+ * D2: after a dense interval, the members it had no record of have ended,
+ * and so has a group left without members; a sparse stream that never
+ * says so holds at most KP_LIVE_MAX members.
+ */
+static void
+let_go(int64_t seq)
+{
+	static int told;
+	size_t n = kp_map_count(members);
+	int64_t *seqs, *p, cut = seq;
+
+	if (!dense && n <= KP_LIVE_MAX)
+		return;
+	if (!dense) {
+		p = seqs = kp_reallocarray(NULL, n, sizeof(*seqs));
+		kp_map_each(members, last_seq_of, &p);
+		cut = kp_live_cut(seqs, n, KP_LIVE_MAX / 2);
+		free(seqs);
+		if (!told++)
+			warnx("%zu processes without an end, more than %d: "
+			    "those seen least recently leave their groups", n,
+			    KP_LIVE_MAX);
+	}
+	kp_map_sweep(members, seen_before, &cut, member_free);
+}
+
 /*
  * The interval ends: for each level, its groups in order of zone and id,
  * then its host record for each zone.  Ended groups are written once more,
@@ -532,6 +589,7 @@ end_interval(int64_t seq, int64_t dt_us)
 	size_t i, l, nz = 0;
 	int z;
 
+	let_go(seq);
 	for (z = 0; z < (int)zones.n; z++)
 		order[nz++] = z;
 	qsort(order, nz, sizeof(order[0]), by_zone);
@@ -543,6 +601,7 @@ end_interval(int64_t seq, int64_t dt_us)
 	}
 	nitems = 0;
 	zones_seen = 0;
+	dense = 0;
 }
 
 /*
@@ -560,6 +619,7 @@ drop_interval(void)
 		i = clear_level(l, i);
 	nitems = 0;
 	zones_seen = 0;
+	dense = 0;
 }
 
 /* --state: group totals, live members, host totals. */

@@ -42,6 +42,7 @@ struct interval {
 	struct proc *procs;
 	size_t nprocs, capprocs;
 	int has_cpu, has_total;
+	int dense;		/* its cpu record says every process has one */
 	int64_t cpu_us, total_cpu_us;
 	int64_t procs_us;	/* sum of the procs' cpu_us, checked to fit */
 	double ratio;
@@ -61,6 +62,7 @@ struct share {
 /* A process's cumulative totals, per zone. */
 struct workload {
 	int64_t total_uj[KP_ZONES_MAX];
+	int64_t last_seq;	/* of its last record */
 };
 
 /* A process that ended in an interval without energy, to report later. */
@@ -319,6 +321,8 @@ emit_node(const struct interval *iv, const struct energy *e, int64_t seq,
 	kp_buf_real(&out, "active_watts", kp_watts(active_uj, dt_us));
 	kp_buf_real(&out, "idle_watts", kp_watts(idle_uj, dt_us));
 	kp_buf_real(&out, "usage_ratio", usage_ratio(iv));
+	if (iv->dense)
+		kp_buf_bool(&out, "dense", 1);
 	kp_buf_add(&out, iv->text.s + e->src_off, e->src_len);
 	kp_buf_int(&out, "total_uj", node_total[z].total_uj);
 	kp_buf_int(&out, "active_total_uj", node_total[z].active_total_uj);
@@ -416,7 +420,8 @@ attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
 		w = p->w;
 		total_uj = w->total_uj[e->zone] += shares[i].active_uj +
 		    shares[i].idle_uj;
-		if (shares[i].cpu_us > 0 || (p->terminated && reportable(w)))
+		if (shares[i].cpu_us > 0 || iv->dense ||
+		    (p->terminated && reportable(w)))
 			emit_process(seq, e->zone, iv->text.s + p->id_off,
 			    p->id_len, &shares[i], dt_us, total_uj);
 	}
@@ -433,7 +438,7 @@ interval_clear(struct interval *iv)
 	iv->nenergy = iv->nprocs = 0;
 	iv->procs_us = 0;
 	iv->seq = -1;
-	iv->has_cpu = iv->has_total = 0;
+	iv->has_cpu = iv->has_total = iv->dense = 0;
 	iv->text.len = iv->lines.len = 0;
 }
 
@@ -505,11 +510,14 @@ static const char *
 hold_cpu(struct interval *iv, const struct kp_record *rec)
 {
 	double ratio = kp_rec_number(rec, "usage_ratio");
+	const struct kp_field *f;
 	int64_t v, t;
 
 	if (!kp_rec_int(rec, "cpu_us", &v) || !(ratio >= 0 && ratio <= 1))
 		return NO_FIELDS;
 	iv->has_cpu = 1;
+	iv->dense = (f = kp_rec_get(rec, "dense")) != NULL &&
+	    f->kind == KP_V_TRUE;
 	iv->cpu_us = v;
 	iv->ratio = ratio;
 	iv->has_total = kp_rec_int(rec, "total_cpu_us", &t);
@@ -755,6 +763,48 @@ retire(struct interval *iv, int attributed)
 	}
 }
 
+static int
+seen_before(void *val, void *arg)
+{
+	return ((struct workload *)val)->last_seq < *(const int64_t *)arg;
+}
+
+static void
+last_seq_of(const char *key, void *val, void *arg)
+{
+	int64_t **p = arg;
+
+	(void)key;
+	*(*p)++ = ((struct workload *)val)->last_seq;
+}
+
+/*
+ * D2: after a dense interval, the processes it had no record of have
+ * ended; a sparse stream that never says so holds at most KP_LIVE_MAX.
+ */
+static void
+let_go(int dense, int64_t seq)
+{
+	static int told;
+	size_t n = kp_map_count(workloads);
+	int64_t *seqs, *p, cut = seq;
+
+	if (!dense && n <= KP_LIVE_MAX)
+		return;
+	if (!dense) {
+		p = seqs = kp_reallocarray(NULL, n, sizeof(*seqs));
+		kp_map_each(workloads, last_seq_of, &p);
+		cut = kp_live_cut(seqs, n, KP_LIVE_MAX / 2);
+		free(seqs);
+		if (!told++)
+			warnx("%zu processes without an end, more than %d: "
+			    "those seen least recently are forgotten, and "
+			    "their totals start again if they come back", n,
+			    KP_LIVE_MAX);
+	}
+	kp_map_sweep(workloads, seen_before, &cut, free);
+}
+
 /*
  * Interval seq ends: without upstream CPU records, sample /proc now, so
  * that rapl-read | kp-attribute works; without energy there is nothing to
@@ -787,12 +837,16 @@ end_interval(struct kp_reader *r, struct interval *iv,
 		order = xrealloc(order, nshares, sizeof(*order));
 	}
 	if (iv->nenergy > 0)
-		for (i = 0; i < iv->nprocs; i++)
+		for (i = 0; i < iv->nprocs; i++) {
 			iv->procs[i].w = workload(iv->procs[i].pid,
 			    iv->procs[i].starttime, 1);
+			iv->procs[i].w->last_seq = rec->seq;
+		}
 	for (i = 0; i < iv->nenergy; i++)
 		attribute_zone(iv, &iv->energy[i], rec->seq, dt_us);
 	retire(iv, iv->nenergy > 0);
+	if (iv->nenergy > 0)
+		let_go(iv->dense, rec->seq);
 	kp_out_raw(rec->line, rec->len);
 	kp_out_flush();
 	interval_clear(iv);

@@ -248,6 +248,16 @@ void *kp_map_remove(struct kp_map *m, const char *key);
 void kp_map_each(struct kp_map *m,
     void (*fn)(const char *key, void *val, void *arg), void *arg);
 void kp_map_free(struct kp_map *m, void (*free_val)(void *));
+size_t kp_map_count(const struct kp_map *m);
+void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
+    void *arg, void (*free_val)(void *));
+
+/*
+ * liveness.c (D2): a stream that never says a workload ended holds at most
+ * KP_LIVE_MAX of them; beyond, those seen least recently are let go.
+ */
+#define KP_LIVE_MAX 100000
+int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
 
 /* sampler.c: node and per-process CPU time between two scans of /proc. */
 struct kp_sampler;

@@ -138,6 +138,35 @@ kp_map_each(struct kp_map *m, void (*fn)(const char *, void *, void *),
 			fn(m->slots[i].key, m->slots[i].val, arg);
 }
 
+size_t
+kp_map_count(const struct kp_map *m)
+{
+	return m->count;
+}
+
+/*
+ * Removes the entries that gone says are gone, freeing each key and, with
+ * free_val, each value; a tombstone keeps the others where they are.
+ */
+void
+kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg), void *arg,
+    void (*free_val)(void *))
+{
+	size_t i;
+
+	for (i = 0; i < m->cap; i++) {
+		if (m->slots[i].key == NULL || m->slots[i].key == TOMB ||
+		    !gone(m->slots[i].val, arg))
+			continue;
+		free(m->slots[i].key);
+		if (free_val)
+			free_val(m->slots[i].val);
+		m->slots[i].key = TOMB;
+		m->slots[i].val = NULL;
+		m->count--;
+	}
+}
+
 void
 kp_map_free(struct kp_map *m, void (*free_val)(void *))
 {

@@ -377,3 +377,40 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	# Every record taken is passed on.
 	assert_equal "$(grep -c '"type":"process"' <<< "$output")" 3
 }
+
+@test "a dense stream: a group whose processes have no record has ended" {
+	node() {
+		printf '{"type":"node","seq":%s,"zone":"package","energy_uj":100%s}\n' "$1" "$2" >> "$IN"
+	}
+	node 1 ',"dense":true'
+	process 1 package 1 7 '"container_id":"a"'
+	process 1 package 2 5 '"container_id":"b"'
+	interval 1
+	node 2 ',"dense":true'
+	process 2 package 1 3 '"container_id":"a"'
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container < "$IN"
+	# b had no process in dense interval 2: it ended there.
+	assert_equal "$(jq -c 'select(.type == "container" and .seq == 2) | [.container_id, .state, .total_uj]' <<< "$output")" \
+	    "$(printf '%s\n' '["a","running",10]' '["b","terminated",5]')"
+	# In a sparse interval, absence says nothing: b runs on unseen.
+	sed -i 's/,"dense":true//' "$IN"
+	run -0 --separate-stderr kp-aggregate --level container < "$IN"
+	assert_equal "$(jq -c 'select(.type == "container" and .seq == 2) | [.container_id, .state]' <<< "$output")" '["a","running"]'
+}
+
+@test "a sparse stream that never says a process ended holds at most 100000" {
+	awk 'BEGIN {
+		for (k = 1; k <= 2; k++) {
+			printf "{\"type\":\"node\",\"seq\":%d,\"zone\":\"package\",\"energy_uj\":1}\n", k
+			for (i = 0; i < 60000; i++)
+				printf "{\"type\":\"process\",\"seq\":%d,\"zone\":\"package\",\"pid\":%d,\"starttime\":%d,\"cpu_us\":1,\"energy_uj\":1,\"container_id\":\"c%d\"}\n", k, i + 2, k, i % 7
+			printf "{\"type\":\"interval\",\"seq\":%d,\"dt_us\":1000000}\n", k
+		}
+	}' > "$IN"
+	run -0 --separate-stderr kp-aggregate --level container --drop-processes < "$IN"
+	assert_equal "$stderr" "kp-aggregate: 120000 processes without an end, more than 100000: those seen least recently leave their groups"
+	# Interval 1's members left; the groups go on with interval 2's.
+	assert_equal "$(jq -s -c '[.[] | select(.type == "container" and .seq == 2 and .state == "running")] | length' <<< "$output")" 7
+	assert_equal "$(jq -s '[.[] | select(.type == "container") | .energy_uj] | add' <<< "$output")" 120000
+}

@@ -645,3 +645,43 @@ kp-attribute: <stdin>:4: the stream ends inside interval 3"
 	assert_equal "$(field node seq)" ""
 	assert_line -n 1 '{"type":"energy","seq":3,"zone":"package","energy_uj":100,"watts":0,"source":"powercap","estimated":false,"sockets":1}'
 }
+
+@test "a dense stream: every live process written, 0 uJ when idle; an absent one forgotten" {
+	local S=$BATS_TEST_TMPDIR/ka.state
+	"$KP_ROOT/scripts/kp-gen" --seed 7 --intervals 40 --processes 10 \
+	    --churn 100 --dense 1 | grep -v '"state":"terminated"' > "$IN"
+	run -0 --separate-stderr kp-attribute --proc "$FIXTURES/proc-basic" \
+	    --state "$S" < "$IN"
+	# 10 live processes, each with a record in each zone each interval.
+	assert_equal "$(jq -s -c '[.[] | select(.type == "process")] |
+	    group_by(.seq) | map(length) | unique' <<< "$output")" '[20]'
+	assert_line --regexp '^\{"type":"node",.*"dense":true,'
+	# Those that ended without a word are not held: 10 in the state.
+	assert_equal "$(jq '.data.procs | length' "$S")" 10
+	# A sparse stream holds them all, as it cannot know.
+	"$KP_ROOT/scripts/kp-gen" --seed 7 --intervals 40 --processes 10 \
+	    --churn 100 | grep -v '"state":"terminated"' > "$IN"
+	rm -f "$S"
+	run -0 --separate-stderr kp-attribute --proc "$FIXTURES/proc-basic" \
+	    --state "$S" < "$IN"
+	[ "$(jq '.data.procs | length' "$S")" -gt 20 ]
+}
+
+@test "a sparse stream that never says a process ended holds at most 100000" {
+	awk 'BEGIN {
+		for (k = 1; k <= 2; k++) {
+			printf "{\"type\":\"energy\",\"seq\":%d,\"zone\":\"package\",\"energy_uj\":120000}\n", k
+			printf "{\"type\":\"cpu\",\"seq\":%d,\"cpu_us\":60000,\"total_cpu_us\":60000,\"usage_ratio\":1}\n", k
+			for (i = 0; i < 60000; i++)
+				printf "{\"type\":\"proc\",\"seq\":%d,\"pid\":%d,\"starttime\":%d,\"cpu_us\":1}\n", k, i + 2, k
+			printf "{\"type\":\"interval\",\"seq\":%d,\"dt_us\":1000000}\n", k
+		}
+	}' > "$IN"
+	local S=$BATS_TEST_TMPDIR/ka.state
+	run -0 --separate-stderr kp-attribute --proc "$FIXTURES/proc-basic" \
+	    --state "$S" < "$IN"
+	assert_equal "$stderr" "kp-attribute: 120000 processes without an end, more than 100000: those seen least recently are forgotten, and their totals start again if they come back"
+	assert_equal "$(jq '.data.procs | length' "$S")" 60000
+	# Every microjoule is still given: 2 each.
+	assert_equal "$(jq -s '[.[] | select(.type == "process") | .energy_uj] | add' <<< "$output")" 240000
+}

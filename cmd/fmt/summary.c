@@ -11,7 +11,7 @@
  * bucket (type, zone, socket, level) it is folded into that bucket's
  * "other" row.  Rows stay exact and rows + other = the total.  At the end
  * every bucket is cut to its rows the same way.  Workloads that never end
- * (a sparse stream cut by grep) are held up to LIVE_MAX; beyond, the least
+ * (a sparse stream cut by grep) are held up to KP_LIVE_MAX; beyond, the least
  * recently seen are folded too, which is said once, as a workload folded
  * so that comes back starts a new row.
  */
@@ -55,8 +55,6 @@ struct workload {
 	int64_t folded;		/* an other row: how many it holds */
 };
 
-/* Live workloads held before the least recently seen are folded. */
-#define LIVE_MAX 100000
 
 struct summary {
 	const struct format *inner;	/* the chosen format, or NULL */
@@ -388,14 +386,6 @@ by_bucket_rank(const void *a, const void *b)
 	return (rx < ry) - (rx > ry);
 }
 
-static int
-by_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static int64_t
 add_sat(int64_t a, int64_t b)
 {
@@ -540,8 +530,7 @@ fold_stale(struct summary *s, size_t keep)
 	for (i = 0; i < s->n; i++)
 		if (s->w[i]->foldable && !s->w[i]->ended)
 			seen[n++] = s->w[i]->last_seq;
-	qsort(seen, n, sizeof(*seen), by_int64);
-	cut = seen[n - keep];		/* the oldest seq kept */
+	cut = kp_live_cut(seen, n, keep);
 	for (i = 0; i < s->n; i++)
 		s->w[i]->fold_now = s->w[i]->foldable && !s->w[i]->ended &&
 		    s->w[i]->last_seq < cut;
@@ -575,13 +564,13 @@ fold_held(struct summary *s)
 
 	if (s->nended > 2 * s->rows)
 		fold_beyond(s, s->rows, is_ended);
-	if (s->nlive <= LIVE_MAX)
+	if (s->nlive <= KP_LIVE_MAX)
 		return;
-	fold_stale(s, LIVE_MAX / 2);
+	fold_stale(s, KP_LIVE_MAX / 2);
 	if (!s->warned++)
 		warnx("--summary: %zu workloads without an end, more than "
 		    "%d, the least recently seen folded into other rows; one "
-		    "that comes back starts a new row", before, LIVE_MAX);
+		    "that comes back starts a new row", before, KP_LIVE_MAX);
 }
 
 /* Adds one whole interval: its records and its length. */
