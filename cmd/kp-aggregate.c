@@ -834,6 +834,7 @@ main(int argc, char *argv[])
 		kp_out_raw(rec.line, rec.len);
 	}
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	kp_state_need_input(st, kp_reader_lineno(r));
 	if (st)
 		save_state(st);
 	kp_reader_close(r);

@@ -1168,6 +1168,7 @@ main(int argc, char *argv[])
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
 	run(r, s);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
+	kp_state_need_input(st, kp_reader_lineno(r));
 	if (st)
 		save_state(st, s);
 	kp_reader_close(r);

@@ -282,6 +282,7 @@ json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
 void kp_state_commit_new(struct kp_state *st, json_t *data);
 void kp_state_close(struct kp_state *st);
+void kp_state_need_input(const struct kp_state *st, long lines_read);
 int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */
 const char *kp_json_str(json_t *obj, const char *key);	/* borrowed */
 

@@ -151,6 +151,19 @@ kp_state_close(struct kp_state *st)
 	free(st);
 }
 
+/*
+ * D5: a stage in the middle of a pipeline, given an empty input with
+ * --state, saves nothing: the stage before it failed, and advancing this
+ * one's state alone would make the next run's windows differ.
+ */
+void
+kp_state_need_input(const struct kp_state *st, long lines_read)
+{
+	if (st != NULL && lines_read == 0)
+		errx(KP_EXIT_FAILURE, "<stdin>: empty input: the stage before "
+		    "failed; %s is not advanced", st->path);
+}
+
 /* The integer member key of obj, in *val; 0 if there is none. */
 int
 kp_json_int(json_t *obj, const char *key, int64_t *val)

@@ -414,3 +414,17 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -s -c '[.[] | select(.type == "container" and .seq == 2 and .state == "running")] | length' <<< "$output")" 7
 	assert_equal "$(jq -s '[.[] | select(.type == "container") | .energy_uj] | add' <<< "$output")" 120000
 }
+
+@test "--state with an empty input is an error that advances nothing (D5)" {
+	local S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a"'
+	interval 1
+	kp-aggregate --state "$S" < "$IN" > /dev/null
+	cp "$S" "$BATS_TEST_TMPDIR/before"
+	run -1 --separate-stderr kp-aggregate --state "$S" < /dev/null
+	assert_equal "$stderr" "kp-aggregate: <stdin>: empty input: the stage before failed; $S is not advanced"
+	cmp "$S" "$BATS_TEST_TMPDIR/before"
+	# Without --state, an empty input is an empty output.
+	run -0 --separate-stderr kp-aggregate < /dev/null
+	assert_output ""
+}

@@ -685,3 +685,14 @@ kp-attribute: <stdin>:4: the stream ends inside interval 3"
 	# Every microjoule is still given: 2 each.
 	assert_equal "$(jq -s '[.[] | select(.type == "process") | .energy_uj] | add' <<< "$output")" 240000
 }
+
+@test "--state with an empty input is an error that advances nothing (D5)" {
+	local S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
+	attribute --state "$S"
+	cp "$S" "$BATS_TEST_TMPDIR/before"
+	run -1 --separate-stderr kp-attribute --proc "$FIXTURES/proc-basic" \
+	    --state "$S" < /dev/null
+	assert_equal "$stderr" "kp-attribute: <stdin>: empty input: the stage before failed; $S is not advanced"
+	cmp "$S" "$BATS_TEST_TMPDIR/before"
+}
