@@ -22,7 +22,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
-	    "[--pods-log dir] [--proc dir] [--state file]\n");
+	    "[--head] [--pods-log dir] [--proc dir]\n"
+	    "                    [--state file]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -53,30 +54,66 @@ stdin_is_stream(void)
 	    S_ISSOCK(st.st_mode);
 }
 
+static json_t *
+state_data(struct kp_sampler *s, json_int_t seq, int64_t mono_us)
+{
+	return json_pack("{s:I,s:I,s:o}", "seq", seq, "mono_us",
+	    (json_int_t)mono_us, "sampler", kp_sampler_save(s));
+}
+
+/* A filter's run: where its state stands. */
+struct filter {
+	struct kp_state *st;	/* or NULL */
+	json_int_t seq, mono_us;	/* the last interval, and its sample */
+	int64_t committed_us;	/* when the state was last committed */
+};
+
+/*
+ * Interval seq ends upstream: this stage's records of it, then its
+ * interval record.  With --state, the state that counts it is prepared
+ * before them and committed after (D5), at most once a second.
+ */
+static void
+end_interval(struct kp_sampler *s, struct filter *f,
+    const struct kp_record *rec)
+{
+	int commit;
+
+	scan(s);
+	f->seq = rec->seq;
+	f->mono_us = kp_mono_us();
+	commit = f->st != NULL && (f->committed_us < 0 ||
+	    f->mono_us - f->committed_us >= 1000000);
+	if (commit)
+		kp_state_prepare_new(f->st, state_data(s, f->seq, f->mono_us));
+	kp_sampler_write(s, rec->seq);
+	kp_out_raw(rec->line, rec->len);
+	kp_out_flush();
+	if (commit) {
+		kp_state_commit(f->st);
+		f->committed_us = f->mono_us;
+	}
+}
+
 /*
  * Samples as each upstream interval ends, its CPU records just before its
- * interval record; every record read is passed through as it came.  *seq
- * and *mono_us: the last interval; *nlines: the input lines read.
+ * interval record; every record read is passed through as it came.
+ * *nlines: the input lines read.
  */
 static int
-run_filter(struct kp_sampler *s, json_int_t *seq, json_int_t *mono_us,
-    long *nlines)
+run_filter(struct kp_sampler *s, struct filter *f, long *nlines)
 {
 	struct kp_reader *r;
 	struct kp_record rec;
-	int status, ends;
+	int status;
 
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
 	while (kp_reader_next(r, &rec)) {
-		if ((ends = strcmp(rec.type, "interval") == 0)) {
-			sample_and_emit(s, rec.seq);
-			*seq = rec.seq;
-			*mono_us = kp_mono_us();
-		}
-		kp_out_raw(rec.line, rec.len);
-		if (ends)
-			kp_out_flush();
+		if (strcmp(rec.type, "interval") == 0)
+			end_interval(s, f, &rec);
+		else
+			kp_out_raw(rec.line, rec.len);
 	}
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	*nlines = kp_reader_lineno(r);
@@ -122,33 +159,31 @@ load_state(struct kp_sampler *s, struct kp_state *st, const char *path,
 		    path, skipped);
 }
 
-static void
-save_state(struct kp_sampler *s, struct kp_state *st, json_int_t seq,
-    int64_t mono_us)
-{
-	kp_state_commit_new(st, json_pack("{s:I,s:I,s:o}", "seq", seq,
-	    "mono_us", (json_int_t)mono_us, "sampler", kp_sampler_save(s)));
-}
-
 /*
  * One sample against the stored one, if there is one (stored): at most one
- * interval.  *mono_us becomes this sample's time.
+ * interval.  The state that counts it is prepared before its records and
+ * committed after them (D5): a full disk writes no record and advances
+ * nothing.
  */
 static void
-sample_once(struct kp_sampler *s, const char *path, int stored,
-    json_int_t *seq, json_int_t *mono_us)
+sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
+    json_int_t seq, json_int_t stored_us)
 {
+	int stored = kp_sampler_has_baseline(s), ended;
 	struct kp_clock clk;
 
 	kp_out_header("proc-cputime");
 	kp_clock_start(&clk, 0);
-	if (stored && kp_clock_resume(&clk, *seq, *mono_us, path)) {
-		sample_and_emit(s, clk.seq);
+	scan(s);
+	if ((ended = stored && kp_clock_resume(&clk, seq, stored_us, path)))
+		seq = clk.seq;
+	kp_state_prepare_new(st, state_data(s, seq, clk.end_us));
+	if (ended) {
+		kp_sampler_write(s, clk.seq);
 		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
-		*seq = clk.seq;
 	} else
-		scan(s);
-	*mono_us = clk.end_us;
+		kp_out_flush();
+	kp_state_commit(st);
 }
 
 static void
@@ -157,37 +192,31 @@ run_once(struct kp_sampler *s, struct kp_state *st, const char *path)
 	json_int_t seq = 0, mono_us = 0;
 
 	load_state(s, st, path, &seq, &mono_us);
-	sample_once(s, path, kp_sampler_has_baseline(s), &seq, &mono_us);
-	save_state(s, st, seq, mono_us);
+	sample_once(s, st, path, seq, mono_us);
 }
 
 /*
- * Filter mode.  cron gives a job a pipe on stdin that ends at once, and a
- * kp producer writes its header before anything else: with --state, an
- * input without a single line is a one-shot run, not a stream to join.
+ * Filter mode with --state, as in the README's cron line: an empty input
+ * means the stage before failed, and advances nothing (D5); the head of a
+ * pipeline says --head instead.
  */
 static int
 filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
 {
-	json_int_t seq = 0, mono_us = 0;
+	struct filter f = { st, 0, 0, -1 };
 	long nlines;
-	int stored = 0, status;
+	int status;
 
-	if (st) {
-		load_state(s, st, path, &seq, &mono_us);
-		stored = kp_sampler_has_baseline(s);
-	}
-	if (!stored) {
+	if (st != NULL)
+		load_state(s, st, path, &f.seq, &f.mono_us);
+	if (!kp_sampler_has_baseline(s)) {
 		scan(s);
-		mono_us = kp_mono_us();
+		f.mono_us = kp_mono_us();
 	}
-	status = run_filter(s, &seq, &mono_us, &nlines);
-	if (st && nlines == 0 && stored)
-		sample_once(s, path, stored, &seq, &mono_us);
-	else if (st && nlines == 0)	/* the scan above is the baseline */
-		kp_out_header("proc-cputime");
-	if (st)
-		save_state(s, st, seq, mono_us);
+	status = run_filter(s, &f, &nlines);
+	kp_state_need_input(st, nlines);
+	if (st != NULL && f.committed_us < f.mono_us)
+		kp_state_commit_new(st, state_data(s, f.seq, f.mono_us));
 	return status;
 }
 
@@ -197,6 +226,7 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "head", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "pods-log", required_argument, NULL, 'L' },
@@ -207,7 +237,7 @@ main(int argc, char *argv[])
 	const char *statepath = NULL;
 	int64_t interval_us = 1000000;
 	long long count = 0;
-	int clock = 0, ch, status = KP_EXIT_OK;
+	int clock = 0, head = 0, ch, status = KP_EXIT_OK;
 	struct kp_sampler *s;
 	struct kp_state *st = NULL;
 
@@ -224,6 +254,9 @@ main(int argc, char *argv[])
 		case 'n':
 			count = kp_parse_int(optarg, 1, INT64_MAX, "count");
 			clock = 1;
+			break;
+		case 'E':
+			head = 1;
 			break;
 		case 'L':
 			pods_log = optarg;
@@ -249,7 +282,7 @@ main(int argc, char *argv[])
 	kp_sampler_set_pods_log(s, pods_log);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
-	if (!clock && stdin_is_stream())
+	if (!clock && !head && stdin_is_stream())
 		status = filter_mode(s, st, statepath);
 	else if (st)
 		run_once(s, st, statepath);

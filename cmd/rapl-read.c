@@ -1219,9 +1219,9 @@ member_json(const struct member *mb)
 	    (json_int_t)mb->cur);
 }
 
-static void
-save_state(const struct meter *m, struct kp_state *st, json_int_t seq,
-    int64_t mono_us)
+/* What the next run needs: seq, the time, and each counter's value. */
+static json_t *
+state_data(const struct meter *m, json_int_t seq, int64_t mono_us)
 {
 	json_t *data, *members;
 	size_t i;
@@ -1243,32 +1243,40 @@ save_state(const struct meter *m, struct kp_state *st, json_int_t seq,
 				    member_json(&m->members[i]));
 		json_object_set_new(data, "members", members);
 	}
-	kp_state_commit_new(st, data);
+	return data;
 }
 
-/* One sample against the previous run's: at most one interval. */
+/*
+ * One sample against the previous run's: at most one interval.  The state
+ * that counts it is prepared before its records and committed after them
+ * (D5): a full disk writes no record and advances nothing.
+ */
 static void
 run_once(struct meter *m, struct kp_state *st, const char *path)
 {
 	json_int_t seq = 0, stored_us = 0;
 	struct kp_clock clk;
 	char what[PATH_MAX + 64];
-	int usable;
+	int usable, ended;
 
 	kp_out_header("rapl-read");
 	usable = load_state(m, st, path, &seq, &stored_us);
 	kp_clock_start(&clk, 0);
 	sample(m);
-	if (usable && kp_clock_resume(&clk, seq, stored_us, path)) {
+	if ((ended = usable && kp_clock_resume(&clk, seq, stored_us, path))) {
 		snprintf(what, sizeof(what), "%s: the time since the stored "
 		    "sample", path);
 		warn_wrap(m, what, clk.dt_us);
 		drop_impossible_steps(m, clk.dt_us);
-		emit(m, clk.seq, clk.dt_us);
-		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
 		seq = clk.seq;
 	}
-	save_state(m, st, seq, clk.end_us);
+	kp_state_prepare_new(st, state_data(m, seq, clk.end_us));
+	if (ended) {
+		emit(m, clk.seq, clk.dt_us);
+		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
+	} else
+		kp_out_flush();
+	kp_state_commit(st);
 }
 
 static void

@@ -280,6 +280,8 @@ struct kp_state *kp_state_open(const char *path, const char *procdir,
     const char *kind);
 json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
+void kp_state_prepare_new(struct kp_state *st, json_t *data);
+void kp_state_commit(struct kp_state *st);
 void kp_state_commit_new(struct kp_state *st, json_t *data);
 void kp_state_close(struct kp_state *st);
 void kp_state_need_input(const struct kp_state *st, long lines_read);

@@ -1,10 +1,18 @@
 /*
  * --state FILE: what one run leaves for the next.  The file is JSON
  * {"kind":..., "version":1, "boot_id":..., "data":...}; it is locked against
- * concurrent runs (FILE.lock) and replaced atomically (a temporary file in the
- * same directory, then rename), and it is trusted only if it was written by
- * the same command during the same boot.
+ * concurrent runs (FILE.lock, waited for KP_LOCK_WAIT seconds at most), and
+ * it is trusted only if it was written by the same command during the same
+ * boot.  It is replaced in two steps (DECISIONS.md D5): prepared, the new
+ * state written and synced in a temporary file .FILE.XXXXXX of the same
+ * directory, before the stage writes the records that the new state
+ * accounts for; committed, renamed into place and the directory synced,
+ * after them.  A crash between the two repeats that interval in the next
+ * run, which readers report (D1); a failure to prepare, as on a full disk,
+ * writes nothing and advances nothing.  Temporaries a crash left are
+ * removed by the next run that holds the lock.
  */
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,20 +22,107 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kp.h"
 
 #define STATE_VERSION 1
+#define LOCK_WAIT_S 10		/* unless KP_LOCK_WAIT says otherwise */
 
 struct kp_state {
 	char *path;
+	char *dir, *base;	/* path's directory and file name */
+	char *tmp;		/* prepared, not yet committed; or NULL */
 	int lockfd;
 	char boot_id[64];
 	char kind[32];
 	json_t *data;
 	int rebooted;		/* data is from an earlier boot */
 };
+
+/*
+ * The path is checked on what was opened, not before: a FIFO would hang a
+ * read, and a directory or a device is no state file.
+ */
+static void
+regular_or_exit(int fd, const char *path)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0)
+		err(KP_EXIT_FAILURE, "%s", path);
+	if (!S_ISREG(sb.st_mode))
+		errx(KP_EXIT_FAILURE, "%s: not a regular file", path);
+}
+
+/* KP_LOCK_WAIT, in whole seconds from 0 to 3600; else LOCK_WAIT_S. */
+static long
+lock_wait_s(void)
+{
+	const char *v = getenv("KP_LOCK_WAIT");
+	char *end;
+	long s;
+
+	if (v == NULL || *v == '\0')
+		return LOCK_WAIT_S;
+	s = strtol(v, &end, 10);
+	if (*end != '\0' || s < 0 || s > 3600)
+		errx(KP_EXIT_USAGE, "KP_LOCK_WAIT must be whole seconds from 0 "
+		    "to 3600: '%s'", v);
+	return s;
+}
+
+/* The lock, waited for a bounded time: a stalled run never holds the next. */
+static void
+lock(struct kp_state *st, const char *lockpath)
+{
+	struct timespec step = { 0, 50 * 1000 * 1000 };
+	int64_t deadline_us = kp_mono_us() + lock_wait_s() * 1000000;
+
+	if (flock(st->lockfd, LOCK_EX | LOCK_NB) == 0)
+		return;
+	if (errno != EWOULDBLOCK)
+		err(KP_EXIT_FAILURE, "%s", lockpath);
+	warnx("%s: another run holds the lock, waiting", st->path);
+	while (flock(st->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			err(KP_EXIT_FAILURE, "%s", lockpath);
+		if (kp_mono_us() >= deadline_us)
+			errx(KP_EXIT_FAILURE, "%s: the lock is still held after "
+			    "%ld s (KP_LOCK_WAIT), giving up", st->path,
+			    lock_wait_s());
+		nanosleep(&step, NULL);
+	}
+}
+
+/* Whether name is a temporary of this state file: .BASE. and 6 more. */
+static int
+is_temporary(const struct kp_state *st, const char *name)
+{
+	size_t n = strlen(st->base);
+
+	return name[0] == '.' && strncmp(name + 1, st->base, n) == 0 &&
+	    name[n + 1] == '.' && strlen(name + n + 2) == 6;
+}
+
+/* Temporaries that a run killed between prepare and commit left. */
+static void
+remove_stale(const struct kp_state *st)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if ((d = opendir(st->dir)) == NULL)
+		return;
+	fd = dirfd(d);
+	while ((de = readdir(d)) != NULL)
+		if (is_temporary(st, de->d_name) &&
+		    unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT)
+			warn("%s/%s", st->dir, de->d_name);
+	closedir(d);
+}
 
 static void
 load(struct kp_state *st)
@@ -38,7 +133,8 @@ load(struct kp_state *st)
 	json_int_t version;
 	int fd;
 
-	if ((fd = open(st->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+	if ((fd = open(st->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) < 0) {
 		if (errno == ELOOP)
 			warnx("%s: a symbolic link, not followed; starting a "
 			    "new baseline in a file in its place", st->path);
@@ -46,6 +142,7 @@ load(struct kp_state *st)
 			warn("%s: not used", st->path);
 		return;
 	}
+	regular_or_exit(fd, st->path);
 	root = json_loadfd(fd, 0, &jerr);
 	close(fd);
 	if (root == NULL ||
@@ -78,21 +175,21 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 
 	st = kp_calloc(1, sizeof(*st));
 	st->path = kp_strdup(path);
+	snprintf(lockpath, sizeof(lockpath), "%s", path);
+	st->dir = kp_strdup(dirname(lockpath));
+	snprintf(lockpath, sizeof(lockpath), "%s", path);
+	st->base = kp_strdup(basename(lockpath));
 	snprintf(st->kind, sizeof(st->kind), "%s", kind);
 	if (kp_read_boot_id(procdir, st->boot_id, sizeof(st->boot_id)) < 0)
 		st->boot_id[0] = '\0';	/* no boot id: trust only the kind */
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
-	st->lockfd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-	    0644);
+	st->lockfd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC, 0644);
 	if (st->lockfd < 0)
 		err(KP_EXIT_FAILURE, "%s", lockpath);
-	if (flock(st->lockfd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno != EWOULDBLOCK)
-			err(KP_EXIT_FAILURE, "%s", lockpath);
-		warnx("%s: another run holds the lock, waiting", path);
-		if (flock(st->lockfd, LOCK_EX) < 0)
-			err(KP_EXIT_FAILURE, "%s", lockpath);
-	}
+	regular_or_exit(st->lockfd, lockpath);
+	lock(st, lockpath);
+	remove_stale(st);
 	load(st);
 	return st;
 }
@@ -111,33 +208,66 @@ kp_state_data_any_boot(struct kp_state *st)
 	return st->data;
 }
 
-/* Replaces the file's data with data, atomically. */
-void
-kp_state_commit_new(struct kp_state *st, json_t *data)
+/* The file's directory synced, so that a rename in it lasts. */
+static void
+sync_dir(const struct kp_state *st)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX];
+	int fd;
+
+	if ((fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fsync(fd) < 0)
+		err(KP_EXIT_FAILURE, "%s", st->dir);
+	close(fd);
+}
+
+/*
+ * Prepares the state whose data is data (a reference taken): written and
+ * synced in a temporary file, to be committed once the records it counts
+ * are written.  A failure, as ENOSPC, exits 1 with nothing advanced.
+ */
+void
+kp_state_prepare_new(struct kp_state *st, json_t *data)
+{
 	json_t *root;
 	int fd;
 
-	snprintf(dir, sizeof(dir), "%s", st->path);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dirname(dir),
-	    basename(st->path));
+	free(st->tmp);
+	st->tmp = kp_asprintf("%s/.%s.XXXXXX", st->dir, st->base);
 	root = json_pack("{s:s,s:i,s:s,s:o}", "kind", st->kind,
 	    "version", STATE_VERSION, "boot_id", st->boot_id, "data", data);
 	if (root == NULL)
 		errx(KP_EXIT_FAILURE, "%s: cannot build the state", st->path);
-	if ((fd = mkstemp(tmp)) < 0)
-		err(KP_EXIT_FAILURE, "%s", tmp);
-	if (json_dumpfd(root, fd, JSON_COMPACT) < 0 || write(fd, "\n", 1) != 1 ||
-	    fsync(fd) < 0 || close(fd) < 0) {
-		unlink(tmp);
-		err(KP_EXIT_FAILURE, "%s", tmp);
+	if ((fd = mkstemp(st->tmp)) < 0)
+		err(KP_EXIT_FAILURE, "%s", st->tmp);
+	if (json_dumpfd(root, fd, JSON_COMPACT) < 0 ||
+	    write(fd, "\n", 1) != 1 || fsync(fd) < 0 || close(fd) < 0) {
+		unlink(st->tmp);
+		err(KP_EXIT_FAILURE, "%s", st->tmp);
 	}
 	json_decref(root);
-	if (rename(tmp, st->path) < 0) {
-		unlink(tmp);
+}
+
+/* The prepared state into place, after the records it counts. */
+void
+kp_state_commit(struct kp_state *st)
+{
+	if (st->tmp == NULL)
+		return;
+	if (rename(st->tmp, st->path) < 0) {
+		unlink(st->tmp);
 		err(KP_EXIT_FAILURE, "%s", st->path);
 	}
+	free(st->tmp);
+	st->tmp = NULL;
+	sync_dir(st);
+}
+
+/* Both at once, for a stage whose records are already written. */
+void
+kp_state_commit_new(struct kp_state *st, json_t *data)
+{
+	kp_state_prepare_new(st, data);
+	kp_state_commit(st);
 }
 
 void
@@ -145,9 +275,14 @@ kp_state_close(struct kp_state *st)
 {
 	if (st == NULL)
 		return;
+	if (st->tmp != NULL)		/* never committed */
+		unlink(st->tmp);
 	json_decref(st->data);
 	close(st->lockfd);
 	free(st->path);
+	free(st->dir);
+	free(st->base);
+	free(st->tmp);
 	free(st);
 }
 

@@ -52,8 +52,9 @@ run_state() {
 
 @test "-h prints usage and exits 2" {
 	run -2 --separate-stderr proc-cputime -h
-	assert_equal "${stderr_lines[0]}" \
-	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--pods-log dir] [--proc dir] [--state file]"
+	assert_equal "$stderr" \
+	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--head] [--pods-log dir] [--proc dir]
+                    [--state file]"
 }
 
 @test "bad options are usage errors naming the value" {
@@ -536,13 +537,14 @@ bad_stat() {
 	assert_line --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
 }
 
-@test "with --state, an empty input (cron's stdin) is a one-shot run" {
-	run --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
+@test "with --state, an empty input is an error that advances nothing; --head is a one-shot run" {
+	# The head of a cron line: its stdin is a pipe that ends at once.
+	run --separate-stderr bash -c ': | proc-cputime --head --proc "$1" --state "$2"' _ "$P" "$S"
 	assert_success
 	assert_output '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime"}'
 	advance_node
 	set_ticks 100 3090 1030
-	run --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
+	run --separate-stderr bash -c ': | proc-cputime --head --proc "$1" --state "$2"' _ "$P" "$S"
 	assert_success
 	assert_equal "$stderr" ""
 	assert_equal "${#lines[@]}" 4
@@ -550,10 +552,16 @@ bad_stat() {
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
 	assert_line -n 2 --partial "\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
 	assert_line -n 3 --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
+	# In the middle of a pipeline, an empty input is an upstream that
+	# failed: exit 1, and the state as it was (D5).
+	cp "$S" "$BATS_TEST_TMPDIR/before"
+	run -1 --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
+	assert_equal "$stderr" "proc-cputime: <stdin>: empty input: the stage before failed; $S is not advanced"
+	cmp "$S" "$BATS_TEST_TMPDIR/before"
 	# An empty regular file is an empty input too.
 	: > "$BATS_TEST_TMPDIR/empty"
-	run --separate-stderr proc-cputime --proc "$P" --state "$S" < "$BATS_TEST_TMPDIR/empty"
-	assert_line -n 1 --partial '{"type":"cpu","seq":2,'
+	run -1 --separate-stderr proc-cputime --proc "$P" --state "$S" < "$BATS_TEST_TMPDIR/empty"
+	cmp "$S" "$BATS_TEST_TMPDIR/before"
 }
 
 @test "without --state, an empty input gives an empty output" {

@@ -263,3 +263,33 @@ EOF2
 	[ "$(grep -c '"type":"proc"' "$BATS_TEST_TMPDIR/sparse")" -lt \
 	    "$(grep -c '"type":"proc"' "$BATS_TEST_TMPDIR/gen")" ]
 }
+
+@test "the README's crontab line with a failing rapl-read: no stage's window moves" {
+	local line stub=$BATS_TEST_TMPDIR/stub f
+	line=$(grep -m 1 '^    \*/5 \* \* \* \* mkdir' "$KP_ROOT/README" | sed 's/^    \*\/5 \* \* \* \* //')
+	line=$(localise "$line")
+	mkdir "$stub"
+	printf '#!/bin/sh\necho "rapl-read: no usable energy source" >&2\nexit 4\n' \
+	    > "$stub/rapl-read"
+	chmod +x "$stub/rapl-read"
+	sh -c "$line" 2>/dev/null
+	for f in rapl-read proc-cputime kp-attribute; do
+		cp "$BATS_TEST_TMPDIR/lib/$f.state" "$BATS_TEST_TMPDIR/$f.before"
+	done
+	# rapl-read fails before its header: every later stage gets nothing.
+	run --separate-stderr env PATH="$stub:$PATH" sh -c "$line"
+	assert_equal "$stderr" "rapl-read: no usable energy source
+proc-cputime: <stdin>: empty input: the stage before failed; $BATS_TEST_TMPDIR/lib/proc-cputime.state is not advanced
+kp-attribute: <stdin>: empty input: the stage before failed; $BATS_TEST_TMPDIR/lib/kp-attribute.state is not advanced"
+	for f in rapl-read proc-cputime kp-attribute; do
+		cmp "$BATS_TEST_TMPDIR/lib/$f.state" "$BATS_TEST_TMPDIR/$f.before"
+	done
+	sleep 0.2
+	sh -c "$line" 2>/dev/null
+	sh -c "$line" 2>/dev/null
+	check_log "$BATS_TEST_TMPDIR/log/energy.csv"
+	# The energy window and the CPU window of each run are one: both
+	# stages stored the same seq, from samples taken in the same runs.
+	assert_equal "$(jq .data.seq "$BATS_TEST_TMPDIR/lib/rapl-read.state")" 2
+	assert_equal "$(jq .data.seq "$BATS_TEST_TMPDIR/lib/proc-cputime.state")" 2
+}
