@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# --state under faults (DECISIONS.md D5): a full disk, an I/O error and a
+# kill -9 at each step of a state write, injected without root by
+# tests/state-fault.c (LD_PRELOAD), and a real full tmpfs as root.  Nothing
+# measured is counted twice; what a crash leaves is cleaned up.
+
+load test_helper
+load rapl_helper
+
+setup() {
+	rapl_tree sysfs-1socket
+	SHIM=$BATS_TEST_TMPDIR/state-fault.so
+	cc -shared -fPIC -o "$SHIM" "$KP_ROOT/tests/state-fault.c" -ldl
+	LOG=$BATS_TEST_TMPDIR/log
+}
+
+# One cron run of rapl-read: its records appended to $LOG; its status in
+# $status.  With KP_FAULT=NAME set in the environment, under the shim.
+cron_run() {
+	local st=0
+	if [ -n "${FAULT:-}" ]; then
+		env LD_PRELOAD="$SHIM" KP_FAULT="$FAULT" rapl-read --sysfs "$SY" \
+		    --proc "$P" --state "$S" >> "$LOG" 2>"$BATS_TEST_TMPDIR/err" || st=$?
+	else
+		rapl-read --sysfs "$SY" --proc "$P" --state "$S" >> "$LOG" \
+		    2>"$BATS_TEST_TMPDIR/err" || st=$?
+	fi
+	status=$st
+}
+
+# The package energy the log holds, summed.
+package_uj() {
+	jq -s '[.[] | select(.type == "energy" and .zone == "package") |
+	    .energy_uj] | add // 0' "$LOG"
+}
+
+# Moves the package counter on by $1 uJ, and the stored sample back 10 s.
+step() {
+	local f=$SY/class/powercap/intel-rapl:0/energy_uj
+	echo $(($(cat "$f") + $1)) > "$f"
+	age_state 10
+}
+
+@test "a full disk: no record written, nothing advanced; the next run counts it once" {
+	cron_run
+	step 1000000
+	FAULT=enospc cron_run
+	assert_equal "$status" 1
+	assert_regex "$(cat "$BATS_TEST_TMPDIR/err")" \
+	    "^rapl-read: $BATS_TEST_TMPDIR/\\.rr\\.state\\.[A-Za-z0-9]{6}: No space left on device\$"
+	run -0 jq -s -c 'map(select(.type == "interval")) | length' "$LOG"
+	assert_output 0
+	step 1000000
+	cron_run
+	assert_equal "$status" 0
+	# The counter moved 2 J: the log says 2 J, not 3.
+	assert_equal "$(package_uj)" 2000000
+	run -0 kp-fmt -f json --summary < "$LOG"
+}
+
+@test "an I/O error syncing the state: exit 1, no record; counted once after" {
+	cron_run
+	step 1000000
+	FAULT=eio cron_run
+	assert_equal "$status" 1
+	assert_equal "$(jq -s 'map(select(.type == "interval")) | length' "$LOG")" 0
+	step 1000000
+	cron_run
+	assert_equal "$(package_uj)" 2000000
+}
+
+@test "kill -9 while the state is synced: no record, and the temporary is removed" {
+	cron_run
+	step 1000000
+	FAULT=kill-at-fsync cron_run
+	assert_equal "$status" 137
+	run -0 find "$BATS_TEST_TMPDIR" -maxdepth 1 -name '.rr.state.*'
+	assert_equal "${#lines[@]}" 1
+	step 1000000
+	cron_run
+	assert_equal "$status" 0
+	run -0 find "$BATS_TEST_TMPDIR" -maxdepth 1 -name '.rr.state.*'
+	assert_output ""
+	assert_equal "$(package_uj)" 2000000
+}
+
+@test "kill -9 between the records and the rename: the repeat is reported and counted once" {
+	cron_run
+	step 1000000
+	cron_run
+	step 1000000
+	FAULT=kill-at-rename cron_run
+	assert_equal "$status" 137
+	assert_equal "$(package_uj)" 2000000
+	step 1000000
+	cron_run
+	# The next run repeats interval 2 over the longer span: a reader of
+	# the log reports the replay and keeps the first copy (D1).  The
+	# third joule, in the window between the records and the rename, is
+	# the one loss D5 allows.
+	run -3 --separate-stderr kp-fmt -f json --summary < "$LOG"
+	assert_equal "$(jq -s '[.[] | select(.type == "energy" and .zone == "package") | .energy_uj] | add' <<< "$output")" 2000000
+	assert_equal "${stderr_lines[0]}" \
+	    "kp-fmt: <stdin>:$(grep -n '"type":"energy","seq":2,"zone":"package"' "$LOG" | sed -n '2s/:.*//p'): energy record of interval 2, which has ended: a replay or a disorder"
+	run -0 find "$BATS_TEST_TMPDIR" -maxdepth 1 -name '.rr.state.*'
+	assert_output ""
+}
+
+@test "a state path that is a FIFO or a directory is refused at once" {
+	mkfifo "$S"
+	run -1 --separate-stderr timeout 10 rapl-read --sysfs "$SY" --proc "$P" --state "$S"
+	assert_equal "$stderr" "rapl-read: $S: not a regular file"
+	rm "$S"; mkdir "$S"
+	run -1 --separate-stderr rapl-read --sysfs "$SY" --proc "$P" --state "$S"
+	assert_equal "$stderr" "rapl-read: $S: not a regular file"
+}
+
+@test "the lock is waited for KP_LOCK_WAIT seconds, then exit 1" {
+	local ready=$BATS_TEST_TMPDIR/ready
+	flock "$S.lock" sh -c 'touch "$1"; sleep 30' _ "$ready" &
+	local holder=$!
+	until [ -e "$ready" ]; do sleep 0.05; done
+	run -1 --separate-stderr env KP_LOCK_WAIT=1 rapl-read --sysfs "$SY" \
+	    --proc "$P" --state "$S"
+	assert_equal "$stderr" "rapl-read: $S: another run holds the lock, waiting
+rapl-read: $S: the lock is still held after 1 s (KP_LOCK_WAIT), giving up"
+	assert_output ""
+	pkill -P "$holder" sleep || true
+	wait "$holder" || true
+	run -2 --separate-stderr env KP_LOCK_WAIT=x rapl-read --sysfs "$SY" \
+	    --proc "$P" --state "$S"
+	assert_equal "$stderr" "rapl-read: KP_LOCK_WAIT must be whole seconds from 0 to 3600: 'x'"
+}
+
+@test "a real full tmpfs: exit 1, no record, counted once after (root)" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
+	local mnt=$BATS_TEST_TMPDIR/mnt
+	mkdir "$mnt"
+	mount -t tmpfs -o size=64k tmpfs "$mnt"
+	S=$mnt/rr.state
+	cron_run
+	step 1000000
+	# Fill what is left of it, the lock and the state already there.
+	head -c 1M /dev/zero > "$mnt/fill" 2>/dev/null || true
+	cron_run
+	local full_status=$status
+	rm "$mnt/fill"
+	step 1000000
+	cron_run
+	umount "$mnt"
+	assert_equal "$full_status" 1
+	assert_equal "$(package_uj)" 2000000
+}
