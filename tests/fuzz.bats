@@ -8,4 +8,27 @@ load test_helper
 @test "make fuzz: every harness runs its seeds to its floor without a crash" {
 	run -0 make -s -C "$KP_ROOT" fuzz FUZZ_SECONDS=2
 	assert_line --regexp '^record: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^procfs: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+}
+
+# Inputs the harnesses found, through the commands that read them.
+
+@test "a boot_id that is not one counts as none: --state still saves" {
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/pc.state
+	printf '\377\376-not-a-boot-id\n' > "$P/sys/kernel/random/boot_id"
+	run -0 --separate-stderr proc-cputime --proc "$P" --state "$S" </dev/null
+	run -0 jq -r .boot_id "$S"
+	assert_output ""
+	run -0 --separate-stderr proc-cputime --proc "$P" --state "$S" </dev/null
+	assert_line -n 2 --partial '"type":"interval","seq":1,'
+}
+
+@test "an uptime with a sign or more ticks than int64_t holds is no uptime" {
+	P=$(fixture_copy proc-basic)
+	for up in '-5.00 3.00' '100000000000000000.00 3.00'; do
+		echo "$up" > "$P/uptime"
+		run -1 --separate-stderr proc-cputime --proc "$P" -n 1
+		assert_equal "$stderr" "proc-cputime: $P: Invalid argument"
+	done
 }
