@@ -9,6 +9,7 @@ load test_helper
 	run -0 make -s -C "$KP_ROOT" fuzz FUZZ_SECONDS=2
 	assert_line --regexp '^record: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^procfs: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^cgroup: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 }
 
 # Inputs the harnesses found, through the commands that read them.
@@ -31,4 +32,19 @@ load test_helper
 		run -1 --separate-stderr proc-cputime --proc "$P" -n 1
 		assert_equal "$stderr" "proc-cputime: $P: Invalid argument"
 	done
+}
+
+@test "a pod slice whose id is no uid names no pod, however long" {
+	P=$(fixture_copy proc-basic)
+	uid=0a1b2c3d_4e5f_6789_abcd_ef0123456789
+	for id in "${uid}_____" "${uid%_*}" "$(printf '%0200d' 0)"; do
+		echo "0::/kubepods.slice/kubepods-pod$id.slice" > "$P/300/cgroup"
+		run -0 --separate-stderr proc-cputime -a -i 1ms -n 1 --proc "$P"
+		assert_line -n 6 --partial '"pid":300,'
+		assert_line -n 6 --partial '"kind":"host",'
+		refute_line -n 6 --partial '"pod_id"'
+	done
+	echo "0::/kubepods.slice/kubepods-pod$uid.slice" > "$P/300/cgroup"
+	run -0 --separate-stderr proc-cputime -a -i 1ms -n 1 --proc "$P"
+	assert_line -n 6 --partial '"pod_id":"0a1b2c3d-4e5f-6789-abcd-ef0123456789"'
 }
