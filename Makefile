@@ -55,7 +55,7 @@ bench: all
 
 # make fuzz: each libFuzzer harness of tests/fuzz (clang) for FUZZ_SECONDS.
 FUZZ_SECONDS = 60
-FUZZ = record procfs cgroup
+FUZZ = record procfs cgroup state
 fuzz:
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 

@@ -10,6 +10,7 @@ load test_helper
 	assert_line --regexp '^record: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^procfs: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^cgroup: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^state: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 }
 
 # Inputs the harnesses found, through the commands that read them.
@@ -47,4 +48,21 @@ load test_helper
 	echo "0::/kubepods.slice/kubepods-pod$uid.slice" > "$P/300/cgroup"
 	run -0 --separate-stderr proc-cputime -a -i 1ms -n 1 --proc "$P"
 	assert_line -n 6 --partial '"pod_id":"0a1b2c3d-4e5f-6789-abcd-ef0123456789"'
+}
+
+@test "a negative energy total in a state file is left out, not summed on" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	IN=$BATS_TEST_TMPDIR/in
+	rec() {
+		printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' \
+		    "{\"type\":\"process\",\"seq\":$1,\"zone\":\"package\",\"pid\":1,\"starttime\":1,\"comm\":\"p\",\"cpu_us\":10,\"energy_uj\":$2,\"container_id\":\"a\",\"state\":\"running\"}" \
+		    "{\"type\":\"interval\",\"seq\":$1,\"ts\":\"2026-11-22T00:00:00.000000Z\",\"dt_us\":1000000}" > "$IN"
+	}
+	rec 1 7
+	run -0 kp-aggregate --level container --state "$S" < "$IN"
+	jq -c '.data.levels.container_id.groups[0].totals.package = -100' "$S" > "$S.new"
+	mv "$S.new" "$S"
+	rec 2 5
+	run -0 --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "container") | .total_uj' <<< "$output")" 5
 }
