@@ -54,9 +54,11 @@ lint:
 bench: all
 	for b in scripts/bench-*; do $$b || exit 1; done
 
-# make fuzz: each libFuzzer harness of tests/fuzz (clang) for FUZZ_SECONDS.
+# make fuzz: each libFuzzer harness of tests/fuzz (clang) for FUZZ_SECONDS;
+# FUZZ_RUNS=N (from the command line or the environment) stops each after
+# N executions.
 FUZZ_SECONDS = 60
-FUZZ = record
+FUZZ = record procfs cgroup state
 fuzz:
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 

@@ -125,19 +125,25 @@ container_id(const char *comp, size_t n, const char *parent, size_t plen,
 		    "docker" : NULL);
 }
 
-/* A pod uid: 32 hex digits, in groups joined by '-' (or '_' in systemd). */
+/*
+ * A pod uid: a UUID, 32 hex digits in groups of 8-4-4-4-12 joined by '-'
+ * (or '_' in systemd), so that it fits pod_id whole.
+ */
 static int
 is_uid(const char *s, size_t n)
 {
-	size_t i, hex = 0;
+	size_t i;
 
+	if (n != 36)
+		return 0;
 	for (i = 0; i < n; i++) {
-		if (isxdigit((unsigned char)s[i]))
-			hex++;
-		else if (s[i] != '-' && s[i] != '_')
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-' && s[i] != '_')
+				return 0;
+		} else if (!isxdigit((unsigned char)s[i]))
 			return 0;
 	}
-	return hex == 32;
+	return 1;
 }
 
 static void
@@ -356,26 +362,32 @@ kp_identity_from_cgroup_file(const char *text, struct kp_identity *id)
 
 /*
  * QEMU's arguments, NUL-separated as in /proc/PID/cmdline: -uuid U gives
- * vm_id, and -name guest=N,... or -name N gives vm_name.
+ * vm_id, and -name guest=N,... or -name N gives vm_name.  The last
+ * argument may lack its NUL (a process may write its own cmdline), so no
+ * value is read past len.
  */
 void
 kp_identity_from_cmdline(const char *args, size_t len,
     struct kp_identity *id)
 {
-	const char *a, *next, *end = args + len, *name;
+	const char *a, *next, *end = args + len, *name, *comma;
+	size_t n;
 
 	for (a = args; a < end; a = next) {
 		next = a + strnlen(a, (size_t)(end - a)) + 1;
 		if (next >= end)
 			break;
+		n = strnlen(next, (size_t)(end - next));
 		if (strcmp(a, "-uuid") == 0 || strcmp(a, "--uuid") == 0)
-			COPY(id->vm_id, next, strnlen(next,
-			    (size_t)(end - next)));
+			COPY(id->vm_id, next, n);
 		else if (strcmp(a, "-name") == 0 || strcmp(a, "--name") == 0) {
 			name = next;
-			if (strncmp(name, "guest=", 6) == 0)
+			if (n >= 6 && strncmp(name, "guest=", 6) == 0)
 				name += 6;
-			COPY(id->vm_name, name, strcspn(name, ","));
+			if ((comma = memchr(name, ',', (size_t)(next + n -
+			    name))) == NULL)
+				comma = next + n;
+			COPY(id->vm_name, name, (size_t)(comma - name));
 		}
 	}
 }

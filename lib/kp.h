@@ -205,6 +205,10 @@ struct kp_pid_stat {
 };
 int kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct);
 int kp_read_uptime_ticks(const char *procdir, uint64_t *ticks);
+/* The same from a file's text: 0, or -1 if it is not that file's. */
+int kp_parse_cpu_times(const char *buf, struct kp_cpu_times *ct);
+int kp_parse_uptime_ticks(const char *buf, uint64_t *ticks);
+int kp_parse_boot_id(char *buf);	/* cuts buf at its newline */
 /* 0; -1 for a line cut short; -2 for a bad pid, number, or counter. */
 int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
 int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);

@@ -105,55 +105,79 @@ stat_number(const char *p, uint64_t max, uint64_t *v)
  * the first eight fields make the total.
  */
 int
-kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct)
+kp_parse_cpu_times(const char *buf, struct kp_cpu_times *ct)
 {
-	char buf[4096], *p;
+	const char *p;
 	uint64_t f[8];
 	int i;
 
-	if (read_proc_file(procdir, "stat", buf, sizeof(buf)) < 0)
-		return -1;
 	if (strncmp(buf, "cpu ", 4) != 0)
-		goto bad;
+		return -1;
 	p = buf + 4;
 	ct->total_ticks = 0;
 	for (i = 0; i < 8; i++) {
 		while (*p == ' ')
 			p++;
 		if (stat_number(p, CPU_TICKS_MAX, &f[i]) < 0)
-			goto bad;
+			return -1;
 		ct->total_ticks += f[i];
 		p += strcspn(p, " \n");
 	}
 	ct->active_ticks = ct->total_ticks - f[3] - f[4];
 	return 0;
-bad:
-	errno = EINVAL;
-	return -1;
 }
 
-/* The first field of uptime, "12345.67", as clock ticks. */
 int
-kp_read_uptime_ticks(const char *procdir, uint64_t *ticks)
+kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct)
 {
-	char buf[256], *end;
-	uint64_t sec, cs = 0;
-	long hz = sysconf(_SC_CLK_TCK);
+	char buf[4096];
 
-	if (read_proc_file(procdir, "uptime", buf, sizeof(buf)) < 0)
+	if (read_proc_file(procdir, "stat", buf, sizeof(buf)) < 0)
 		return -1;
-	errno = 0;
-	sec = strtoull(buf, &end, 10);
-	if (end == buf || errno == ERANGE) {
+	if (kp_parse_cpu_times(buf, ct) < 0) {
 		errno = EINVAL;
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The first field of uptime, "12345.67", as clock ticks: digits first (no
+ * sign, no space), and few enough seconds that the ticks fit in int64_t,
+ * as the saved state and a process's starttime hold them.
+ */
+int
+kp_parse_uptime_ticks(const char *buf, uint64_t *ticks)
+{
+	char *end;
+	uint64_t sec, cs = 0;
+
+	if (!isdigit((unsigned char)*buf))
+		return -1;
+	errno = 0;
+	sec = strtoull(buf, &end, 10);
+	if (errno == ERANGE || sec > (uint64_t)INT64_MAX / clk_tck() - 1)
+		return -1;
 	if (*end == '.' && isdigit((unsigned char)end[1])) {
 		cs = (uint64_t)(end[1] - '0') * 10;
 		if (isdigit((unsigned char)end[2]))
 			cs += (uint64_t)(end[2] - '0');
 	}
-	*ticks = sec * (uint64_t)hz + cs * (uint64_t)hz / 100;
+	*ticks = sec * clk_tck() + cs * clk_tck() / 100;
+	return 0;
+}
+
+int
+kp_read_uptime_ticks(const char *procdir, uint64_t *ticks)
+{
+	char buf[256];
+
+	if (read_proc_file(procdir, "uptime", buf, sizeof(buf)) < 0)
+		return -1;
+	if (kp_parse_uptime_ticks(buf, ticks) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -221,7 +245,7 @@ kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 		if ((max = stat_field_max(field)) != 0 &&
 		    stat_number(p, max, &v[field]) < 0)
 			return -2;
-		p += strcspn(p, " ");
+		p += strcspn(p, " \n");	/* a newline ends the line */
 	}
 	ps->ppid = (pid_t)v[1];
 	ps->flags = (unsigned long)v[6];
@@ -265,12 +289,31 @@ kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
 	return kp_parse_pid_stat(buf, ps);
 }
 
+/*
+ * The boot id's line, cut at its newline: 0 if it is one, as the kernel
+ * writes it (hex digits and '-'), -1 if not.  The state file stores it as
+ * a JSON string, which any other bytes might not be.
+ */
+int
+kp_parse_boot_id(char *buf)
+{
+	size_t n;
+
+	buf[strcspn(buf, "\n")] = '\0';
+	n = strspn(buf, "0123456789abcdef-");
+	return n > 0 && buf[n] == '\0' ? 0 : -1;
+}
+
 /* The kernel's boot id, so that state from before a reboot is not trusted. */
 int
 kp_read_boot_id(const char *procdir, char *buf, size_t len)
 {
 	if (read_proc_file(procdir, "sys/kernel/random/boot_id", buf, len) < 0)
 		return -1;
-	buf[strcspn(buf, "\n")] = '\0';
+	if (kp_parse_boot_id(buf) < 0) {
+		buf[0] = '\0';
+		errno = EINVAL;
+		return -1;
+	}
 	return 0;
 }

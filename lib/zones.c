@@ -84,7 +84,11 @@ kp_zones_save(const struct kp_zones *zs, const int64_t *v)
 	return obj;
 }
 
-/* What kp_zones_save wrote: a zone not seen before is added. */
+/*
+ * What kp_zones_save wrote: a zone not seen before is added.  A total is
+ * energy, never negative: a value that is not one is left out, as one that
+ * is no integer, rather than summed on from below zero.
+ */
 void
 kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v)
 {
@@ -93,7 +97,7 @@ kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v)
 	int z;
 
 	json_object_foreach(obj, zone, n)
-		if (json_is_integer(n) &&
+		if (json_is_integer(n) && json_integer_value(n) >= 0 &&
 		    (z = kp_zone_index(zs, zone, strlen(zone))) >= 0)
 			v[z] = json_integer_value(n);
 }
