@@ -14,31 +14,32 @@ setup() {
 @test "a zone that disappears and comes back starts from a new baseline" {
 	local d=$SY/devices/virtual/powercap/intel-rapl/intel-rapl:0/intel-rapl:0:0
 	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
-	(
-		sleep 0.4
-		# The attribute of a removed zone reads as nothing, then the
-		# zone is gone; it comes back with its counter reset.
-		: > "$d/energy_uj"
-		sleep 0.2
-		mv "$d" "$BATS_TEST_TMPDIR/gone"
-		sleep 0.3
-		mv "$BATS_TEST_TMPDIR/gone" "$d"
-		# Written in place, never truncated: a read in between a
-		# truncation and a write would see the counter vanish again.
-		echo 5 1<> "$d/energy_uj"
-		sleep 0.3
-		echo 1005 1<> "$d/energy_uj"
-	) &
-	run --separate-stderr rapl-read --sysfs "$SY" -n 40 -i 50ms
-	wait
-	assert_success
-	assert_equal "$stderr" "rapl-read: cannot read '$f': No such device"
+	local out=$BATS_TEST_TMPDIR/out pid st=0
+	rapl-read --sysfs "$SY" -n 40 -i 50ms > "$out" 2> "$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	# The attribute of a removed zone reads as nothing, then the zone is
+	# gone; it comes back with its counter reset.
+	stop_after 5 "$pid" "$out"; : > "$d/energy_uj"; kill -CONT "$pid"
+	stop_after 9 "$pid" "$out"; mv "$d" "$BATS_TEST_TMPDIR/gone"
+	kill -CONT "$pid"
+	stop_after 15 "$pid" "$out"
+	mv "$BATS_TEST_TMPDIR/gone" "$d"
+	# Written in place, never truncated: a read in between a truncation
+	# and a write would see the counter vanish again.
+	echo 5 1<> "$d/energy_uj"
+	kill -CONT "$pid"
+	stop_after 21 "$pid" "$out"; echo 1005 1<> "$d/energy_uj"
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 0
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" \
+	    "rapl-read: cannot read '$f': No such device"
 	# Never the wrap that a counter reset would look like: 5 is below
 	# the previous value, but the gap is not an interval.
 	run jq -s '[(map(select(.zone == "core")) | length < 40),
 	    all(.[] | select(.zone == "core"); .energy_uj <= 1000),
 	    any(.[]; .zone == "core" and .energy_uj == 1000),
-	    (map(select(.zone == "package")) | length == 40)] | all' <<< "$output"
+	    (map(select(.zone == "package")) | length == 40)] | all' "$out"
 	assert_output true
 }
 
@@ -131,13 +132,21 @@ setup() {
 }
 
 @test "--state: a run waits for the lock held by another" {
-	flock "$S.lock" sleep 1 &
-	sleep 0.3
-	SECONDS=0
-	run_state
-	assert_success
-	assert_equal "$stderr" "rapl-read: $S: another run holds the lock, waiting"
+	local ready=$BATS_TEST_TMPDIR/ready release=$BATS_TEST_TMPDIR/release
+	# The holder lets go once the run has said that it waits.
+	flock "$S.lock" sh -c 'touch "$1"; until [ -e "$2" ]; do sleep 0.05; done' \
+	    _ "$ready" "$release" &
+	until [ -e "$ready" ]; do sleep 0.05; done
+	rapl-read --sysfs "$SY" --proc "$P" --state "$S" \
+	    > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
+	local run=$!
+	until grep -q waiting "$BATS_TEST_TMPDIR/err"; do sleep 0.05; done
+	[ ! -s "$S" ]		# still waiting
+	touch "$release"
+	wait "$run"
 	wait
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" \
+	    "rapl-read: $S: another run holds the lock, waiting"
 	[ -s "$S" ]
 }
 
@@ -211,24 +220,33 @@ setup() {
 # read sees an empty file (a vanished zone).
 @test "a counter that jumps further than any zone could is left out once" {
 	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
-	run --separate-stderr rapl-read --sysfs "$SY" -z core -i 100ms -- \
-	    sh -c "sleep 0.15; echo 60000000000 1<> $f; sleep 0.2; echo 60000100000 1<> $f; sleep 0.15"
-	assert_success
-	assert_equal "${#stderr_lines[@]}" 1
-	assert_regex "$stderr" "^rapl-read: counter 'intel-rapl:0:0' went from 50000000000 to 60000000000 uJ in [0-9]+ us, more than 2000 W could"
-	# 11 kJ in 100 ms left out; the 100 mJ after it counted.
+	local out=$BATS_TEST_TMPDIR/out pid
+	rapl-read --sysfs "$SY" -z core -n 8 -i 50ms > "$out" \
+	    2> "$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	stop_after 2 "$pid" "$out"; echo 60000000000 1<> "$f"; kill -CONT "$pid"
+	stop_after 4 "$pid" "$out"; echo 60000100000 1<> "$f"; kill -CONT "$pid"
+	wait "$pid"
+	run -0 cat "$BATS_TEST_TMPDIR/err"
+	assert_equal "${#lines[@]}" 1
+	assert_regex "$output" "^rapl-read: counter 'intel-rapl:0:0' went from 50000000000 to 60000000000 uJ in [0-9]+ us, more than 2000 W could"
+	# 11 kJ left out; the 100 mJ after it counted.
 	run jq -s '[.[] | select(.type == "energy") | .energy_uj] |
-	    (all(. < 1000000)) and (add == 100000)' <<< "$output"
+	    (all(. < 1000000)) and (add == 100000)' "$out"
 	assert_output true
 }
 
 @test "a counter above its max_energy_range_uj is left out, and said once" {
 	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
-	run --separate-stderr rapl-read --sysfs "$SY" -z core -i 100ms -- \
-	    sh -c "sleep 0.15; echo 262143328851 1<> $f; sleep 0.3; echo 000000001000 1<> $f; sleep 0.25"
-	assert_success
-	assert_equal "$stderr" "rapl-read: '$f': 262143328851 is above max_energy_range_uj, 262143328850"
-	run jq -s '[.[] | select(.type == "energy") | .energy_uj] | add' \
-	    <<< "$output"
+	local out=$BATS_TEST_TMPDIR/out pid
+	rapl-read --sysfs "$SY" -z core -n 8 -i 50ms > "$out" \
+	    2> "$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	stop_after 2 "$pid" "$out"; echo 262143328851 1<> "$f"; kill -CONT "$pid"
+	stop_after 5 "$pid" "$out"; echo 000000001000 1<> "$f"; kill -CONT "$pid"
+	wait "$pid"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" \
+	    "rapl-read: '$f': 262143328851 is above max_energy_range_uj, 262143328850"
+	run jq -s '[.[] | select(.type == "energy") | .energy_uj] | add' "$out"
 	assert_output 0
 }

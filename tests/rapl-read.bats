@@ -294,23 +294,19 @@ HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
 
 @test "a counter that fails mid-run is reported once and left out while it fails" {
 	local f=$SY/class/powercap/intel-rapl:0:0/energy_uj
-	(
-		# In place, never truncated: an empty read is a vanished zone.
-		sleep 0.5
-		echo garbage 1<> "$f"
-		sleep 0.5
-		echo 50000000000 1<> "$f"
-	) &
-	run --separate-stderr rapl-read --sysfs "$SY" -n 40 -i 50ms
-	wait
-	assert_success
-	assert_equal "$stderr" "rapl-read: cannot read '$f': Invalid argument"
-	assert_equal "$(jq -s 'map(select(.zone == "package")) | length' \
-	    <<< "$output")" 40
-	assert_equal "$(jq -s 'map(select(.zone == "dram")) | length' \
-	    <<< "$output")" 40
+	local out=$BATS_TEST_TMPDIR/out pid
+	rapl-read --sysfs "$SY" -n 40 -i 50ms > "$out" 2> "$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	# In place, never truncated: an empty read is a vanished zone.
+	stop_after 10 "$pid" "$out"; echo garbage 1<> "$f"; kill -CONT "$pid"
+	stop_after 20 "$pid" "$out"; echo 50000000000 1<> "$f"; kill -CONT "$pid"
+	wait "$pid"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" \
+	    "rapl-read: cannot read '$f': Invalid argument"
+	assert_equal "$(jq -s 'map(select(.zone == "package")) | length' "$out")" 40
+	assert_equal "$(jq -s 'map(select(.zone == "dram")) | length' "$out")" 40
 	run jq -s '[map(select(.zone == "core")) | length < 40,
-	    any(.[]; .zone == "core" and .seq == 40)] | all' <<< "$output"
+	    any(.[]; .zone == "core" and .seq == 40)] | all' "$out"
 	assert_output true
 }
 

@@ -58,3 +58,13 @@ nobody_tree() {
 	find "$NOBODY_DIR/sys/devices" \( -name energy_uj -o -name 'power1_*' \) \
 	    -exec chmod 0400 {} +
 }
+
+# stop_after N PID OUT: stops process PID once its output file OUT holds N
+# interval records, so that a change made then falls between the same
+# intervals however fast the machine is; kill -CONT PID lets it go on.
+stop_after() {
+	until [ "$(grep -c '"type":"interval"' "$3")" -ge "$1" ]; do
+		sleep 0.01
+	done
+	kill -STOP "$2"
+}
