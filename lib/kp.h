@@ -260,7 +260,7 @@ void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
  * liveness.c (D2): a stream that never says a workload ended holds at most
  * KP_LIVE_MAX of them; beyond, those seen least recently are let go.
  */
-#define KP_LIVE_MAX 100000
+#define KP_LIVE_MAX 20000
 int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
 
 /* sampler.c: node and per-process CPU time between two scans of /proc. */

@@ -399,20 +399,20 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -c 'select(.type == "container" and .seq == 2) | [.container_id, .state]' <<< "$output")" '["a","running"]'
 }
 
-@test "a sparse stream that never says a process ended holds at most 100000" {
+@test "a sparse stream that never says a process ended holds at most 20000" {
 	awk 'BEGIN {
 		for (k = 1; k <= 2; k++) {
 			printf "{\"type\":\"node\",\"seq\":%d,\"zone\":\"package\",\"energy_uj\":1}\n", k
-			for (i = 0; i < 60000; i++)
+			for (i = 0; i < 12000; i++)
 				printf "{\"type\":\"process\",\"seq\":%d,\"zone\":\"package\",\"pid\":%d,\"starttime\":%d,\"cpu_us\":1,\"energy_uj\":1,\"container_id\":\"c%d\"}\n", k, i + 2, k, i % 7
 			printf "{\"type\":\"interval\",\"seq\":%d,\"dt_us\":1000000}\n", k
 		}
 	}' > "$IN"
 	run -0 --separate-stderr kp-aggregate --level container --drop-processes < "$IN"
-	assert_equal "$stderr" "kp-aggregate: 120000 processes without an end, more than 100000: those seen least recently leave their groups"
+	assert_equal "$stderr" "kp-aggregate: 24000 processes without an end, more than 20000: those seen least recently leave their groups"
 	# Interval 1's members left; the groups go on with interval 2's.
 	assert_equal "$(jq -s -c '[.[] | select(.type == "container" and .seq == 2 and .state == "running")] | length' <<< "$output")" 7
-	assert_equal "$(jq -s '[.[] | select(.type == "container") | .energy_uj] | add' <<< "$output")" 120000
+	assert_equal "$(jq -s '[.[] | select(.type == "container") | .energy_uj] | add' <<< "$output")" 24000
 }
 
 @test "--state with an empty input is an error that advances nothing (D5)" {

@@ -94,31 +94,36 @@ zone_sum() {
 	    "$(zone_sum group package "$BATS_TEST_TMPDIR/groups")"
 }
 
-# A stream of two intervals of 60000 processes each, none seen twice and
+# A stream of two intervals of 12000 processes each, none seen twice and
 # none terminated; with $1, each interval's cpu record says dense.
 two_crowds() {
 	awk -v dense="$1" 'BEGIN {
 		print "{\"type\":\"header\",\"seq\":0,\"version\":\"1.1\",\"producer\":\"test\"}"
 		for (k = 1; k <= 2; k++) {
 			printf "{\"type\":\"cpu\",\"seq\":%d,\"cpu_us\":1,\"total_cpu_us\":2%s}\n", k, dense
-			for (i = 0; i < 60000; i++)
+			for (i = 0; i < 12000; i++)
 				printf "{\"type\":\"proc\",\"seq\":%d,\"pid\":%d,\"starttime\":%d,\"comm\":\"p\",\"cpu_us\":1,\"state\":\"running\"}\n", k, i + 2, k
 			printf "{\"type\":\"interval\",\"seq\":%d,\"dt_us\":1000000}\n", k
 		}
 	}'
 }
 
-@test "--summary holds at most 100000 workloads that never end, and says so" {
+@test "--summary holds at most 20000 workloads that never end, and says so" {
 	two_crowds "" > "$BATS_TEST_TMPDIR/in"
 	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
-	assert_equal "$stderr" "kp-fmt: --summary: 120000 workloads without an end, more than 100000, the least recently seen folded into other rows; one that comes back starts a new row"
+	assert_equal "$stderr" "kp-fmt: --summary: 24000 workloads without an end, more than 20000, the least recently seen folded into other rows; one that comes back starts a new row"
 	# The total is whole.
-	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 120000
+	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 24000
 	# In a dense stream, a process without a record has ended: none held.
 	two_crowds ',"dense":true' > "$BATS_TEST_TMPDIR/in"
 	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
 	assert_equal "$stderr" ""
-	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 120000
+	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 24000
+	# Downstream of kp-attribute, its node records say so.
+	sed 's/{"type":"cpu","seq":\([0-9]*\),/{"type":"node","seq":\1,"zone":"package",/' \
+	    "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/node"
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/node"
+	assert_equal "$stderr" ""
 }
 
 @test "--summary-rows takes 1 to 1000000" {

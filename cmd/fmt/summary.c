@@ -334,7 +334,8 @@ add_record(struct fmt *ctx, struct summary *s, const struct kp_record *rec)
 	w->last_seq = rec->seq;
 	if (kp_rec_terminated(rec))
 		workload_end(s, w);
-	if (rec_is(rec, "cpu") && rec_true(rec, "dense"))
+	if ((rec_is(rec, "cpu") || rec_is(rec, "node")) &&
+	    rec_true(rec, "dense"))
 		s->dense = 1;
 }
 
