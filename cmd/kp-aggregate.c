@@ -319,7 +319,7 @@ add_process(const struct kp_record *rec)
 	int64_t energy_uj, cpu_us = 0, pid = 0, starttime = 0;
 	const char *zone;
 	struct member *m;
-	char key[48];
+	char key[KP_PROC_KEY_MAX];
 	int z;
 
 	if ((zone = kp_rec_str(rec, "zone")) == NULL ||
@@ -333,8 +333,7 @@ add_process(const struct kp_record *rec)
 		return "process record without a positive integer pid";
 	kp_rec_int(rec, "cpu_us", &cpu_us);
 	kp_rec_int(rec, "starttime", &starttime);
-	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
-	    (long long)starttime);
+	kp_proc_key(key, sizeof(key), pid, starttime);
 	m = kp_map_get(members, key);
 	if (!sums_fit(rec, m, z, cpu_us, energy_uj))
 		return "process record whose energy_uj or cpu_us overflows a "

@@ -133,11 +133,10 @@ muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
 static struct workload *
 workload(int64_t pid, int64_t starttime, int create)
 {
+	char key[KP_PROC_KEY_MAX];
 	struct workload *w;
-	char key[48];
 
-	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
-	    (long long)starttime);
+	kp_proc_key(key, sizeof(key), pid, starttime);
 	if ((w = kp_map_get(workloads, key)) == NULL && create) {
 		if ((w = calloc(1, sizeof(*w))) == NULL)
 			err(KP_EXIT_FAILURE, "calloc");
@@ -149,10 +148,9 @@ workload(int64_t pid, int64_t starttime, int create)
 static void
 forget(int64_t pid, int64_t starttime)
 {
-	char key[48];
+	char key[KP_PROC_KEY_MAX];
 
-	snprintf(key, sizeof(key), "%lld:%lld", (long long)pid,
-	    (long long)starttime);
+	kp_proc_key(key, sizeof(key), pid, starttime);
 	free(kp_map_remove(workloads, key));
 }
 
@@ -206,11 +204,7 @@ usage_ratio(const struct interval *iv)
 {
 	if (!iv->has_total)
 		return iv->ratio;
-	if (iv->total_cpu_us <= 0)
-		return 0;
-	if (iv->cpu_us >= iv->total_cpu_us)
-		return 1;
-	return (double)iv->cpu_us / (double)iv->total_cpu_us;
+	return kp_usage_ratio(iv->cpu_us, iv->total_cpu_us);
 }
 
 static int
@@ -897,13 +891,13 @@ load_node(json_t *node, const char *path)
 static void
 load_procs(json_t *procs, const char *path)
 {
-	long long pid, starttime;
+	int64_t pid, starttime;
 	struct workload w;
 	const char *key;
 	json_t *v;
 
 	json_object_foreach(procs, key, v) {
-		if (sscanf(key, "%lld:%lld", &pid, &starttime) != 2)
+		if (!kp_proc_key_parse(key, &pid, &starttime))
 			continue;
 		memset(&w, 0, sizeof(w));
 		kp_zones_load(&zones, v, w.total_uj);

@@ -924,14 +924,11 @@ emit_counters(const struct meter *m, int64_t seq, int64_t dt_us)
 static double
 usage_ratio(const struct kp_cpu_times *prev, const struct kp_cpu_times *cur)
 {
-	double ratio;
-
 	if (cur->total_ticks <= prev->total_ticks ||
 	    cur->active_ticks < prev->active_ticks)
 		return 0;
-	ratio = (double)(cur->active_ticks - prev->active_ticks) /
-	    (double)(cur->total_ticks - prev->total_ticks);
-	return ratio > 1 ? 1 : ratio;
+	return kp_usage_ratio((int64_t)(cur->active_ticks - prev->active_ticks),
+	    (int64_t)(cur->total_ticks - prev->total_ticks));
 }
 
 /* Power rises in a straight line from idle to max with the CPU usage. */

@@ -55,12 +55,13 @@ sleep_until_us(int64_t mono_us)
 	struct timespec ts;
 	sigset_t open, ending;
 	int64_t left_us;
+	int sig;
 
 	sigprocmask(SIG_SETMASK, NULL, &open);
 	kp_signals_set(&ending);
-	for (int i = 1; i < NSIG; i++)
-		if (sigismember(&ending, i))
-			sigdelset(&open, i);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&ending, sig))
+			sigdelset(&open, sig);
 	while (!kp_stop_signal && (left_us = mono_us - kp_mono_us()) > 0) {
 		ts.tv_sec = left_us / 1000000;
 		ts.tv_nsec = (left_us % 1000000) * 1000;

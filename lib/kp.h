@@ -242,6 +242,11 @@ void kp_identity_from_pods_log(const char *dir, struct kp_identity *id);
 void kp_identity_classify(struct kp_identity *id, int kernel_thread);
 void kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b);
 
+/* process.c: a process's key in a stage's tables, "pid:starttime". */
+#define KP_PROC_KEY_MAX 48
+void kp_proc_key(char *buf, size_t len, int64_t pid, int64_t starttime);
+int kp_proc_key_parse(const char *key, int64_t *pid, int64_t *starttime);
+
 /* map.c: a string-keyed hash map of owned void * values. */
 struct kp_map;
 struct kp_map *kp_map_new(void);
