@@ -231,10 +231,6 @@ sums_fit(const struct kp_record *rec, struct member *m, int z, int64_t cpu_us,
 	return 1;
 }
 
-#define NO_FIELDS "process record without a zone and an integer energy_uj"
-#define TOO_MANY_ZONES "process record of a zone beyond the first 64: " \
-    "left out (see kp-aggregate(1))"
-
 /* A new member: the group it joins at each level, and that group's pod. */
 static struct member *
 member_new(const struct kp_record *rec, const char *key)
