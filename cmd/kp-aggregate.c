@@ -651,10 +651,10 @@ save_member(const char *key, void *val, void *arg)
 	json_object_set_new(arg, key, ids);
 }
 
-static void
-save_state(struct kp_state *st)
+static json_t *
+state_data(void)
 {
-	json_t *data, *lvs, *o;
+	json_t *lvs, *o;
 	struct save_ctx c;
 	size_t l;
 
@@ -669,8 +669,7 @@ save_state(struct kp_state *st)
 	}
 	o = json_object();
 	kp_map_each(members, save_member, o);
-	data = json_pack("{s:o,s:o}", "levels", lvs, "members", o);
-	kp_state_commit_new(st, data);
+	return json_pack("{s:o,s:o}", "levels", lvs, "members", o);
 }
 
 /* Whether a stored id is one JSON value, as a group's id is written. */
@@ -768,7 +767,7 @@ main(int argc, char *argv[])
 	struct kp_record rec;
 	int64_t dt_us = 0;
 	size_t l, i, nby = 0;
-	int ch, status, level_given = 0;
+	int ch, status, level_given = 0, due, pending = 0;
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -814,9 +813,13 @@ main(int argc, char *argv[])
 		if (rec.cut_seq >= 0)
 			drop_interval();
 		if (strcmp(rec.type, "interval") == 0) {
+			due = kp_state_due(st);
 			kp_rec_int(&rec, "dt_us", &dt_us);
 			end_interval(rec.seq, dt_us);
 			kp_out_raw(rec.line, rec.len);
+			if (due)
+				kp_state_interval_commit(st, state_data());
+			pending = st != NULL && !due;
 			kp_out_flush();
 			continue;
 		}
@@ -830,8 +833,8 @@ main(int argc, char *argv[])
 	}
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));
-	if (st)
-		save_state(st);
+	if (st != NULL && (pending || !kp_state_committed(st)))
+		kp_state_commit_new(st, state_data());
 	kp_reader_close(r);
 	kp_state_close(st);
 	kp_map_free(members, free);

@@ -996,8 +996,8 @@ save_workload(const char *key, void *val, void *arg)
 	    kp_zones_save(&zones, ((struct workload *)val)->total_uj));
 }
 
-static void
-save_state(struct kp_state *st, struct kp_sampler *s)
+static json_t *
+state_data(struct kp_sampler *s)
 {
 	json_t *data, *node, *procs, *list;
 	size_t z, i;
@@ -1020,14 +1020,20 @@ save_state(struct kp_state *st, struct kp_sampler *s)
 	    "terminated", list);
 	if (kp_sampler_has_baseline(s))
 		json_object_set_new(data, "sampler", kp_sampler_save(s));
-	kp_state_commit_new(st, data);
+	return data;
 }
 
-static void
-run(struct kp_reader *r, struct kp_sampler *s)
+/*
+ * The stream, interval by interval.  With --state, the state that counts
+ * an interval is prepared before its records go out and committed after
+ * them, at most once a second (D5); 1 if the last interval's is not.
+ */
+static int
+run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
 {
 	struct interval iv;
 	struct kp_record rec;
+	int due, pending = 0;
 
 	memset(&iv, 0, sizeof(iv));
 	iv.seq = -1;
@@ -1038,9 +1044,13 @@ run(struct kp_reader *r, struct kp_sampler *s)
 	while (kp_reader_next(r, &rec) > 0) {
 		if (rec.cut_seq >= 0)
 			pass_cut(&iv);
-		if (strcmp(rec.type, "interval") == 0)
+		if (strcmp(rec.type, "interval") == 0) {
+			due = kp_state_due(st);
 			end_interval(r, &iv, &rec, s);
-		else if (consumed(rec.type))
+			if (due)
+				kp_state_interval_commit(st, state_data(s));
+			pending = st != NULL && !due;
+		} else if (consumed(rec.type))
 			hold(r, &rec, &iv);
 		else
 			kp_out_raw(rec.line, rec.len);
@@ -1051,6 +1061,7 @@ run(struct kp_reader *r, struct kp_sampler *s)
 	free(iv.procs);
 	free(iv.text.s);
 	free(iv.lines.s);
+	return pending;
 }
 
 static void
@@ -1101,7 +1112,7 @@ main(int argc, char *argv[])
 	struct kp_state *st = NULL;
 	struct kp_sampler *s;
 	struct kp_reader *r;
-	int ch, status;
+	int ch, status, pending;
 	size_t i;
 
 	kp_out_init();
@@ -1160,11 +1171,11 @@ main(int argc, char *argv[])
 		(void)kp_sampler_scan(s);
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
-	run(r, s);
+	pending = run(r, s, st);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));
-	if (st)
-		save_state(st, s);
+	if (st != NULL && (pending || !kp_state_committed(st)))
+		kp_state_commit_new(st, state_data(s));
 	kp_reader_close(r);
 	kp_state_close(st);
 	kp_sampler_free(s);

@@ -65,34 +65,30 @@ state_data(struct kp_sampler *s, json_int_t seq, int64_t mono_us)
 struct filter {
 	struct kp_state *st;	/* or NULL */
 	json_int_t seq, mono_us;	/* the last interval, and its sample */
-	int64_t committed_us;	/* when the state was last committed */
+	int pending;		/* that interval's state is not committed */
 };
 
 /*
  * Interval seq ends upstream: this stage's records of it, then its
  * interval record.  With --state, the state that counts it is prepared
- * before them and committed after (D5), at most once a second.
+ * before they go out and committed after, at most once a second (D5).
  */
 static void
 end_interval(struct kp_sampler *s, struct filter *f,
     const struct kp_record *rec)
 {
-	int commit;
+	int due = kp_state_due(f->st);
 
 	scan(s);
 	f->seq = rec->seq;
 	f->mono_us = kp_mono_us();
-	commit = f->st != NULL && (f->committed_us < 0 ||
-	    f->mono_us - f->committed_us >= 1000000);
-	if (commit)
-		kp_state_prepare_new(f->st, state_data(s, f->seq, f->mono_us));
 	kp_sampler_write(s, rec->seq);
 	kp_out_raw(rec->line, rec->len);
+	if (due)
+		kp_state_interval_commit(f->st, state_data(s, f->seq,
+		    f->mono_us));
+	f->pending = f->st != NULL && !due;
 	kp_out_flush();
-	if (commit) {
-		kp_state_commit(f->st);
-		f->committed_us = f->mono_us;
-	}
 }
 
 /*
@@ -203,7 +199,7 @@ run_once(struct kp_sampler *s, struct kp_state *st, const char *path)
 static int
 filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
 {
-	struct filter f = { st, 0, 0, -1 };
+	struct filter f = { st, 0, 0, 0 };
 	long nlines;
 	int status;
 
@@ -215,7 +211,7 @@ filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
 	}
 	status = run_filter(s, &f, &nlines);
 	kp_state_need_input(st, nlines);
-	if (st != NULL && f.committed_us < f.mono_us)
+	if (st != NULL && (f.pending || !kp_state_committed(st)))
 		kp_state_commit_new(st, state_data(s, f.seq, f.mono_us));
 	return status;
 }

@@ -77,6 +77,8 @@ void kp_out_init(void);
 void kp_out_raw(const char *line, size_t len);	/* len excludes '\n' */
 void kp_out_bytes(const char *s, size_t len);	/* as they are */
 void kp_out_flush(void);
+void kp_out_hold(void);		/* until kp_out_release: written then */
+void kp_out_release(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
 json_t *kp_rec_new(const char *type, int64_t seq);
 void kp_out_header(const char *producer);
@@ -292,6 +294,9 @@ json_t *kp_state_data_any_boot(struct kp_state *st);
 void kp_state_prepare_new(struct kp_state *st, json_t *data);
 void kp_state_commit(struct kp_state *st);
 void kp_state_commit_new(struct kp_state *st, json_t *data);
+int kp_state_due(const struct kp_state *st);	/* holds output if so */
+void kp_state_interval_commit(struct kp_state *st, json_t *data);
+int kp_state_committed(const struct kp_state *st);
 void kp_state_close(struct kp_state *st);
 void kp_state_need_input(const struct kp_state *st, long lines_read);
 int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */

@@ -34,6 +34,7 @@ struct kp_state {
 	char *path;
 	char *dir, *base;	/* path's directory and file name */
 	char *tmp;		/* prepared, not yet committed; or NULL */
+	int64_t committed_us;	/* CLOCK_MONOTONIC of the last commit; -1 */
 	int lockfd;
 	char boot_id[64];
 	char kind[32];
@@ -174,6 +175,7 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 	char lockpath[PATH_MAX];
 
 	st = kp_calloc(1, sizeof(*st));
+	st->committed_us = -1;
 	st->path = kp_strdup(path);
 	snprintf(lockpath, sizeof(lockpath), "%s", path);
 	st->dir = kp_strdup(dirname(lockpath));
@@ -260,6 +262,38 @@ kp_state_commit(struct kp_state *st)
 	free(st->tmp);
 	st->tmp = NULL;
 	sync_dir(st);
+	st->committed_us = kp_mono_us();
+}
+
+/*
+ * A long-running stage's interval ends (D5): whether its state is to be
+ * committed with it, the first time and then at most once a second.  If
+ * so, the stage's output is held until kp_state_interval_commit.
+ */
+int
+kp_state_due(const struct kp_state *st)
+{
+	if (st == NULL || (st->committed_us >= 0 &&
+	    kp_mono_us() - st->committed_us < 1000000))
+		return 0;
+	kp_out_hold();
+	return 1;
+}
+
+/* The state that counts the held records, then the records, then rename. */
+void
+kp_state_interval_commit(struct kp_state *st, json_t *data)
+{
+	kp_state_prepare_new(st, data);
+	kp_out_release();
+	kp_state_commit(st);
+}
+
+/* Whether the state was ever committed in this run. */
+int
+kp_state_committed(const struct kp_state *st)
+{
+	return st->committed_us >= 0;
 }
 
 /* Both at once, for a stage whose records are already written. */

@@ -28,9 +28,37 @@ kp_out_init(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * Output held back, not written, until kp_out_release: a stage with
+ * --state prepares the state that counts an interval's records before
+ * they go out (DECISIONS.md D5).
+ */
+static struct kp_buf held;
+static int holding;
+
+void
+kp_out_hold(void)
+{
+	holding = 1;
+}
+
+void
+kp_out_release(void)
+{
+	holding = 0;
+	kp_out_bytes(held.s, held.len);
+	held.len = 0;
+	kp_out_flush();
+}
+
 void
 kp_out_raw(const char *line, size_t len)
 {
+	if (holding) {
+		kp_buf_add(&held, line, len);
+		kp_buf_add(&held, "\n", 1);
+		return;
+	}
 	if (fwrite_unlocked(line, 1, len, stdout) != len ||
 	    putchar_unlocked('\n') == EOF)
 		write_failed();
@@ -40,14 +68,16 @@ kp_out_raw(const char *line, size_t len)
 void
 kp_out_bytes(const char *s, size_t len)
 {
-	if (len > 0 && fwrite_unlocked(s, 1, len, stdout) != len)
+	if (holding)
+		kp_buf_add(&held, s, len);
+	else if (len > 0 && fwrite_unlocked(s, 1, len, stdout) != len)
 		write_failed();
 }
 
 void
 kp_out_flush(void)
 {
-	if (fflush(stdout) == EOF)
+	if (!holding && fflush(stdout) == EOF)
 		write_failed();
 }
 

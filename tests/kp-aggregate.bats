@@ -428,3 +428,29 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	run -0 --separate-stderr kp-aggregate < /dev/null
 	assert_output ""
 }
+
+@test "a long-running --state run commits each interval, at most once a second (D5)" {
+	local S=$BATS_TEST_TMPDIR/ag.state fifo=$BATS_TEST_TMPDIR/fifo
+	local out=$BATS_TEST_TMPDIR/out pid
+	process 1 package 1 7 '"container_id":"a"'
+	interval 1
+	mkfifo "$fifo"
+	kp-aggregate --level container --state "$S" < "$fifo" > "$out" &
+	pid=$!
+	exec 9> "$fifo"
+	cat "$IN" >&9
+	# Interval 1 is out: its state is already in place, the run going on.
+	until grep -q '"type":"interval"' "$out"; do sleep 0.05; done
+	kill -0 "$pid"
+	assert_equal "$(jq -c '.data.levels.container_id.groups' "$S")" \
+	    '[{"id":"\"a\"","totals":{"package":7}}]'
+	kill -KILL "$pid"
+	exec 9>&-
+	wait "$pid" || true
+	# A next run goes on from it.
+	: > "$IN"
+	process 2 package 1 3 '"container_id":"a"'
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_equal "$(jq -c 'select(.type == "container") | .total_uj' <<< "$output")" 10
+}
