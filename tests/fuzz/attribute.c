@@ -1,0 +1,167 @@
+/*
+ * libFuzzer harness for a stream stage's handling of intervals:
+ * kp-attribute, whose code (cmd/kp-attribute.c, included whole, its main
+ * renamed) takes any input read by the one reader and writes into memory.
+ * Besides not crashing, what it writes must read back as records by the
+ * same rules, and every interval and zone it attributes must be conserved:
+ * the node's energy is exactly the processes', the unattributed record's
+ * and the idle kept at node level.  Where no cpu record comes, it samples
+ * the proc-basic fixture, not this machine.  Inputs that hold a key "ts" or
+ * a \u escape, or a header of another major version, are skipped: a ts
+ * long past with no cpu record, and such a header, end the stage by design
+ * (exit 3), which libFuzzer would take for a crash.
+ */
+#include <limits.h>
+
+#define main kp_attribute_main
+#include "../../cmd/kp-attribute.c"
+#undef main
+
+#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define NSEEN 4096
+
+/* Per (seq, zone) of the output: node energy and what was shared of it. */
+struct seen {
+	int64_t seq;
+	char zone[48];
+	int64_t node_uj, shared_uj;
+	int has_node;
+};
+
+static struct seen *
+seen_get(struct seen *t, size_t *n, int64_t seq, const char *zone)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (t[i].seq == seq && strcmp(t[i].zone, zone) == 0)
+			return &t[i];
+	if (*n == NSEEN)
+		return NULL;
+	memset(&t[*n], 0, sizeof(t[*n]));
+	t[*n].seq = seq;
+	snprintf(t[*n].zone, sizeof(t[*n].zone), "%s", zone);
+	return &t[(*n)++];
+}
+
+static int
+rec_is_type(const struct kp_record *rec, const char *type)
+{
+	return strcmp(rec->type, type) == 0;
+}
+
+/* One output record into the table; each must read back. */
+static void
+tally(struct seen *t, size_t *n, const struct kp_record *rec)
+{
+	const char *zone = kp_rec_str(rec, "zone");
+	int64_t uj = 0, kept = 0, sock = -1;
+	char key[48];
+	struct seen *s;
+
+	if (zone == NULL || (!rec_is_type(rec, "node") &&
+	    !rec_is_type(rec, "process") && !rec_is_type(rec, "unattributed")))
+		return;
+	kp_rec_int(rec, "socket", &sock);
+	snprintf(key, sizeof(key), "%s/%lld", zone, (long long)sock);
+	if ((s = seen_get(t, n, rec->seq, key)) == NULL)
+		return;
+	CHECK(kp_rec_int(rec, "energy_uj", &uj));
+	if (rec_is_type(rec, "node")) {
+		/* Two energy records of one zone are each attributed. */
+		s->has_node = 1;
+		s->node_uj += uj;
+		kp_rec_int(rec, "idle_kept_uj", &kept);
+		s->shared_uj += kept;
+	} else
+		s->shared_uj += uj;
+}
+
+static void
+check_output(const char *buf, size_t len)
+{
+	static struct seen t[NSEEN];
+	struct kp_reader *r = kp_reader_open_mem(buf, len, "output");
+	struct kp_record rec;
+	size_t n = 0, i;
+	int got;
+
+	while ((got = kp_reader_read(r, &rec)) != 0) {
+		if (got < 0 && kp_reader_fatal(r))
+			break;
+		if (got > 0)
+			tally(t, &n, &rec);
+	}
+	kp_reader_close(r);
+	for (i = 0; i < n; i++)
+		CHECK(!t[i].has_node || t[i].shared_uj == t[i].node_uj);
+}
+
+/* Everything one input left, so that the next starts as a new run. */
+static void
+reset(void)
+{
+	size_t i;
+
+	kp_map_free(workloads, free);
+	workloads = kp_map_new();
+	for (i = 0; i < nended; i++)
+		free(ended[i].id);
+	nended = 0;
+	memset(node_total, 0, sizeof(node_total));
+	memset(unattributed_total, 0, sizeof(unattributed_total));
+	memset(&zones, 0, sizeof(zones));
+	zones.socket_keys = 1;
+}
+
+/* An input this stage would end on by design (see above), or exit 3 on. */
+static int
+skipped(const uint8_t *data, size_t size)
+{
+	struct kp_reader *r;
+	struct kp_record rec;
+	int n, fatal = 0;
+
+	if (memmem(data, size, "\"ts\"", 4) != NULL ||
+	    memmem(data, size, "\\u", 2) != NULL)
+		return 1;
+	r = kp_reader_open_mem((const char *)data, size, "fuzz");
+	while ((n = kp_reader_read(r, &rec)) != 0 && !fatal)
+		fatal = n < 0 && kp_reader_fatal(r);
+	kp_reader_close(r);
+	return fatal;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct kp_sampler *s;
+	static char fixture[PATH_MAX];
+	struct kp_reader *r;
+	FILE *real = stdout;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (skipped(data, size))
+		return 0;
+	if (s == NULL) {
+		snprintf(fixture, sizeof(fixture), "%.*s/../fixtures/proc-basic",
+		    (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
+		procdir = fixture;
+		kp_out_init();
+		workloads = kp_map_new();
+		s = kp_sampler_new(procdir, 0);
+		CHECK(kp_sampler_scan(s) == 0);
+	}
+	if ((stdout = open_memstream(&buf, &len)) == NULL)
+		abort();
+	r = kp_reader_open_mem((const char *)data, size, "fuzz");
+	run(r, s, NULL);
+	kp_reader_close(r);
+	fclose(stdout);
+	stdout = real;
+	check_output(buf, len);
+	free(buf);
+	reset();
+	return 0;
+}
