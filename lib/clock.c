@@ -47,25 +47,29 @@ kp_format_ts(char *buf, size_t len, int64_t wall_us)
 
 /*
  * Sleeps to a deadline, or less when a signal asks the interval to end now
- * (kp_stop_signal): the ending signals are let in only inside ppoll.
+ * (kp_stop_signal): a producer's ending signals are let in only inside
+ * ppoll, so that one that came while it sampled is not lost between a
+ * check and a sleep.  One system call an interval, as before signals.
  */
 static void
 sleep_until_us(int64_t mono_us)
 {
+	const sigset_t *open = kp_signals_sleep_mask();
 	struct timespec ts;
-	sigset_t open, ending;
 	int64_t left_us;
-	int sig;
 
-	sigprocmask(SIG_SETMASK, NULL, &open);
-	kp_signals_set(&ending);
-	for (sig = 1; sig < NSIG; sig++)
-		if (sigismember(&ending, sig))
-			sigdelset(&open, sig);
+	if (open == NULL) {
+		ts.tv_sec = mono_us / 1000000;
+		ts.tv_nsec = (mono_us % 1000000) * 1000;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+		    NULL) == EINTR)
+			;
+		return;
+	}
 	while (!kp_stop_signal && (left_us = mono_us - kp_mono_us()) > 0) {
 		ts.tv_sec = left_us / 1000000;
 		ts.tv_nsec = (left_us % 1000000) * 1000;
-		ppoll(NULL, 0, &ts, &open);
+		ppoll(NULL, 0, &ts, open);
 	}
 }
 

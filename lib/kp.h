@@ -71,6 +71,7 @@ extern volatile sig_atomic_t kp_stop_signal;	/* the first one; 0: none */
 void kp_signals_set(sigset_t *set);
 void kp_signals_catch(void (*before_death)(void));	/* a filter's */
 void kp_signals_producer(void);
+const sigset_t *kp_signals_sleep_mask(void);	/* NULL: not a producer */
 
 /* write.c: all record output goes through here. */
 void kp_out_init(void);

@@ -15,6 +15,8 @@ static const int ending[] = { SIGHUP, SIGINT, SIGTERM };
 
 volatile sig_atomic_t kp_stop_signal;
 static void (*before_death)(void);
+static sigset_t open_mask;	/* a producer's mask while it sleeps */
+static int producing;
 
 static void
 on_signal(int sig)
@@ -73,5 +75,13 @@ kp_signals_producer(void)
 
 	kp_signals_catch(NULL);
 	kp_signals_set(&set);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigprocmask(SIG_BLOCK, &set, &open_mask);
+	producing = 1;
+}
+
+/* The mask a producer sleeps with, the ending signals let in; or NULL. */
+const sigset_t *
+kp_signals_sleep_mask(void)
+{
+	return producing ? &open_mask : NULL;
 }
