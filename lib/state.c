@@ -210,6 +210,17 @@ kp_state_data_any_boot(struct kp_state *st)
 	return st->data;
 }
 
+/* Exit 1 for what went wrong with path, tmp removed first. */
+static void
+fail_removing(const char *tmp, const char *path)
+{
+	int saved = errno;
+
+	unlink(tmp);
+	errno = saved;
+	err(KP_EXIT_FAILURE, "%s", path);
+}
+
 /* The file's directory synced, so that a rename in it lasts. */
 static void
 sync_dir(const struct kp_state *st)
@@ -233,6 +244,8 @@ kp_state_prepare_new(struct kp_state *st, json_t *data)
 	json_t *root;
 	int fd;
 
+	if (st->tmp != NULL)		/* prepared before, never committed */
+		unlink(st->tmp);
 	free(st->tmp);
 	st->tmp = kp_asprintf("%s/.%s.XXXXXX", st->dir, st->base);
 	root = json_pack("{s:s,s:i,s:s,s:o}", "kind", st->kind,
@@ -242,10 +255,8 @@ kp_state_prepare_new(struct kp_state *st, json_t *data)
 	if ((fd = mkstemp(st->tmp)) < 0)
 		err(KP_EXIT_FAILURE, "%s", st->tmp);
 	if (json_dumpfd(root, fd, JSON_COMPACT) < 0 ||
-	    write(fd, "\n", 1) != 1 || fsync(fd) < 0 || close(fd) < 0) {
-		unlink(st->tmp);
-		err(KP_EXIT_FAILURE, "%s", st->tmp);
-	}
+	    write(fd, "\n", 1) != 1 || fsync(fd) < 0 || close(fd) < 0)
+		fail_removing(st->tmp, st->tmp);
 	json_decref(root);
 }
 
@@ -255,10 +266,8 @@ kp_state_commit(struct kp_state *st)
 {
 	if (st->tmp == NULL)
 		return;
-	if (rename(st->tmp, st->path) < 0) {
-		unlink(st->tmp);
-		err(KP_EXIT_FAILURE, "%s", st->path);
-	}
+	if (rename(st->tmp, st->path) < 0)
+		fail_removing(st->tmp, st->path);
 	free(st->tmp);
 	st->tmp = NULL;
 	sync_dir(st);
