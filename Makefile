@@ -58,7 +58,7 @@ bench: all
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
 FUZZ_SECONDS = 60
-FUZZ = record procfs cgroup state powercap aggregate attribute
+FUZZ = record procfs cgroup state powercap aggregate attribute aggstate
 fuzz:
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 

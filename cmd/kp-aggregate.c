@@ -726,8 +726,9 @@ load_state(struct kp_state *st, const char *path)
 			g = group_get(&levels[l], id, strlen(id));
 			kp_zones_load(&zones, json_object_get(v, "totals"),
 			    g->total_uj);
-			if (pod != NULL && (g->pod = strdup(pod)) == NULL)
-				err(KP_EXIT_FAILURE, "strdup");
+			/* A group stored twice keeps its first pod. */
+			if (pod != NULL && g->pod == NULL)
+				g->pod = kp_strdup(pod);
 		}
 	}
 	/*

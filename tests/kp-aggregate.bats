@@ -454,3 +454,18 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	run -0 --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
 	assert_equal "$(jq -c 'select(.type == "container") | .total_uj' <<< "$output")" 10
 }
+
+@test "a group stored twice in the state file keeps its first pod; nothing leaks" {
+	# Found by tests/fuzz/aggstate.c: the second pod replaced the first
+	# without freeing it.
+	local S=$BATS_TEST_TMPDIR/ag.state vg=()
+	printf '{"kind":"kp-aggregate","version":1,"boot_id":"%s","data":{"levels":{"container_id":{"groups":[{"id":"\\"a\\"","totals":{"package":5},"pod":"\\"p1\\""},{"id":"\\"a\\"","totals":{"package":5},"pod":"\\"p2\\""}],"host":{}}},"members":{}}}\n' \
+	    "$(cat /proc/sys/kernel/random/boot_id)" > "$S"
+	process 1 package 1 7 '"container_id":"a"'
+	interval 1
+	[ "${KP_SANITIZE:-}" = 1 ] || vg=(valgrind -q --leak-check=full \
+	    --errors-for-leak-kinds=definite --error-exitcode=99)
+	run -0 --separate-stderr "${vg[@]}" kp-aggregate --level container \
+	    --state "$S" < "$IN"
+	assert_equal "$(jq -c 'select(.type == "container") | [.pod_id, .total_uj]' <<< "$output")" '["p1",12]'
+}
