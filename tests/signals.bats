@@ -136,9 +136,11 @@ counting_command() {
 	echo $! > "$BATS_TEST_TMPDIR/writer"
 	kp-attribute --proc "$FIXTURES/proc-basic" < "$fifo" > /dev/null &
 	pid=$!
-	# Once it catches SIGTERM (bit 15 of SigCgt), not before.
+	# Once it is kp-attribute, not the shell that starts it, and catches
+	# SIGTERM (bit 15 of SigCgt), not before.
 	local tries=0
-	until [ $((0x$(awk '/^SigCgt:/ { print $2 }' "/proc/$pid/status") >> 14 & 1)) -eq 1 ]; do
+	until [ "$(cat "/proc/$pid/comm")" = kp-attribute ] &&
+	    [ $((0x$(awk '/^SigCgt:/ { print $2 }' "/proc/$pid/status") >> 14 & 1)) -eq 1 ]; do
 		sleep 0.01
 		[ $((tries += 1)) -lt 3000 ] || { fail "kp-attribute catches no SIGTERM"; return 1; }
 	done
