@@ -34,6 +34,21 @@ start_group() {
 	setsid env --default-signal=INT bash -c 'echo $$ > "$0/group"; '"$1"'; echo "${PIPESTATUS[*]}" > "$0/status"' "$BATS_TEST_TMPDIR" &
 }
 
+# group_catches: waits until every kp program of the group catches SIGINT
+# or blocks it to wait for it (bit 2 of SigCgt or SigBlk), as it will once
+# started: a slow start must not take the signal for one not handled.
+group_catches() {
+	local pid tries=0 group
+	group=$(cat "$BATS_TEST_TMPDIR/group")
+	for pid in $(pgrep -g "$group" -x 'rapl-read|proc-cputime|kp-attribute|kp-aggregate|kp-fmt'); do
+		until [ $(( ($(awk '/^Sig(Cgt|Blk):/ { printf "0x%s|", $2 }' \
+		    "/proc/$pid/status" 2>/dev/null)0) >> 1 & 1)) -eq 1 ]; do
+			sleep 0.01
+			[ $((tries += 1)) -lt 3000 ] || { fail "$pid catches no SIGINT"; return 1; }
+		done
+	done
+}
+
 # signal_group_after N FILE SIG: once FILE counts N, SIG to the group.
 signal_group_after() {
 	local tries=0
@@ -41,6 +56,7 @@ signal_group_after() {
 		sleep 0.05
 		[ $((tries += 1)) -lt 600 ] || { fail "no interval $1 in 30 s"; return 1; }
 	done
+	group_catches
 	kill "-$3" -- "-$(cat "$BATS_TEST_TMPDIR/group")"
 }
 
@@ -96,6 +112,7 @@ counting_command() {
 		sleep 0.05
 		[ $((tries += 1)) -lt 600 ] || { fail "no interval 3 in 30 s"; return 1; }
 	done
+	group_catches
 	kill -INT -- "-$(cat "$BATS_TEST_TMPDIR/group")"
 	run -0 wait_status
 	# The command's status; tee -i, kp-attribute and kp-fmt finish well.
@@ -118,6 +135,7 @@ counting_command() {
 		sleep 0.05
 		[ $((tries += 1)) -lt 600 ] || { fail "no header in 30 s"; return 1; }
 	done
+	group_catches
 	kill -INT -- "-$(cat "$BATS_TEST_TMPDIR/group")"
 	run -0 wait_status
 	assert_output "130 0 0"
