@@ -1256,7 +1256,6 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 	char what[PATH_MAX + 64];
 	int usable, ended;
 
-	kp_out_header("rapl-read");
 	usable = load_state(m, st, path, &seq, &stored_us);
 	kp_clock_start(&clk, 0);
 	sample(m);
@@ -1268,6 +1267,7 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 		seq = clk.seq;
 	}
 	kp_state_prepare_new(st, state_data(m, seq, clk.end_us));
+	kp_out_header("rapl-read");	/* a failed run writes nothing at all */
 	if (ended) {
 		emit(m, clk.seq, clk.dt_us);
 		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);

@@ -54,6 +54,9 @@ step() {
 	    "^rapl-read: $BATS_TEST_TMPDIR/\\.rr\\.state\\.[A-Za-z0-9]{6}: No space left on device\$"
 	run -0 jq -s -c 'map(select(.type == "interval")) | length' "$LOG"
 	assert_output 0
+	# Nothing at all, not even a header: a stage after it with --state
+	# takes the empty input as a failure, not as a first run.
+	assert_equal "$(grep -c '"type":"header"' "$LOG")" 1
 	step 1000000
 	cron_run
 	assert_equal "$status" 0
