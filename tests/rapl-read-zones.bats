@@ -82,6 +82,7 @@ energies() {
 	bump intel-rapl:2 4000000	# package-1-die-0
 	bump intel-rapl:3 8000000	# package-1-die-1
 	bump intel-rapl:3:0 16	# dram of package-1-die-1
+	age_state 100
 	run_state --per-socket
 	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 2' 'package/1 2' \
 	    'dram/0 2' 'dram/1 2')"
@@ -95,6 +96,7 @@ energies() {
 	bump intel-rapl:0 5000000
 	bump intel-rapl-mmio:0 5000000
 	bump intel-rapl:1 9000000	# psys
+	age_state 100
 	run_state -z package,node
 	assert_success
 	assert_equal "$(zones)" "$(printf '%s\n' 'package 1' 'node 1')"
@@ -135,6 +137,7 @@ energies() {
 	bump intel-rapl:0:1 1000000
 	bump intel-rapl:0:2 2000000
 	bump intel-rapl:1 15000000
+	age_state 100
 	run_state -z node
 	assert_equal "$(energies)" "node=15000000"
 	assert_equal "$(zones)" "node 1"
