@@ -25,6 +25,17 @@ all: $(BIN)
 $(LIBOBJ): lib/kp.h config.mk
 $(CMD1:=.o): lib/kp.h config.mk
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
+cmd/fmt/prom.o: cmd/fmt/build.h
+
+# The git branch and revision of kp-fmt's kepler_build_info, "unknown"
+# outside a git checkout, in characters that need no escaping in C; the
+# file is rewritten only when they change, so that kp-fmt is rebuilt then.
+cmd/fmt/build.h: FORCE
+	@b=`git rev-parse --abbrev-ref HEAD 2>/dev/null | tr -cd 'A-Za-z0-9._/+-'`; \
+	r=`git rev-parse HEAD 2>/dev/null | tr -cd '0-9a-f'`; \
+	printf '#define BUILD_BRANCH "%s"\n#define BUILD_REVISION "%s"\n' \
+	    "$${b:-unknown}" "$${r:-unknown}" > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 .c.o:
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(JANSSON_CFLAGS) -Ilib -c -o $@ $<
@@ -74,6 +85,8 @@ uninstall:
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 
 clean:
-	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB)
+	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB) cmd/fmt/build.h
+
+FORCE:
 
 .PHONY: all check lint bench fuzz install uninstall clean

@@ -91,9 +91,9 @@ start_node_exporter() {
 	start_node_exporter "$dir"
 	run -0 curl -fsS "http://127.0.0.1:$NE_PORT/metrics"
 	assert_line "node_textfile_scrape_error 0"
-	assert_line 'kepler_node_cpu_joules_total{zone="package"} 5076.000123'
-	assert_line 'kepler_pod_cpu_joules_total{pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",zone="package"} 27.26188'
-	assert_line --partial 'kepler_process_cpu_watts{comm="burn",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pid="42",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",state="running",vm_id="",zone="package"} 15.886'
+	assert_line 'kepler_node_cpu_joules_total{path="",zone="package"} 5076.000123'
+	assert_line 'kepler_pod_cpu_joules_total{pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",pod_name="",pod_namespace="",zone="package"} 27.26188'
+	assert_line --partial 'kepler_process_cpu_watts{comm="burn",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",exe="",pid="42",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",state="running",type="container",vm_id="",zone="package"} 15.886'
 	assert_line "# TYPE kepler_node_cpu_joules_total counter"
 }
 
