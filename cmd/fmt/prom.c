@@ -456,7 +456,8 @@ labels_prepare(struct labels *l, size_t n)
 		l->in_node_zone = kp_reallocarray(l->in_node_zone, n, 1);
 		l->cap = n;
 	}
-	memset(l->in_node_zone, -1, n);
+	if (n > 0)
+		memset(l->in_node_zone, -1, n);
 	l->set = NULL;
 }
 
