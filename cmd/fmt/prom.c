@@ -84,34 +84,35 @@ struct family {
 
 /*
  * Label sets, shared by the families that have them; every series also has
- * node_name where the stream names its node.  path, type, runtime and
- * hypervisor are Kepler's labels, made from the record (label_mapped).
+ * node_name where the stream names its node.  A name that starts with '='
+ * is one of Kepler's labels that no record field holds as it is, made
+ * from the record (label_mapped).
  */
 static const char *const no_labels[] = { NULL };
 static const char *const zone_labels[] = { "zone", "?socket", NULL };
 static const char *const node_labels[] = {
-	"zone", "path", "?socket", NULL
+	"zone", "=path", "?socket", NULL
 };
 static const char *const source_labels[] = { "source", "?socket", NULL };
 static const char *const process_labels[] = {
-	"pid", "comm", "exe", "type", "zone", "state", "container_id",
+	"pid", "comm", "exe", "=type", "zone", "state", "container_id",
 	"pod_id", "vm_id", "?socket", NULL
 };
 static const char *const process_cpu_labels[] = {
-	"pid", "comm", "exe", "type", "container_id", "pod_id", "vm_id", NULL
+	"pid", "comm", "exe", "=type", "container_id", "pod_id", "vm_id", NULL
 };
 static const char *const container_labels[] = {
-	"container_id", "container_name", "runtime", "pod_id", "zone",
+	"container_id", "container_name", "=runtime", "pod_id", "zone",
 	"?state", NULL
 };
 static const char *const container_cpu_labels[] = {
-	"container_id", "container_name", "runtime", "pod_id", NULL
+	"container_id", "container_name", "=runtime", "pod_id", NULL
 };
 static const char *const pod_labels[] = {
 	"pod_id", "pod_name", "pod_namespace", "zone", "?state", NULL
 };
 static const char *const vm_labels[] = {
-	"vm_id", "vm_name", "hypervisor", "zone", "?state", NULL
+	"vm_id", "vm_name", "=hypervisor", "zone", "?state", NULL
 };
 static const char *const unit_labels[] = { "unit", "zone", "?state", NULL };
 static const char *const group_labels[] = {
@@ -351,10 +352,10 @@ container_runtime(const struct kp_record *rec)
 
 /*
  * The value of one of Kepler's labels that no record field holds as it
- * is, or NULL for any other label.  kp finds QEMU guests only, which
- * Kepler's hypervisor calls kvm; kp's records name no sysfs path for a
- * zone, which may sum several sockets' counters, so path is empty, as
- * Kepler writes what it does not know.
+ * is.  kp finds QEMU guests only, which Kepler's hypervisor calls kvm;
+ * kp's records name no sysfs path for a zone, which may sum several
+ * sockets' counters, so path is empty, as Kepler writes what it does not
+ * know.
  */
 static const char *
 label_mapped(const char *name, const struct kp_record *rec)
@@ -363,11 +364,7 @@ label_mapped(const char *name, const struct kp_record *rec)
 		return process_type(rec);
 	if (strcmp(name, "runtime") == 0)
 		return container_runtime(rec);
-	if (strcmp(name, "hypervisor") == 0)
-		return "kvm";
-	if (strcmp(name, "path") == 0)
-		return "";
-	return NULL;
+	return strcmp(name, "hypervisor") == 0 ? "kvm" : "";
 }
 
 /* A label's value; Kepler writes one that is unknown as the empty string. */
@@ -375,12 +372,7 @@ static void
 label_value(struct kp_buf *b, const char *name, const struct kp_record *rec)
 {
 	const struct kp_field *v;
-	const char *mapped;
 
-	if ((mapped = label_mapped(name, rec)) != NULL) {
-		label_text(b, mapped);
-		return;
-	}
 	if (strcmp(name, "group") == 0 && kp_rec_str(rec, "by") != NULL)
 		v = by_field(rec);
 	else
@@ -435,7 +427,11 @@ labels_make(const struct prom *p, struct kp_buf *b, const struct family *f,
 			continue;
 		if (node_zone && strcmp(name, "zone") == 0)
 			continue;
-		label_pair(b, &n, name, NULL, rec);
+		if (*name == '=')
+			label_pair(b, &n, name + 1, label_mapped(name + 1, rec),
+			    rec);
+		else
+			label_pair(b, &n, name, NULL, rec);
 	}
 	if (node_name(p) != NULL)
 		label_pair(b, &n, "node_name", node_name(p), rec);
@@ -673,10 +669,13 @@ family_zoned(const struct family *f)
 	return str_in_list(f->labels, "zone");
 }
 
-/* Whether record i of b has a sample in family f, or its node zone one. */
+/*
+ * Whether record i of b has a sample in family f, or in its node zone
+ * family; zoned: f has a zone label.
+ */
 static int
-family_has(struct prom *p, const struct family *f, const struct block *b,
-    size_t i, int node_zone)
+family_has(struct prom *p, const struct family *f, int zoned,
+    const struct block *b, size_t i, int node_zone)
 {
 	const struct kp_record *rec = b->recs[i];
 	const char *zone;
@@ -684,7 +683,7 @@ family_has(struct prom *p, const struct family *f, const struct block *b,
 	if (!rec_is(rec, f->rectype) && (f->rectype2 == NULL ||
 	    !rec_is(rec, f->rectype2)))
 		return 0;
-	if (family_zoned(f) && in_node_zone(&p->labels, b, i) != node_zone)
+	if (zoned && in_node_zone(&p->labels, b, i) != node_zone)
 		return 0;
 	if (f->zone == NULL && !rec_is(rec, "energy"))
 		return 1;
@@ -728,17 +727,40 @@ family_sample(struct fmt *ctx, struct prom *p, const struct family *f,
 	(*samples)++;
 }
 
-/* Family number fi, or its node zone family, of block b. */
+/* Whether records a and b are of one zone and socket. */
+static int
+same_zone(const struct kp_record *a, const struct kp_record *b)
+{
+	const char *za = kp_rec_str(a, "zone"), *zb = kp_rec_str(b, "zone");
+	int64_t sa = -1, sb = -1;
+
+	kp_rec_int(a, "socket", &sa);
+	kp_rec_int(b, "socket", &sb);
+	return sa == sb && (za == NULL ? zb == NULL :
+	    zb != NULL && strcmp(za, zb) == 0);
+}
+
+/*
+ * Family number fi, or its node zone family, of block b.  A COUNTER_S
+ * family takes the records of the first zone it finds: the others repeat
+ * their CPU time.
+ */
 static void
 family_write(struct fmt *ctx, struct prom *p, size_t fi,
     const struct block *b, int node_zone)
 {
 	const struct family *f = &families[fi];
 	const char *name = node_zone ? p->node_zone_name[fi] : f->name;
+	const struct kp_record *first = NULL;
+	int zoned = family_zoned(f);
 	size_t i, samples = 0;
 
 	for (i = 0; i < b->n; i++) {
-		if (!family_has(p, f, b, i, node_zone))
+		if (!family_has(p, f, zoned, b, i, node_zone))
+			continue;
+		if (first == NULL)
+			first = b->recs[i];
+		else if (f->kind == COUNTER_S && !same_zone(first, b->recs[i]))
 			continue;
 		family_sample(ctx, p, f, name, node_zone, b->recs[i],
 		    labels_of(p, f, b, i, node_zone), &samples);
@@ -766,6 +788,18 @@ node_zone_name(const struct family *f)
 		name += 3;
 	return kp_asprintf("kp_%.*s_total_%s", (int)(cpu - name), name,
 	    cpu + 5);
+}
+
+/* Whether a record of b is of the node zone. */
+static int
+block_in_node_zone(struct prom *p, const struct block *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (in_node_zone(&p->labels, b, i))
+			return 1;
+	return 0;
 }
 
 /* kepler_build_info: what kp-fmt is, as Kepler says what it is. */
@@ -803,7 +837,7 @@ render(struct fmt *ctx, struct prom *p, const struct block *b)
 	for (i = 0; i < NELEM(families); i++)
 		if (families[i].kind != COUNTER_CO2 || ctx->has_carbon)
 			family_write(ctx, p, i, b, 0);
-	for (i = 0; i < NELEM(families); i++)
+	for (i = 0; i < NELEM(families) && block_in_node_zone(p, b); i++)
 		if (p->node_zone_name[i] != NULL &&
 		    (families[i].kind != COUNTER_CO2 || ctx->has_carbon))
 			family_write(ctx, p, i, b, 1);
