@@ -22,13 +22,17 @@
  * first (pthread_exit), its threads after it.  -b shrinks the receive
  * buffer after the listener is open, to make it drop.  The exits are read
  * as they come and once more when every child is reaped: by then the
- * kernel has sent them all.
+ * kernel has sent them all.  With -l they wait in the socket until every
+ * child is reaped and the probe has spent 30 ms of CPU time (so at least
+ * as long): a small buffer must drop, and a start taken from the receipt
+ * alone is late by at least two ticks.
  */
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +49,7 @@
 #define CHILDREN_MAX 1000
 #define THREADS_MAX 64
 #define NETLINK_TRIES 100
+#define LAZY_US 30000		/* -l: three ticks of CPU time, so of time */
 
 struct child {
 	pid_t pid;
@@ -56,12 +61,14 @@ static int64_t burn_us = 3000;
 static double steps_per_us;	/* -p: the computation's speed; 0: clock */
 static int nthreads;
 static int leader_first;
+static int lazy;		/* -l: no read until every child is reaped */
 static int go_fd;		/* the read end: EOF says "exit now" */
+static atomic_int workers_left;
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: taskstats-probe [-Lp] [-b bytes] [-c cpu_us] "
+	fprintf(stderr, "usage: taskstats-probe [-Llp] [-b bytes] [-c cpu_us] "
 	    "[-n children] [-t threads]\n");
 	exit(KP_EXIT_USAGE);
 }
@@ -101,6 +108,15 @@ measure_steps(void)
 	steps_per_us = (double)steps * 1000 / (double)ns;
 }
 
+static void
+spend(clockid_t clock, int64_t us)
+{
+	int64_t end_ns = cpu_ns(clock) + us * 1000;
+
+	while (cpu_ns(clock) < end_ns)
+		;
+}
+
 /*
  * CPU time spent, not time passed: the workload is the same anywhere.  A
  * loop on the CPU clock, as the issue measured, or (-p) a computation
@@ -109,14 +125,10 @@ measure_steps(void)
 static void
 burn(clockid_t clock)
 {
-	int64_t end_ns = cpu_ns(clock) + burn_us * 1000;
-
-	if (steps_per_us > 0) {
+	if (steps_per_us > 0)
 		compute((uint64_t)(steps_per_us * (double)burn_us));
-		return;
-	}
-	while (cpu_ns(clock) < end_ns)
-		;
+	else
+		spend(clock, burn_us);
 }
 
 static void
@@ -128,6 +140,11 @@ wait_go(void)
 		;
 }
 
+/*
+ * The last thread out ends the process with _exit, as every child does:
+ * exit() would run the probe's atexit handlers (a sanitizer's among them)
+ * in a child.
+ */
 static void *
 worker(void *arg)
 {
@@ -135,6 +152,8 @@ worker(void *arg)
 	prctl(PR_SET_NAME, "kp-worker");
 	burn(CLOCK_THREAD_CPUTIME_ID);
 	wait_go();
+	if (atomic_fetch_sub(&workers_left, 1) == 1 && leader_first)
+		_exit(0);
 	return NULL;
 }
 
@@ -146,6 +165,7 @@ child_main(void)
 
 	prctl(PR_SET_NAME, "kp-burn");
 	burn(nthreads ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID);
+	atomic_store(&workers_left, nthreads);
 	for (i = 0; i < nthreads; i++)
 		if ((errno = pthread_create(&t[i], NULL, worker, NULL)) != 0)
 			err(KP_EXIT_FAILURE, "pthread_create");
@@ -248,14 +268,16 @@ run_workload(struct kp_taskstats *ts, struct workload *w)
 
 	start_children(w->c, w->n);
 	for (;;) {
-		if (kp_taskstats_drain(ts, print_exit, w) < 0)
+		if (!lazy && kp_taskstats_drain(ts, print_exit, w) < 0)
 			err(KP_EXIT_FAILURE, "taskstats");
 		reap_ended(w);
 		if (w->reaped == w->n)
 			break;
-		if (poll(&pfd, 1, 10) < 0 && errno != EINTR)
+		if (poll(&pfd, lazy ? 0 : 1, 10) < 0 && errno != EINTR)
 			err(KP_EXIT_FAILURE, "poll");
 	}
+	if (lazy)
+		spend(CLOCK_PROCESS_CPUTIME_ID, LAZY_US);
 	if (kp_taskstats_drain(ts, print_exit, w) < 0)
 		err(KP_EXIT_FAILURE, "taskstats");
 }
@@ -325,10 +347,13 @@ main(int argc, char *argv[])
 
 	w.n = 10;
 	w.reaped = 0;
-	while ((ch = getopt(argc, argv, "Lb:c:n:pt:")) != -1) {
+	while ((ch = getopt(argc, argv, "Lb:c:ln:pt:")) != -1) {
 		switch (ch) {
 		case 'L':
 			leader_first = 1;
+			break;
+		case 'l':
+			lazy = 1;
 			break;
 		case 'p':
 			measure_steps();
