@@ -16,9 +16,10 @@
  *
  * Each child is named kp-burn, burns -c microseconds of CPU (a loop on its
  * CPU clock), starts -t threads named kp-worker that burn as much each,
- * and waits, alive, until the probe has read its starttime.  With -p the
- * burn is a computation without system calls, as long as the probe
- * measured that many microseconds of it to take.  With -L the leader ends
+ * and waits, alive, until the probe has read its starttime.  With -p it
+ * waits first, then computes to its end without a system call, as long
+ * as the probe measured that many microseconds of computing to take, and
+ * exits: the scheduler has not counted its last run.  With -L the leader ends
  * first (pthread_exit), its threads after it.  -b shrinks the receive
  * buffer after the listener is open, to make it drop.  The exits are read
  * as they come and once more when every child is reaped: by then the
@@ -164,6 +165,11 @@ child_main(void)
 	int i;
 
 	prctl(PR_SET_NAME, "kp-burn");
+	if (steps_per_us > 0) {
+		wait_go();
+		burn(CLOCK_PROCESS_CPUTIME_ID);
+		_exit(0);
+	}
 	burn(nthreads ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID);
 	atomic_store(&workers_left, nthreads);
 	for (i = 0; i < nthreads; i++)
@@ -376,7 +382,8 @@ main(int argc, char *argv[])
 			usage();
 		}
 	}
-	if (optind != argc || (leader_first && nthreads == 0))
+	if (optind != argc || (leader_first && nthreads == 0) ||
+	    (steps_per_us > 0 && nthreads > 0))
 		usage();
 	if ((ts = kp_taskstats_open(0, why, sizeof(why))) == NULL)
 		errx(KP_EXIT_FAILURE, "taskstats: %s", why);

@@ -78,6 +78,15 @@ share_min() {
 	    'BEGIN { exit !(r >= min && r <= 1) }'
 }
 
+@test "a child that computes to its end is credited no more than wait4's" {
+	# The scheduler has not counted its last run when the record is
+	# filled: the record lacks up to a tick of it (lib/taskstats.c).
+	probe -p -n 10 -c 3000
+	run breaking 'n == 1 && cpu <= rusage + 2000'
+	assert_output ""
+	echo "records / wait4: $(cpu_ratio)"
+}
+
 @test "a multi-threaded child is counted once, all its threads in it" {
 	probe -n 3 -t 3 -c 3000
 	run breaking 'n == 1 && threads == 4 && comm == "kp-burn" && cpu <= rusage + 2000'
