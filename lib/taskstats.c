@@ -370,16 +370,42 @@ take_ack(const struct kp_taskstats *ts, const struct nlmsghdr *h,
 }
 
 /*
- * Each netlink message of one datagram: exit records folded and passed to
- * fn, an acknowledgement of our request put in *reply (when reply is
- * not NULL), the rest counted as unreadable.
+ * One netlink message: an exit record folded and its fact passed to fn,
+ * an acknowledgement of our request put in *reply (when reply is not
+ * NULL: an error the kernel sends unasked is let be), or counted as
+ * unreadable.
  */
+static void
+take_message(struct kp_taskstats *ts, const struct nlmsghdr *h,
+    const char *body, const char *end, int64_t boot_ns, kp_exit_fn *fn,
+    void *arg, struct reply *reply)
+{
+	struct genlmsghdr genl;
+
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		if (reply != NULL)
+			take_ack(ts, h, body, (size_t)(end - body), reply);
+		return;
+	}
+	if (h->nlmsg_type == NLMSG_NOOP || h->nlmsg_type == NLMSG_DONE)
+		return;
+	if (h->nlmsg_type != ts->family ||
+	    (size_t)(end - body) < GENL_HDRLEN) {
+		ts->unreadable++;
+		return;
+	}
+	memcpy(&genl, body, sizeof(genl));
+	if (genl.cmd != TASKSTATS_CMD_NEW ||
+	    take_exit(ts, body + GENL_HDRLEN, end, boot_ns, fn, arg) < 0)
+		ts->unreadable++;
+}
+
+/* Each netlink message of one datagram; a message cut short ends it. */
 static void
 take_datagram(struct kp_taskstats *ts, const char *buf, size_t len,
     int64_t boot_ns, kp_exit_fn *fn, void *arg, struct reply *reply)
 {
-	const char *p = buf, *body;
-	struct genlmsghdr genl;
+	const char *p = buf;
 	struct nlmsghdr h;
 	size_t left, step;
 
@@ -387,19 +413,8 @@ take_datagram(struct kp_taskstats *ts, const char *buf, size_t len,
 		memcpy(&h, p, sizeof(h));
 		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > left)
 			break;
-		body = p + NLMSG_HDRLEN;
-		if (h.nlmsg_type == NLMSG_ERROR && reply != NULL)
-			take_ack(ts, &h, body, h.nlmsg_len - NLMSG_HDRLEN, reply);
-		else if (h.nlmsg_type == ts->family &&
-		    h.nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN &&
-		    (memcpy(&genl, body, sizeof(genl)),
-		    genl.cmd == TASKSTATS_CMD_NEW)) {
-			if (take_exit(ts, body + GENL_HDRLEN, p + h.nlmsg_len,
-			    boot_ns, fn, arg) < 0)
-				ts->unreadable++;
-		} else if (h.nlmsg_type != NLMSG_NOOP &&
-		    h.nlmsg_type != NLMSG_DONE && h.nlmsg_type != NLMSG_ERROR)
-			ts->unreadable++;
+		take_message(ts, &h, p + NLMSG_HDRLEN, p + h.nlmsg_len, boot_ns,
+		    fn, arg, reply);
 		step = NLMSG_ALIGN(h.nlmsg_len);
 		p += step < left ? step : left;
 	}
