@@ -21,13 +21,13 @@ static const char *const all_columns[] = {
 	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
 	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
 	"idle_kept_uj", "source", "estimated", "sockets", "scaled_down",
-	"excess_cpu_us",
+	"excess_cpu_us", "ppid", "count",
 };
 #define DEFAULT_COLUMNS 23
 
 static const char *const default_types[] = {
-	"energy", "node", "process", "unattributed", "container", "pod", "vm",
-	"unit", "group", "host", NULL
+	"energy", "node", "process", "exited", "unattributed", "container",
+	"pod", "vm", "unit", "group", "host", NULL
 };
 
 /*
