@@ -355,3 +355,19 @@ EOF
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/sock.ndjson"
 	assert_line --regexp '^kp_exited_cpu_joules_total\{zone="package",socket="1"\} [0-9.]+$'
 }
+
+@test "exited records without a zone, not attributed yet, are shown as proc records are" {
+	printf '%s\n' '{"type":"cpu","seq":1,"cpu_us":300000,"total_cpu_us":600000,"usage_ratio":0.5}' \
+	    '{"type":"exited","seq":1,"count":120,"cpu_us":100000,"ppid":7,"comm":"cc1","cgroup":"/","kind":"host"}' \
+	    '{"type":"interval","seq":1,"dt_us":1000000}' >"$BATS_TEST_TMPDIR/pre.ndjson"
+	run -0 kp-fmt -f table <"$BATS_TEST_TMPDIR/pre.ndjson"
+	refute_output --partial cc1
+	run -0 kp-fmt -f csv <"$BATS_TEST_TMPDIR/pre.ndjson"
+	refute_output --partial cc1
+	run -0 kp-fmt -f csv -t exited -o type,comm,count <"$BATS_TEST_TMPDIR/pre.ndjson"
+	assert_line -n 1 'exited,cc1,120'
+	run -0 kp-fmt -f json <"$BATS_TEST_TMPDIR/pre.ndjson"
+	assert_line --partial '"comm":"cc1"'
+	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/pre.ndjson"
+	refute_output --partial exited
+}

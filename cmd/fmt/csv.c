@@ -228,7 +228,8 @@ csv_block(struct fmt *ctx, void *st, const struct block *b,
 	for (i = 0; i < b->n; i++) {
 		rec = b->recs[i];
 		if (ctx->types == NULL &&
-		    !str_in_list(default_types, rec->type))
+		    (!str_in_list(default_types, rec->type) ||
+		    rec_is_unattributed_exited(rec)))
 			continue;
 		for (j = 0; ctx->columns[j] != NULL; j++) {
 			if (j > 0)

@@ -599,7 +599,8 @@ exited_sums(struct prom *p, const struct family *f, const struct block *b,
 
 	for (*n = i = 0; i < b->n; i++) {
 		rec = b->recs[i];
-		if (!rec_is(rec, "exited") && !rec_is(rec, "node"))
+		if ((!rec_is(rec, "exited") && !rec_is(rec, "node")) ||
+		    kp_rec_get(rec, "zone") == NULL)
 			continue;
 		l = labels_of(&p->labels, f, b, i);
 		for (j = 0; j < *n && (zs[j].labels->len != l->len ||

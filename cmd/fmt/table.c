@@ -274,7 +274,8 @@ select_sorted(const struct fmt *ctx, const struct block *b, const char *type,
 
 	sel = kp_reallocarray(NULL, b->n + 1, sizeof(*sel));
 	for (*n = i = 0; i < b->n; i++)
-		if (rec_is(b->recs[i], type))
+		if (rec_is(b->recs[i], type) &&
+		    !rec_is_unattributed_exited(b->recs[i]))
 			sel[(*n)++] = b->recs[i];
 	qsort(sel, *n, sizeof(*sel), by_watts_desc);
 	if (ctx->top_rows > 0 && *n > ctx->top_rows)
