@@ -864,3 +864,19 @@ xfield() {
 	attribute
 	[ "$(jq -s '[.[] | select(.type == "exited" and .energy_uj > 0)] | length' <<< "$output")" -gt 500 ]
 }
+
+@test "exited records of an interval cut short, or without energy, pass on as they came" {
+	header; energy 1 package 100; cpu 1 100 100; exited 1 4 50
+	energy 2 package 100; cpu 2 100 100; exited 2 4 60; interval 2
+	cpu 3 100 100; exited 3 4 70; interval 3
+	energy 4 package 100; cpu 4 100 100; exited 4 4 80
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:5: interval 1 has no interval record
+kp-attribute: <stdin>:14: the stream ends inside interval 4"
+	# 1 cut short, 3 without energy, 4 without an end: as they came.
+	for us in 50 70 80; do
+		assert_line "$(grep "\"cpu_us\":$us," "$IN")"
+	done
+	assert_equal "$(xfield cpu_us)" "60 "
+}
