@@ -818,7 +818,7 @@ end_interval(struct kp_reader *r, struct interval *iv,
 		if (iv->nenergy > 0)
 			check_live(r, rec, dt_us);
 		if (kp_sampler_scan(s) < 0)
-			err(KP_EXIT_FAILURE, "%s", procdir);
+			errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
 		iv->nprocs = 0;
 		iv->procs_us = 0;
 		hold_sampled(iv, s, rec->seq);
