@@ -452,6 +452,7 @@ struct vm_args {
 	const char *argv0, *uuid, *name, *domid, *startvm, *comment, *vmx;
 	size_t argv0_len, uuid_len, name_len, domid_len, startvm_len,
 	    comment_len, vmx_len;
+	int xen;		/* -xen-domid: QEMU as Xen's device model */
 };
 
 /* Whether a is option opt with one or two dashes. */
@@ -497,6 +498,7 @@ vm_arg(struct vm_args *va, const char *a, const char *next, const char *end)
 	TAKE(uuid, opt_value(a, next, "uuid"));
 	TAKE(name, opt_value(a, next, "name"));
 	TAKE(domid, opt_value(a, next, "xen-domid"));
+	va->xen |= is_opt(a, "xen-domid") || va->domid != NULL;
 	TAKE(startvm, opt_value(a, next, "startvm"));
 	TAKE(comment, opt_value(a, next, "comment"));
 	if (has_suffix(a, n, ".vmx")) {
@@ -626,8 +628,8 @@ vmware_vm(const struct vm_args *va, struct kp_identity *id)
 }
 
 /*
- * QEMU: -uuid is the machine, else Xen's -xen-domid (QEMU as Xen's device
- * model), else its -name; -name names it.
+ * QEMU: -uuid is the machine, else the domain id of Xen's -xen-domid (QEMU
+ * as Xen's device model), else its -name; -name names it.
  */
 static void
 qemu_vm(const struct vm_args *va, struct kp_identity *id)
@@ -635,19 +637,18 @@ qemu_vm(const struct vm_args *va, struct kp_identity *id)
 	char name[sizeof(id->vm_name)];
 	int named = va->name != NULL &&
 	    qemu_name(va->name, va->name_len, name, sizeof(name));
-	int xen = va->domid != NULL && all_of(va->domid, va->domid_len,
-	    isdigit);
 
 	if (va->uuid != NULL)
 		FILL(id->vm_id, va->uuid, va->uuid_len);
-	else if (xen)
+	else if (va->domid != NULL && all_of(va->domid, va->domid_len,
+	    isdigit))
 		FILL(id->vm_id, va->domid, va->domid_len);
 	else if (named)
 		FILL(id->vm_id, name, strlen(name));
 	if (named)
 		FILL(id->vm_name, name, strlen(name));
 	if (id->vm_id[0])
-		FILL(id->hypervisor, xen ? "xen" : "qemu", xen ? 3 : 4);
+		FILL(id->hypervisor, va->xen ? "xen" : "qemu", va->xen ? 3 : 4);
 }
 
 static int

@@ -313,3 +313,66 @@ xml_root() {
 	run -1 --separate-stderr proc-cputime --head -n 1 -i 1ms --proc "$p"
 	assert_equal "$stderr" "proc-cputime: $p/stat: no cpu line as the kernel writes it"
 }
+
+# tests/identity.cases, other projects' cases, each made a fixture process
+# (pid 2000 + its number) below $BATS_TEST_TMPDIR/proc; their expectations
+# as "PID FIELD VALUE" in want, kp's where it differs in kp, and each
+# case's number, name and why it differs (if it does) in cases.
+make_cases() {
+	local d=$BATS_TEST_TMPDIR p=$BATS_TEST_TMPDIR/proc line kw rest n=0 pid=0
+	mkdir -p "$p"
+	cp "$FIXTURES/proc-identity/stat" "$FIXTURES/proc-identity/uptime" "$p/"
+	: > "$d/want"; : > "$d/kp"; : > "$d/cases"
+	while IFS= read -r line; do
+		kw=${line%% *}
+		rest=${line#* }
+		case $kw in
+		case)
+			n=$((n + 1)); pid=$((2000 + n))
+			mkdir "$p/$pid"; : > "$p/$pid/cgroup"; : > "$p/$pid/cmdline"
+			stat_line "$pid" sh > "$p/$pid/stat"
+			printf '%s\t%s\t\n' "$pid" "$rest" >> "$d/cases" ;;
+		comm) stat_line "$pid" "$rest" > "$p/$pid/stat" ;;
+		cgroup) printf '%s\n' "$rest" >> "$p/$pid/cgroup" ;;
+		arg) printf '%s\0' "$rest" >> "$p/$pid/cmdline" ;;
+		want) printf '%s %s\n' "$pid" "$rest" >> "$d/want" ;;
+		kp) printf '%s %s\n' "$pid" "$rest" >> "$d/kp" ;;
+		why) sed -i "\$s|\$|$(printf '%s' "$rest" | sed 's/[|&\\]/\\&/g')|" "$d/cases" ;;
+		esac
+	done < "$KP_ROOT/tests/identity.cases"
+}
+
+stat_line() {
+	printf '%s (%s) S 1 %s %s 0 -1 4194560 0 0 0 0 10 5 0 0 20 0 1 0 %s 0 0\n' \
+	    "$1" "$2" "$1" "$1" "$1"
+}
+
+@test "other projects' cases (tests/identity.cases): proc-cputime finds what each case says" {
+	make_cases
+	printf '%s\n' "$I1" | proc-cputime -a --proc "$BATS_TEST_TMPDIR/proc" \
+	    --root "$BATS_TEST_TMPDIR/none" |
+	    jq -r 'select(.type == "proc") | . as $r |
+	    ["container_id", "runtime", "pod_id", "vm_id", "vm_name", "hypervisor"][] |
+	    "\($r.pid) \(.) \($r[.] // "-")"' > "$BATS_TEST_TMPDIR/got"
+	# Each expectation, kp's where the case has one, against what was got.
+	run -0 awk 'FILENAME ~ /kp$/ { kp[$1 " " $2] = $3; next }
+	    FILENAME ~ /got$/ { got[$1 " " $2] = $3; next }
+	    { k = $1 " " $2; want = k in kp ? kp[k] : $3
+	      if (got[k] != want) print k ": got " got[k] ", the case says " want }' \
+	    "$BATS_TEST_TMPDIR/kp" "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/want"
+	assert_output ""
+	# Every case is checked on something, and every difference has its why.
+	[ "$(cut -d' ' -f1 "$BATS_TEST_TMPDIR/want" | sort -u | wc -l)" -eq \
+	    "$(wc -l < "$BATS_TEST_TMPDIR/cases")" ]
+	run -0 awk -F'\t' 'NR == FNR { differs[$1 + 0] = 1; next }
+	    ($1 in differs) != ($3 != "") { print $2 }' \
+	    "$BATS_TEST_TMPDIR/kp" "$BATS_TEST_TMPDIR/cases"
+	assert_output ""
+}
+
+@test "other projects' cases: 130 of 141 agree with kp; the rest differ for the reasons given" {
+	make_cases
+	run -0 awk -F'\t' '$3 != "" { n++; print "differs: " $2 " (" $3 ")" }
+	    END { print NR - n " of " NR " agree" }' "$BATS_TEST_TMPDIR/cases"
+	assert_line '130 of 141 agree'
+}
