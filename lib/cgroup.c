@@ -762,15 +762,3 @@ kp_identity_copy(struct kp_buf *b, const struct kp_record *rec)
 		if ((f = kp_rec_get(rec, fields[i].key)) != NULL)
 			kp_buf_raw(b, fields[i].key, f->raw, f->rawlen);
 }
-
-/* Whether key names an identity member. */
-int
-kp_identity_key(const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < NFIELDS; i++)
-		if (strcmp(key, fields[i].key) == 0)
-			return 1;
-	return 0;
-}

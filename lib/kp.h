@@ -247,7 +247,6 @@ void kp_identity_from_cmdline(const char *args, size_t len,
 void kp_identity_classify(struct kp_identity *id, int kernel_thread);
 void kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b);
 void kp_identity_copy(struct kp_buf *b, const struct kp_record *rec);
-int kp_identity_key(const char *key);
 int kp_uuid_ok(const char *s, size_t n);	/* 8-4-4-4-12 hex digits */
 
 /*

@@ -376,3 +376,68 @@ stat_line() {
 	    END { print NR - n " of " NR " agree" }' "$BATS_TEST_TMPDIR/cases"
 	assert_line '130 of 141 agree'
 }
+
+# Names carried through the pipeline: kp-attribute and kp-aggregate.
+
+HDR='{"type":"header","seq":0,"version":"1.1","producer":"test"}'
+
+@test "kp-attribute carries every identity member of a proc record, names included, as it came" {
+	local ident='"ppid":1,"starttime":5,"comm":"qemu-system-x86","exe":"/usr/bin/qemu-system-x86_64","state":"running","kind":"vm","cgroup":"/machine.slice/machine-qemu\\x2d3\\x2dweb\\x2dvm.scope","container_id":"c","runtime":"containerd","container_name":"app","pod_id":"p","pod_name":"cart-7d9f","pod_namespace":"shop","pod_qos":"burstable","vm_id":"5f1b2c3d-0000-4000-8000-00000000abcd","vm_name":"web \u00e9","hypervisor":"qemu","unit":"u.service","user_slice":"user-1000.slice","session":"7"'
+	run -0 --separate-stderr kp-attribute <<-EOF
+		$HDR
+		{"type":"energy","seq":1,"zone":"package","energy_uj":1000000,"watts":1.0,"source":"powercap","estimated":false}
+		{"type":"cpu","seq":1,"cpu_us":1000000,"total_cpu_us":2000000,"usage_ratio":0.5}
+		{"type":"proc","seq":1,"pid":100,"cpu_us":400000,$ident}
+		{"type":"interval","seq":1,"dt_us":1000000}
+	EOF
+	assert_line --partial "{\"type\":\"process\",\"seq\":1,\"zone\":\"package\",\"pid\":100,$ident,\"cpu_us\":400000,"
+}
+
+@test "kp-aggregate: a group record carries the names of its newest member that has them" {
+	local c='"container_id":"c1","pod_id":"p1"'
+	run -0 --separate-stderr bash -c 'kp-aggregate --drop-processes --level container,pod,vm | jq -c "select(.type == \"container\" or .type == \"pod\" or .type == \"vm\") | del(.zone, .processes, .cpu_us, .energy_uj, .watts, .total_uj, .state)"' <<-EOF
+		$HDR
+		{"type":"process","seq":1,"zone":"package","pid":10,"starttime":1,"comm":"a","cpu_us":1,"energy_uj":1,$c,"container_name":"app","pod_name":"cart-1","pod_namespace":"shop","runtime":"containerd"}
+		{"type":"process","seq":1,"zone":"package","pid":20,"starttime":1,"comm":"q","cpu_us":1,"energy_uj":1,"vm_id":"v1","hypervisor":"qemu"}
+		{"type":"interval","seq":1,"dt_us":1000000}
+		{"type":"process","seq":2,"zone":"package","pid":10,"starttime":1,"comm":"a","cpu_us":1,"energy_uj":1,$c,"container_name":"app","pod_name":"cart-1","pod_namespace":"shop","runtime":"containerd"}
+		{"type":"process","seq":2,"zone":"package","pid":11,"starttime":1,"comm":"b","cpu_us":1,"energy_uj":1,$c,"container_name":"app2","pod_name":"cart-2","pod_namespace":"shop","runtime":"containerd"}
+		{"type":"process","seq":2,"zone":"package","pid":20,"starttime":1,"comm":"q","cpu_us":1,"energy_uj":1,"vm_id":"v1","vm_name":"web","hypervisor":"qemu"}
+		{"type":"interval","seq":2,"dt_us":1000000}
+		{"type":"process","seq":3,"zone":"package","pid":10,"starttime":1,"comm":"a","cpu_us":1,"energy_uj":1,$c,"container_name":"app","pod_name":"cart-1","pod_namespace":"shop","runtime":"containerd"}
+		{"type":"process","seq":3,"zone":"package","pid":12,"starttime":1,"comm":"c","cpu_us":1,"energy_uj":1,$c}
+		{"type":"interval","seq":3,"dt_us":1000000}
+	EOF
+	assert_output - <<-'EOF'
+		{"type":"container","seq":1,"container_id":"c1","pod_id":"p1","runtime":"containerd","container_name":"app","pod_name":"cart-1","pod_namespace":"shop"}
+		{"type":"pod","seq":1,"pod_id":"p1","pod_name":"cart-1","pod_namespace":"shop"}
+		{"type":"vm","seq":1,"vm_id":"v1","hypervisor":"qemu"}
+		{"type":"container","seq":2,"container_id":"c1","pod_id":"p1","runtime":"containerd","container_name":"app2","pod_name":"cart-2","pod_namespace":"shop"}
+		{"type":"pod","seq":2,"pod_id":"p1","pod_name":"cart-2","pod_namespace":"shop"}
+		{"type":"vm","seq":2,"vm_id":"v1","hypervisor":"qemu"}
+		{"type":"container","seq":3,"container_id":"c1","pod_id":"p1","runtime":"containerd","container_name":"app2","pod_name":"cart-2","pod_namespace":"shop"}
+		{"type":"pod","seq":3,"pod_id":"p1","pod_name":"cart-2","pod_namespace":"shop"}
+	EOF
+}
+
+@test "kp-aggregate: --by groups and units carry no names" {
+	run -0 --separate-stderr bash -c 'kp-aggregate --drop-processes --level unit --by comm | jq -c "select(.type == \"unit\" or .type == \"group\") | keys"' <<-EOF
+		$HDR
+		{"type":"process","seq":1,"zone":"package","pid":10,"starttime":1,"comm":"a","cpu_us":1,"energy_uj":1,"unit":"a.service","container_id":"c1","container_name":"app","vm_name":"v"}
+		{"type":"interval","seq":1,"dt_us":1000000}
+	EOF
+	assert_output - <<-'EOF'
+		["cpu_us","energy_uj","processes","seq","state","total_uj","type","unit","watts","zone"]
+		["by","comm","cpu_us","energy_uj","processes","seq","state","total_uj","type","watts","zone"]
+	EOF
+}
+
+@test "names reach kp-aggregate's groups from the node's own files, through the whole pipeline" {
+	run -0 --separate-stderr bash -c 'set -o pipefail; printf "%s\n" "$1" "$2" "$3" | proc-cputime -a --proc "$4" --root "$5" | kp-attribute | kp-aggregate --drop-processes --level container,pod,vm | jq -r "select(.type == \"container\" and .container_id == \"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\" or .type == \"vm\" and .vm_name == \"web-vm\") | [.type, .container_name // .vm_id, .pod_name // .hypervisor, .processes] | @tsv"' _ \
+	    "$HDR" '{"type":"energy","seq":1,"zone":"package","energy_uj":1000000,"watts":1.0,"source":"powercap","estimated":false}' \
+	    "$I1" "$FIXTURES/proc-identity" "$FIXTURES/node-root"
+	assert_output - <<-'EOF'
+		container	app	cart-7d9f	1
+		vm	5f1b2c3d-0000-4000-8000-00000000abcd	qemu	2
+	EOF
+}
