@@ -481,30 +481,30 @@ opt_value(const char *a, const char *next, const char *opt)
 	    NULL;
 }
 
-#define TAKE(field, v) do { \
-	if ((v) != NULL) { \
-		va->field = (v); \
-		va->field##_len = strnlen((v), (size_t)(end - (v))); \
-	} \
-} while (0)
+/* A value found, v, into *field and its length into *len. */
+static void
+take(const char **field, size_t *len, const char *v, const char *end)
+{
+	if (v == NULL)
+		return;
+	*field = v;
+	*len = strnlen(v, (size_t)(end - v));
+}
 
 /* One argument a, with the one after it (NULL at the end), into va. */
 static void
 vm_arg(struct vm_args *va, const char *a, const char *next, const char *end)
 {
-	size_t n = strnlen(a, (size_t)(end - a));
-	const char *v;
-
-	TAKE(uuid, opt_value(a, next, "uuid"));
-	TAKE(name, opt_value(a, next, "name"));
-	TAKE(domid, opt_value(a, next, "xen-domid"));
+	take(&va->uuid, &va->uuid_len, opt_value(a, next, "uuid"), end);
+	take(&va->name, &va->name_len, opt_value(a, next, "name"), end);
+	take(&va->domid, &va->domid_len, opt_value(a, next, "xen-domid"), end);
 	va->xen |= is_opt(a, "xen-domid") || va->domid != NULL;
-	TAKE(startvm, opt_value(a, next, "startvm"));
-	TAKE(comment, opt_value(a, next, "comment"));
-	if (has_suffix(a, n, ".vmx")) {
-		v = a;
-		TAKE(vmx, v);
-	}
+	take(&va->startvm, &va->startvm_len, opt_value(a, next, "startvm"),
+	    end);
+	take(&va->comment, &va->comment_len, opt_value(a, next, "comment"),
+	    end);
+	if (has_suffix(a, strlen(a), ".vmx"))
+		take(&va->vmx, &va->vmx_len, a, end);
 }
 
 /*

@@ -49,7 +49,7 @@ struct found {
 struct index {
 	struct source src;
 	struct kp_map *map;	/* id -> struct found */
-	void (*build)(struct kp_names *n, struct index *ix);
+	void (*build)(struct index *ix);
 };
 
 struct kp_names {
@@ -120,8 +120,7 @@ source_changed(struct kp_names *n, struct source *src)
 }
 
 static void
-index_init(struct index *ix, const char *path,
-    void (*build)(struct kp_names *, struct index *))
+index_init(struct index *ix, const char *path, void (*build)(struct index *))
 {
 	source_init(&ix->src, path);
 	ix->map = kp_map_new();
@@ -136,7 +135,7 @@ index_fresh(struct kp_names *n, struct index *ix)
 		kp_map_free(ix->map, free);
 		ix->map = kp_map_new();
 		if (ix->src.st.st_ino != 0)
-			ix->build(n, ix);
+			ix->build(ix);
 	}
 	return ix->map;
 }
@@ -173,7 +172,7 @@ all_hex(const char *s, size_t n)
  * namespaces and container names hold no '_' (they are DNS names).
  */
 static void
-log_link(struct kp_map *map, const char *name)
+log_link(struct index *ix, const char *name)
 {
 	size_t len = strlen(name);
 	const char *u1, *u2, *dash;
@@ -194,7 +193,7 @@ log_link(struct kp_map *map, const char *name)
 		return;
 	memcpy(id, dash + 1, 64);
 	id[64] = '\0';
-	kp_map_put(map, id, found_dup(&f));
+	kp_map_put(ix->map, id, found_dup(&f));
 }
 
 /*
@@ -209,7 +208,7 @@ pod_uid(const char *s, size_t n)
 
 /* /var/log/pods/<namespace>_<pod>_<uid>, by uid. */
 static void
-pod_dir(struct kp_map *map, const char *name)
+pod_dir(struct index *ix, const char *name)
 {
 	const char *u1, *u2;
 	struct found f = { 0 };
@@ -220,12 +219,12 @@ pod_dir(struct kp_map *map, const char *name)
 	    !PUT(f.pod_namespace, name, (size_t)(u1 - name)) ||
 	    !PUT(f.pod_name, u1 + 1, (size_t)(u2 - u1 - 1)))
 		return;
-	kp_map_put(map, u2 + 1, found_dup(&f));
+	kp_map_put(ix->map, u2 + 1, found_dup(&f));
 }
 
-/* Each entry of a directory through fn. */
+/* Each entry of the index's directory through fn. */
 static void
-each_entry(struct index *ix, void (*fn)(struct kp_map *, const char *))
+each_entry(struct index *ix, void (*fn)(struct index *, const char *))
 {
 	struct dirent *de;
 	DIR *d;
@@ -236,21 +235,19 @@ each_entry(struct index *ix, void (*fn)(struct kp_map *, const char *))
 	}
 	while ((de = readdir(d)) != NULL)
 		if (de->d_name[0] != '.')
-			fn(ix->map, de->d_name);
+			fn(ix, de->d_name);
 	closedir(d);
 }
 
 static void
-build_containers_log(struct kp_names *n, struct index *ix)
+build_containers_log(struct index *ix)
 {
-	(void)n;
 	each_entry(ix, log_link);
 }
 
 static void
-build_pods_log(struct kp_names *n, struct index *ix)
+build_pods_log(struct index *ix)
 {
-	(void)n;
 	each_entry(ix, pod_dir);
 }
 
@@ -281,14 +278,13 @@ load_json(struct source *src, const char *path, off_t max)
  * the first name of each container by its id.
  */
 static void
-build_podman(struct kp_names *n, struct index *ix)
+build_podman(struct index *ix)
 {
 	json_t *list, *c;
 	const char *id, *name;
 	struct found f;
 	size_t i;
 
-	(void)n;
 	if ((list = load_json(&ix->src, ix->src.path, JSON_MAX)) == NULL)
 		return;
 	json_array_foreach(list, i, c) {
@@ -304,8 +300,8 @@ build_podman(struct kp_names *n, struct index *ix)
 }
 
 /* A storage root's containers.json, for each storage driver's layout. */
-static void
-add_podman_storage(struct kp_names *n, const char *dir)
+void
+kp_names_add_podman_root(struct kp_names *n, const char *dir)
 {
 	static const char *const drivers[] = { "overlay", "vfs", "btrfs",
 	    "zfs" };
@@ -320,12 +316,6 @@ add_podman_storage(struct kp_names *n, const char *dir)
 		index_init(&n->podman[n->npodman++], path, build_podman);
 		free(path);
 	}
-}
-
-void
-kp_names_add_podman_root(struct kp_names *n, const char *dir)
-{
-	add_podman_storage(n, dir);
 }
 
 /*
@@ -516,14 +506,15 @@ slurp(struct source *src, const char *path, size_t max, size_t *len)
 
 /* One domain's XML file: its name and uuid, each a key to the other. */
 static void
-libvirt_file(struct kp_names *n, struct index *ix, const char *file)
+libvirt_file(struct index *ix, const char *file)
 {
 	struct xml x;
 	struct found f = { 0 };
 	char *path, *buf, *key;
-	size_t len, i;
+	size_t len = strlen(file), i;
 
-	(void)n;
+	if (len <= 4 || strcmp(file + len - 4, ".xml") != 0)
+		return;
 	path = kp_asprintf("%s/%s", ix->src.path, file);
 	buf = slurp(&ix->src, path, XML_MAX, &len);
 	free(path);
@@ -546,23 +537,9 @@ libvirt_file(struct kp_names *n, struct index *ix, const char *file)
 }
 
 static void
-build_libvirt(struct kp_names *n, struct index *ix)
+build_libvirt(struct index *ix)
 {
-	struct dirent *de;
-	size_t len;
-	DIR *d;
-
-	if ((d = opendir(ix->src.path)) == NULL) {
-		refused(&ix->src, ix->src.path);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (de->d_name[0] != '.' && len > 4 &&
-		    strcmp(de->d_name + len - 4, ".xml") == 0)
-			libvirt_file(n, ix, de->d_name);
-	}
-	closedir(d);
+	each_entry(ix, libvirt_file);
 }
 
 /* A path below the root. */
@@ -596,7 +573,7 @@ kp_names_new(const char *root)
 	source_init(&n->docker, p);
 	free(p);
 	p = under_root(n, "/var/lib/containers/storage");
-	add_podman_storage(n, p);
+	kp_names_add_podman_root(n, p);
 	free(p);
 	return n;
 }
@@ -652,7 +629,7 @@ add_podman_user(struct kp_names *n, const char *uid)
 		if (i == 7 && strcmp(f[2], uid) == 0 && f[5][0] == '/') {
 			path = kp_asprintf("%s%s/.local/share/containers/storage",
 			    n->root, f[5]);
-			add_podman_storage(n, path);
+			kp_names_add_podman_root(n, path);
 			free(path);
 			break;
 		}
