@@ -1,8 +1,9 @@
 /*
- * kp-aggregate: sums each interval's process records into groups: container,
- * pod, vm and unit records, and group records by any field.  Every group is
- * the exact sum of its members, and what belongs to no group of a level is
- * that level's host record, so that at every level
+ * kp-aggregate: sums each interval's process and exited records into
+ * groups: container, pod, vm and unit records, and group records by any
+ * field.  Every group is the exact sum of its members and of the exited
+ * records that name it, and what belongs to no group of a level is that
+ * level's host record, so that at every level
  * sum(groups) + host + unattributed = node active, exactly.
  */
 #include <err.h>
@@ -312,26 +313,36 @@ member_names(struct member *m, const struct kp_record *rec, int joined)
 			take_names(&levels[l], m->g[l], rec, joined);
 }
 
-/* The sums of a record of zone z, to m's groups or the hosts. */
+/*
+ * The sums of a record of zone z to group g of level l, or to the level's
+ * host when g is NULL; processes is 1 for a process record, 0 for an
+ * exited one.
+ */
+static void
+add_level_sums(size_t l, struct group *g, int z, int processes,
+    int64_t cpu_us, int64_t energy_uj)
+{
+	if (g == NULL) {
+		levels[l].host_processes[z] += processes;
+		levels[l].host_cpu_us[z] += cpu_us;
+		levels[l].host_energy_uj[z] += energy_uj;
+		return;
+	}
+	g->processes[z] += processes;
+	g->cpu_us[z] += cpu_us;
+	g->energy_uj[z] += energy_uj;
+	g->touched |= UINT64_C(1) << z;
+	list_group(l, g);
+}
+
+/* The sums of a process record of zone z, to m's groups or the hosts. */
 static void
 add_sums(struct member *m, int z, int64_t cpu_us, int64_t energy_uj)
 {
-	struct group *g;
 	size_t l;
 
-	for (l = 0; l < nlevels; l++) {
-		if ((g = m->g[l]) == NULL) {
-			levels[l].host_processes[z]++;
-			levels[l].host_cpu_us[z] += cpu_us;
-			levels[l].host_energy_uj[z] += energy_uj;
-			continue;
-		}
-		g->processes[z]++;
-		g->cpu_us[z] += cpu_us;
-		g->energy_uj[z] += energy_uj;
-		g->touched |= UINT64_C(1) << z;
-		list_group(l, g);
-	}
+	for (l = 0; l < nlevels; l++)
+		add_level_sums(l, m->g[l], z, 1, cpu_us, energy_uj);
 }
 
 /* A member gone: its groups lose it, and one left without any ends. */
@@ -356,9 +367,24 @@ member_end(const char *key)
 	member_free(kp_map_remove(members, key));
 }
 
-#define NO_FIELDS "process record without a zone and an integer energy_uj"
-#define TOO_MANY_ZONES "process record of a zone beyond the first 64: " \
+/* Why a record cannot be added, after its type. */
+#define NO_FIELDS "record without a zone and an integer energy_uj"
+#define TOO_MANY_ZONES "record of a zone beyond the first 64: " \
     "left out (see kp-aggregate(1))"
+#define OVERFLOWS "record whose energy_uj or cpu_us overflows a 64-bit sum"
+
+/* A record's zone, as an index in *z; NULL, or why it has none. */
+static const char *
+record_zone(const struct kp_record *rec, int *z, int64_t *energy_uj)
+{
+	const char *zone;
+
+	if ((zone = kp_rec_str(rec, "zone")) == NULL ||
+	    (*z = kp_zone_index(&zones, zone, strlen(zone))) == -1 ||
+	    !kp_rec_int(rec, "energy_uj", energy_uj))
+		return NO_FIELDS;
+	return *z < 0 ? TOO_MANY_ZONES : NULL;
+}
 
 /*
  * One process record: its sums go to its group, or the host, at each level.
@@ -369,27 +395,22 @@ static const char *
 add_process(const struct kp_record *rec)
 {
 	int64_t energy_uj, cpu_us = 0, pid = 0, starttime = 0;
-	const char *zone;
+	const char *why;
 	struct member *m;
 	char key[KP_PROC_KEY_MAX];
 	int z, joined;
 
-	if ((zone = kp_rec_str(rec, "zone")) == NULL ||
-	    (z = kp_zone_index(&zones, zone, strlen(zone))) == -1 ||
-	    !kp_rec_int(rec, "energy_uj", &energy_uj))
-		return NO_FIELDS;
-	if (z < 0)
-		return TOO_MANY_ZONES;
+	if ((why = record_zone(rec, &z, &energy_uj)) != NULL)
+		return why;
 	/* A member is known by pid and starttime: without a pid, it is none. */
 	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
-		return "process record without a positive integer pid";
+		return "record without a positive integer pid";
 	kp_rec_int(rec, "cpu_us", &cpu_us);
 	kp_rec_int(rec, "starttime", &starttime);
 	kp_proc_key(key, sizeof(key), pid, starttime);
 	m = kp_map_get(members, key);
 	if (!sums_fit(rec, m, z, cpu_us, energy_uj))
-		return "process record whose energy_uj or cpu_us overflows a "
-		    "64-bit sum";
+		return OVERFLOWS;
 	zones_seen |= UINT64_C(1) << z;
 	if ((joined = m == NULL))
 		m = member_new(rec, key);
@@ -401,14 +422,63 @@ add_process(const struct kp_record *rec)
 	return NULL;
 }
 
-/* A process record: added, or reported; whether it is to be passed on. */
+/*
+ * One exited record (D3): its sums go to the group its identity names at
+ * each level, or the host, as a process record's do.  It is no member: it
+ * never ends a group, nor keeps one live; a group that only exited records
+ * name ends with their interval (end_memberless).
+ */
+static const char *
+add_exited(const struct kp_record *rec)
+{
+	int64_t energy_uj, cpu_us = 0;
+	const struct kp_field *id;
+	const char *why;
+	struct group *g;
+	size_t l;
+	int z;
+
+	if ((why = record_zone(rec, &z, &energy_uj)) != NULL)
+		return why;
+	kp_rec_int(rec, "cpu_us", &cpu_us);
+	if (!sums_fit(rec, NULL, z, cpu_us, energy_uj))
+		return OVERFLOWS;
+	zones_seen |= UINT64_C(1) << z;
+	for (l = 0; l < nlevels; l++) {
+		id = kp_rec_get(rec, levels[l].field);
+		g = id != NULL ? group_get(&levels[l], id->raw, id->rawlen) :
+		    NULL;
+		add_level_sums(l, g, z, 0, cpu_us, energy_uj);
+	}
+	return NULL;
+}
+
+/*
+ * A record this stage sums: a process record, or an exited record that
+ * kp-attribute has given its energy, which has a zone; one without, as
+ * proc-cputime writes it, passes on as it came, as a proc record does.
+ */
+static int
+consumed(const struct kp_record *rec)
+{
+	if (strcmp(rec->type, "exited") == 0)
+		return kp_rec_get(rec, "zone") != NULL;
+	return strcmp(rec->type, "process") == 0;
+}
+
+/*
+ * A process or exited record: added, or reported; whether it is to be
+ * passed on.
+ */
 static int
 take_process(struct kp_reader *r, const struct kp_record *rec)
 {
 	const char *why;
 
-	if ((why = add_process(rec)) != NULL) {
-		kp_reader_reject(r, "%s", why);
+	why = strcmp(rec->type, "exited") == 0 ? add_exited(rec) :
+	    add_process(rec);
+	if (why != NULL) {
+		kp_reader_reject(r, "%s %s", rec->type, why);
 		return 0;
 	}
 	return !drop_processes;
@@ -633,6 +703,21 @@ let_go(int64_t seq)
 }
 
 /*
+ * A group of the interval with no live member process when it ends, as one
+ * that only exited records named, ends with it: exited records are no
+ * members, and nothing else would ever end it.
+ */
+static void
+end_memberless(void)
+{
+	size_t i;
+
+	for (i = 0; i < nitems; i++)
+		if (items[i].g->live <= 0)
+			items[i].g->ended = 1;
+}
+
+/*
  * The interval ends: for each level, its groups in order of zone and id,
  * then its host record for each zone.  Ended groups are written once more,
  * in every zone they have a total in, as terminated, and forgotten.
@@ -645,6 +730,7 @@ end_interval(int64_t seq, int64_t dt_us)
 	int z;
 
 	let_go(seq);
+	end_memberless();
 	for (z = 0; z < (int)zones.n; z++)
 		order[nz++] = z;
 	qsort(order, nz, sizeof(order[0]), by_zone);
@@ -669,6 +755,7 @@ drop_interval(void)
 {
 	size_t i, l;
 
+	end_memberless();
 	sort_items();
 	for (i = 0, l = 0; l < nlevels; l++)
 		i = clear_level(l, i);
@@ -690,6 +777,12 @@ save_group(const char *key, void *val, void *arg)
 	struct group *g = val;
 	json_t *o;
 
+	/*
+	 * A group without a live member, left by a stream that ended inside
+	 * an interval, would come back with nothing to end it.
+	 */
+	if (g->live <= 0)
+		return;
 	o = json_pack("{s:s,s:o}", "id", key, "totals",
 	    kp_zones_save(&zones, g->total_uj));
 	if (g->pod)
@@ -884,7 +977,7 @@ main(int argc, char *argv[])
 			kp_out_flush();
 			continue;
 		}
-		if (strcmp(rec.type, "process") == 0) {
+		if (consumed(&rec)) {
 			if (!take_process(r, &rec))
 				continue;
 		} else if (strcmp(rec.type, "node") == 0 ||

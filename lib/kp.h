@@ -49,6 +49,7 @@ char *kp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* clock.c */
 int64_t kp_mono_us(void);		/* CLOCK_MONOTONIC in microseconds */
 int64_t kp_wall_us(void);		/* CLOCK_REALTIME in microseconds */
+int64_t kp_boot_ns(void);		/* CLOCK_BOOTTIME in nanoseconds */
 void kp_format_ts(char *buf, size_t len, int64_t wall_us);
 struct kp_clock {		/* a producer's intervals */
 	int64_t interval_us;	/* between deadlines; 0: a one-shot run */
@@ -217,6 +218,7 @@ int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
 int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 int64_t kp_ticks_to_us(uint64_t ticks);
+uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
 int kp_read_boot_id(const char *procdir, char *buf, size_t len);
 
@@ -302,6 +304,56 @@ json_t *kp_sampler_save(const struct kp_sampler *s);
 /* The number of bad process rows skipped, or -1: no baseline at all. */
 int kp_sampler_load(struct kp_sampler *s, json_t *saved);
 void kp_sampler_free(struct kp_sampler *s);
+
+/*
+ * taskstats.c: the kernel's exit records (taskstats), one fact per process
+ * that ends, its threads folded, for the processes that live between two
+ * scans of /proc (DECISIONS.md D3).  Needs CAP_NET_ADMIN in the host's
+ * user, PID and network namespaces and a kernel with CONFIG_TASKSTATS,
+ * CONFIG_TASK_DELAY_ACCT and records of version 12 or later.
+ */
+struct kp_exit {
+	pid_t pid;		/* the process (its thread group id) */
+	pid_t ppid;		/* its parent at the end: the one that reaps */
+	char comm[32];		/* its leader's, NUL-terminated */
+	uint64_t cpu_ns;	/* all its threads', its whole life, once, */
+				/* as the scheduler last counted it: short */
+				/* of wait4's by its teardown, and up to a */
+				/* tick if it computed to its end */
+	uint64_t start_ticks;	/* its start at the latest, in /proc's */
+	uint64_t start_min_ticks;	/* ticks; at the earliest */
+	uint32_t threads;	/* thread records folded into it */
+};
+typedef void kp_exit_fn(const struct kp_exit *e, void *arg);
+struct kp_taskstats_counts {
+	uint64_t dropped;	/* records the socket dropped, buffer full */
+	uint64_t unreadable;	/* messages that held no record we read */
+	uint64_t forgotten;	/* processes let go at KP_LIVE_MAX held */
+	uint64_t pending;	/* processes held: threads ended, not all */
+	uint64_t rcvbuf_bytes;	/* the receive buffer the kernel gave */
+};
+#define KP_TASKSTATS_RCVBUF (8 << 20)	/* asked for by default */
+struct kp_taskstats;
+/*
+ * Registers and proves it (a child's exit received, within 3 s): the
+ * listener, or NULL with the reason in why.  rcvbuf_bytes 0: the default.
+ * Exits before it returns are not reported.
+ */
+struct kp_taskstats *kp_taskstats_open(size_t rcvbuf_bytes, char *why,
+    size_t whylen);
+int kp_taskstats_fd(const struct kp_taskstats *ts);	/* to poll */
+/* Every record queued, without blocking, a fact per process ended to fn;
+ * 0, or -1 (errno) if reading failed. */
+int kp_taskstats_drain(struct kp_taskstats *ts, kp_exit_fn *fn, void *arg);
+int kp_taskstats_counts(struct kp_taskstats *ts,
+    struct kp_taskstats_counts *c);	/* since open; -1: errno */
+void kp_taskstats_close(struct kp_taskstats *ts);
+/* 1 if /proc's starttime is that of the process e says ended. */
+int kp_exit_same_start(const struct kp_exit *e, uint64_t starttime);
+/* The same without a socket, on one datagram read at boot_ns. */
+struct kp_taskstats *kp_taskstats_parser(uint16_t family);
+void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
+    int64_t boot_ns, kp_exit_fn *fn, void *arg);
 
 /* state.c: --state FILE, locked, replaced atomically. */
 struct kp_state;

@@ -181,6 +181,27 @@ static const struct family families[] = {
 	    "grams of CO2 equivalent" },
 };
 
+/*
+ * Exited records (D3) fold processes born and ended inside an interval, by
+ * parent and comm, and have no pid: they are no process series.  Their
+ * energy is summed per zone, so that process, exited, unattributed and
+ * idle kept series still add up to the node's.
+ */
+static const struct family exited_families[] = {
+	{ "kp_exited_cpu_joules_total", "exited", NULL, NULL,
+	    NULL, "energy_uj", COUNTER_J, zone_labels,
+	    "Energy attributed to processes born and ended inside an "
+	    "interval, in joules" },
+	{ "kp_exited_cpu_watts", "exited", NULL, NULL,
+	    "watts", NULL, GAUGE, zone_labels,
+	    "Power attributed to processes born and ended inside an "
+	    "interval, in watts" },
+	{ "kp_exited_cpu_co2_grams_total", "exited", NULL, NULL,
+	    NULL, "energy_uj", COUNTER_CO2, zone_labels,
+	    "Emissions attributed to processes born and ended inside an "
+	    "interval, in grams of CO2 equivalent" },
+};
+
 /* The record types of workloads, which end; zones and levels stay. */
 static const char *const workload_types[] = {
 	"process", "container", "pod", "vm", "unit", "group", NULL
@@ -201,6 +222,7 @@ struct series {
 	int64_t shown_uj;	/* the counter's last sample */
 	int seen;
 	int saturated;		/* reported as held at INT64_MAX */
+	int ended;		/* its last record said terminated */
 	int forgettable;	/* of a workload that ends, not of a zone */
 	unsigned long seen_gen;	/* the block it last had a sample in */
 };
@@ -432,9 +454,11 @@ counter_uj(struct fmt *ctx, struct prom *p, const struct family *f,
 	int over = 0;
 
 	if (f->field != NULL && kp_rec_int(rec, f->field, &v)) {
-		if (s->seen && v < s->last_in)
+		/* After a terminated record, a total is a new workload's. */
+		if (s->seen && (v < s->last_in || s->ended))
 			s->offset = add_saturated(s->offset, s->last_in,
 			    &over);
+		s->ended = kp_rec_terminated(rec);
 		s->last_in = v;
 		s->seen = 1;
 		*uj = add_saturated(s->offset, v, &over);
@@ -548,6 +572,128 @@ family_write(struct fmt *ctx, struct prom *p, const struct family *f,
 	}
 }
 
+/* One zone's exited records in a block: their labels and sums. */
+struct zone_sum {
+	const struct kp_buf *labels;
+	const struct kp_record *last;	/* for a message */
+	int64_t uj;
+	double watts;
+	int has;			/* it has exited records */
+};
+
+/*
+ * The exited records of a block summed per zone (and socket), with a row
+ * for each zone of a node record too, so that a zone's series goes on in
+ * intervals without exited records; n set to the rows.
+ */
+static struct zone_sum *
+exited_sums(struct prom *p, const struct family *f, const struct block *b,
+    size_t *n)
+{
+	struct zone_sum *zs = kp_calloc(b->n + 1, sizeof(*zs));
+	const struct kp_buf *l;
+	const struct kp_record *rec;
+	size_t i, j;
+	int64_t uj;
+	int over = 0;
+
+	for (*n = i = 0; i < b->n; i++) {
+		rec = b->recs[i];
+		if ((!rec_is(rec, "exited") && !rec_is(rec, "node")) ||
+		    kp_rec_get(rec, "zone") == NULL)
+			continue;
+		l = labels_of(&p->labels, f, b, i);
+		for (j = 0; j < *n && (zs[j].labels->len != l->len ||
+		    memcmp(zs[j].labels->s, l->s, l->len) != 0); j++)
+			;
+		if (j == *n)
+			zs[(*n)++].labels = l;
+		if (!rec_is(rec, "exited") || !kp_rec_int(rec, "energy_uj", &uj))
+			continue;
+		zs[j].uj = add_saturated(zs[j].uj, uj, &over);
+		zs[j].watts += kp_rec_number(rec, "watts");
+		zs[j].last = rec;
+		zs[j].has = 1;
+	}
+	return zs;
+}
+
+/* The sample of one zone's sum in an exited family. */
+static void
+exited_sample(struct fmt *ctx, struct prom *p, const struct family *f,
+    const struct zone_sum *z)
+{
+	struct series *s;
+	int over = 0;
+
+	kp_buf_add(&p->text, f->name, strlen(f->name));
+	kp_buf_add(&p->text, z->labels->s, z->labels->len);
+	kp_buf_add(&p->text, " ", 1);
+	if (f->kind == GAUGE) {
+		put_double(&p->text, z->watts);
+		kp_buf_add(&p->text, "\n", 1);
+		return;
+	}
+	p->key.len = 0;
+	kp_buf_add(&p->key, f->name, strlen(f->name));
+	kp_buf_add(&p->key, z->labels->s, z->labels->len);
+	kp_buf_add(&p->key, "", 1);
+	s = series_get(p, f, p->key.s);
+	s->sum_uj = add_saturated(s->sum_uj, z->uj, &over);
+	if (over && z->last != NULL)
+		report_saturated(ctx, s, p->key.s, z->last);
+	if (f->kind == COUNTER_J)
+		put_joules(&p->text, s->sum_uj);
+	else
+		put_double(&p->text, co2_grams(ctx, s->sum_uj));
+	kp_buf_add(&p->text, "\n", 1);
+}
+
+/* Whether a zone has had exited records in this stream: its counter. */
+static int
+exited_seen(struct prom *p, const struct zone_sum *z)
+{
+	const char *name = exited_families[0].name;
+
+	p->key.len = 0;
+	kp_buf_add(&p->key, name, strlen(name));
+	kp_buf_add(&p->key, z->labels->s, z->labels->len);
+	kp_buf_add(&p->key, "", 1);
+	return kp_map_get(p->series, p->key.s) != NULL;
+}
+
+/*
+ * The exited families: one series per zone, from the zone's first exited
+ * record on, with 0 added in an interval without one.
+ */
+static void
+exited_write(struct fmt *ctx, struct prom *p, const struct block *b)
+{
+	const struct family *f;
+	struct zone_sum *zs;
+	size_t i, j, n;
+	char *show;
+
+	zs = exited_sums(p, &exited_families[0], b, &n);
+	show = kp_calloc(n + 1, 1);
+	for (j = 0; j < n; j++)
+		show[j] = zs[j].has || exited_seen(p, &zs[j]);
+	for (i = 0; i < NELEM(exited_families); i++) {
+		f = &exited_families[i];
+		if (f->kind == COUNTER_CO2 && !ctx->has_carbon)
+			continue;
+		for (j = 0; j < n && !show[j]; j++)
+			;
+		if (j < n)
+			family_head(&p->text, f);
+		for (j = 0; j < n; j++)
+			if (show[j])
+				exited_sample(ctx, p, f, &zs[j]);
+	}
+	free(show);
+	free(zs);
+}
+
 /* The exposition of a block in p->text; it moves the counters on. */
 static void
 render(struct fmt *ctx, struct prom *p, const struct block *b)
@@ -560,6 +706,7 @@ render(struct fmt *ctx, struct prom *p, const struct block *b)
 	for (i = 0; i < NELEM(families); i++)
 		if (families[i].kind != COUNTER_CO2 || ctx->has_carbon)
 			family_write(ctx, p, &families[i], b);
+	exited_write(ctx, p, b);
 	forget_stale(p);
 }
 
