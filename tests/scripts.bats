@@ -103,6 +103,17 @@ assert "--textfile " + d + "/" in cmd, cmd
 assert "--collector.textfile.directory=" + d in cs["node-exporter"]["args"]
 for c in cs.values():
     assert c["image"]
+# Every directory a name comes from (proc-cputime(1), "Names"), read-only
+# below the root that proc-cputime is given, in the pipeline only.
+assert "proc-cputime --proc /host/proc --root /host " in cmd, cmd
+byhost = {vols[m["name"]]["hostPath"]["path"]: m for m in cs["kp"]["volumeMounts"]
+          if "hostPath" in vols[m["name"]]}
+for path in ("/var/log/pods", "/var/log/containers", "/var/lib/docker/containers",
+             "/var/lib/containers/storage/overlay-containers", "/run/libvirt/qemu",
+             "/etc/libvirt/qemu", "/etc/passwd", "/home"):
+    assert byhost[path]["mountPath"] == "/host" + path, path
+    assert byhost[path]["readOnly"] is True, path
+    assert byhost[path]["name"] not in mounts["node-exporter"], path
 print(cmd.split(" -c ", 1)[1])
 PY
 	# The pipeline itself runs, here on this host's /proc and /sys.
