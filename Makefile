@@ -11,10 +11,13 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/liveness.o lib/map.o \
-	lib/parse.o lib/process.o lib/procfs.o lib/record.o lib/sampler.o lib/signal.o \
-	lib/state.o lib/utf8.o lib/write.o lib/zones.o
+LIBOBJ = lib/alloc.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/liveness.o \
+	lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o lib/record.o \
+	lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o lib/write.o \
+	lib/zones.o
 LIB = lib/libkp.a
+# Test drivers that make check builds.
+TESTBIN = tests/taskstats-probe
 
 # make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -54,7 +57,11 @@ $(CMD1):
 cmd/kp-fmt: $(FMTOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(FMTOBJ) $(LIB) $(JANSSON_LIBS) -lm
 
-check: all
+tests/taskstats-probe.o: lib/kp.h config.mk
+tests/taskstats-probe: tests/taskstats-probe.o $(LIB)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
+
+check: all $(TESTBIN)
 	KP_SANITIZE=$(SANITIZE) bats tests
 
 lint:
@@ -69,7 +76,7 @@ bench: all
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
 FUZZ_SECONDS = 60
-FUZZ = record procfs cgroup state powercap aggregate attribute aggstate
+FUZZ = record procfs cgroup state powercap aggregate attribute aggstate taskstats
 fuzz:
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 
@@ -85,7 +92,8 @@ uninstall:
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 
 clean:
-	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB) cmd/fmt/build.h
+	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
+	    cmd/fmt/build.h
 
 FORCE:
 

@@ -15,7 +15,6 @@
 static void usage(void);
 
 static const char *procdir = "/proc";
-static const char *pods_log = "/var/log/pods";
 static const char *node_name;		/* --node-name; NULL: found */
 static int emit_all;
 
@@ -24,8 +23,9 @@ usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
 	    "[--head] [--node-name name]\n"
-	    "                    [--pods-log dir] [--proc dir] "
-	    "[--state file]\n");
+	    "                    [--pods-log dir] [--podman-root dir] [--proc dir] "
+	    "[--root dir]\n"
+	    "                    [--state file]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -44,7 +44,28 @@ static void
 scan(struct kp_sampler *s)
 {
 	if (kp_sampler_scan(s) < 0)
-		err(KP_EXIT_FAILURE, "%s", procdir);
+		errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
+}
+
+/* Where names come from: the options in the order given, then the root. */
+struct name_opts {
+	const char *root;
+	const char *pods_log;		/* NULL: below the root */
+	const char **podman;		/* --podman-root, in order */
+	size_t npodman;
+};
+
+static struct kp_names *
+names_new(const struct name_opts *o)
+{
+	struct kp_names *n = kp_names_new(o->root);
+	size_t i;
+
+	if (o->pods_log != NULL)
+		kp_names_set_pods_log(n, o->pods_log);
+	for (i = 0; i < o->npodman; i++)
+		kp_names_add_podman_root(n, o->podman[i]);
+	return n;
 }
 
 /* Ends interval seq: the CPU records of the scan just taken, then the frame. */
@@ -240,7 +261,9 @@ main(int argc, char *argv[])
 		{ "interval", required_argument, NULL, 'i' },
 		{ "node-name", required_argument, NULL, 'N' },
 		{ "pods-log", required_argument, NULL, 'L' },
+		{ "podman-root", required_argument, NULL, 'R' },
 		{ "proc", required_argument, NULL, 'P' },
+		{ "root", required_argument, NULL, 'T' },
 		{ "state", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -250,6 +273,8 @@ main(int argc, char *argv[])
 	int clock = 0, head = 0, ch, status = KP_EXIT_OK;
 	struct kp_sampler *s;
 	struct kp_state *st = NULL;
+	struct kp_names *names;
+	struct name_opts no = { "/", NULL, NULL, 0 };
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "ahi:n:", longopts, NULL)) != -1) {
@@ -269,7 +294,15 @@ main(int argc, char *argv[])
 			head = 1;
 			break;
 		case 'L':
-			pods_log = optarg;
+			no.pods_log = optarg;
+			break;
+		case 'R':
+			no.podman = kp_reallocarray(no.podman, no.npodman + 1,
+			    sizeof(*no.podman));
+			no.podman[no.npodman++] = optarg;
+			break;
+		case 'T':
+			no.root = optarg;
 			break;
 		case 'N':
 			if (*optarg == '\0')
@@ -294,7 +327,9 @@ main(int argc, char *argv[])
 		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
 
 	s = kp_sampler_new(procdir, emit_all);
-	kp_sampler_set_pods_log(s, pods_log);
+	names = names_new(&no);
+	free(no.podman);
+	kp_sampler_set_names(s, names);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
 	if (!clock && !head && stdin_is_stream())
@@ -305,5 +340,6 @@ main(int argc, char *argv[])
 		status = run_clock(s, interval_us, count);
 	kp_state_close(st);
 	kp_sampler_free(s);
+	kp_names_free(names);
 	return kp_out_finish(status);
 }

@@ -145,6 +145,22 @@ podman
 EOF
 	run -0 bash -c 'last_samples "$1" | grep -c "^kepler_vm_cpu_joules_total{.*,hypervisor=\"kvm\","' _ "$HOST"
 	assert_output 4
+	# kp's qemu is Kepler's kvm; the others as kp names them.
+	run -0 bash -c 'kp-fmt -f prometheus | grep "^kepler_vm_cpu_watts" | sed -E "s/.*hypervisor=\"([^\"]*)\".*/\1/"' <<'EOF'
+{"type":"vm","seq":1,"zone":"package","vm_id":"v1","hypervisor":"qemu","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"vm","seq":1,"zone":"package","vm_id":"v2","hypervisor":"xen","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"vm","seq":1,"zone":"package","vm_id":"v3","hypervisor":"virtualbox","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"vm","seq":1,"zone":"package","vm_id":"v4","hypervisor":"vmware","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"vm","seq":1,"zone":"package","vm_id":"v5","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"interval","seq":1,"dt_us":1000000}
+EOF
+	assert_output - <<'EOF'
+kvm
+xen
+virtualbox
+vmware
+unknown
+EOF
 	run -0 bash -c 'last_samples "$1" | grep "^kepler_node_cpu_watts"' _ "$HOST"
 	assert_line 'kepler_node_cpu_watts{zone="package",path="",node_name="node-a"} 70.0000082'
 }
@@ -224,6 +240,12 @@ coredns-5d78c9869d-4xk2p
 db-0
 web-7d9f8c6b5-x2x7q
 EOF
+	# Exited records' node zone too.
+	run -0 bash -c '"$1/scripts/kp-gen" --intervals 2 --processes 5 --zones package,node --exited 2 |
+	    kp-attribute | kp-fmt -f prometheus | grep "^kp_exited"' _ "$KP_ROOT"
+	refute_line --partial 'zone="node"'
+	assert_line --regexp '^kp_exited_cpu_joules_total\{zone="package"\} '
+	assert_line --regexp '^kp_exited_total_joules_total [0-9.]+$'
 	# rapl-read's own records, and the CO2 counters, likewise.
 	run -0 bash -c 'rapl-read --source model --proc "$1" -z package,node -n 1 -i 1ms |
 	    kp-fmt -f prometheus --carbon-intensity 400 | grep "^# TYPE"' _ "$FIXTURES/proc-model"

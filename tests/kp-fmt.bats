@@ -192,8 +192,8 @@ EOF
 	assert_line 'kepler_container_cpu_watts{container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",container_name="",runtime="kubernetes",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",zone="package"} 11.375'
 	assert_line 'kepler_pod_cpu_joules_total{pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",pod_name="",pod_namespace="",zone="package"} 27.261880'
 	assert_line 'kepler_pod_cpu_watts{pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",pod_name="",pod_namespace="",zone="dram"} 1.4625'
-	assert_line 'kepler_vm_cpu_joules_total{vm_id="qemu-1-ubuntu",vm_name="",hypervisor="kvm",zone="package"} 1.937450'
-	assert_line 'kepler_vm_cpu_watts{vm_id="qemu-1-ubuntu",vm_name="",hypervisor="kvm",zone="package"} 0.65625'
+	assert_line 'kepler_vm_cpu_joules_total{vm_id="qemu-1-ubuntu",vm_name="",hypervisor="unknown",zone="package"} 1.937450'
+	assert_line 'kepler_vm_cpu_watts{vm_id="qemu-1-ubuntu",vm_name="",hypervisor="unknown",zone="package"} 0.65625'
 	assert_line 'kp_unattributed_cpu_joules_total{zone="dram"} 0.264380'
 	assert_line 'kp_unattributed_cpu_watts{zone="package"} 0.21875'
 	assert_equal "$stderr" ""

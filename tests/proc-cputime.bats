@@ -54,7 +54,8 @@ run_state() {
 	run -2 --separate-stderr proc-cputime -h
 	assert_equal "$stderr" \
 	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--head] [--node-name name]
-                    [--pods-log dir] [--proc dir] [--state file]"
+                    [--pods-log dir] [--podman-root dir] [--proc dir] [--root dir]
+                    [--state file]"
 }
 
 @test "bad options are usage errors naming the value" {
@@ -232,7 +233,7 @@ run_state() {
 
 @test "an unreadable /proc is a system failure, exit 1" {
 	run -1 --separate-stderr proc-cputime --proc "$BATS_TEST_TMPDIR/none" -n 1 -i 10ms
-	assert_equal "$stderr" "proc-cputime: $BATS_TEST_TMPDIR/none: No such file or directory"
+	assert_equal "$stderr" "proc-cputime: $BATS_TEST_TMPDIR/none/stat: No such file or directory"
 }
 
 @test "it samples on its own clock with -n and -i" {

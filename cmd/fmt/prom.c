@@ -251,6 +251,27 @@ static const struct family families[] = {
 	    "grams of CO2 equivalent" },
 };
 
+/*
+ * Exited records (D3) fold processes born and ended inside an interval, by
+ * parent and comm, and have no pid: they are no process series.  Their
+ * energy is summed per zone, so that process, exited, unattributed and
+ * idle kept series still add up to the node's.
+ */
+static const struct family exited_families[] = {
+	{ "kp_exited_cpu_joules_total", "exited", NULL, NULL,
+	    NULL, "energy_uj", COUNTER_J, zone_labels,
+	    "Energy attributed to processes born and ended inside an "
+	    "interval, in joules" },
+	{ "kp_exited_cpu_watts", "exited", NULL, NULL,
+	    "watts", NULL, GAUGE, zone_labels,
+	    "Power attributed to processes born and ended inside an "
+	    "interval, in watts" },
+	{ "kp_exited_cpu_co2_grams_total", "exited", NULL, NULL,
+	    NULL, "energy_uj", COUNTER_CO2, zone_labels,
+	    "Emissions attributed to processes born and ended inside an "
+	    "interval, in grams of CO2 equivalent" },
+};
+
 /* The record types of workloads, which end; zones and levels stay. */
 static const char *const workload_types[] = {
 	"process", "container", "pod", "vm", "unit", "group", NULL
@@ -271,6 +292,7 @@ struct series {
 	int64_t shown_uj;	/* the counter's last sample */
 	int seen;
 	int saturated;		/* reported as held at INT64_MAX */
+	int ended;		/* its last record said terminated */
 	int forgettable;	/* of a workload that ends, not of a zone */
 	unsigned long seen_gen;	/* the block it last had a sample in */
 };
@@ -301,6 +323,7 @@ struct prom {
 	const char *default_node_name;	/* --node-name; NULL: none */
 	struct kp_buf cpu_info;		/* kepler_node_cpu_info's samples */
 	char *node_zone_name[NELEM(families)];	/* NULL: not zoned */
+	char *exited_node_zone_name[NELEM(exited_families)];
 };
 
 /* Text format 0.0.4: backslash, double quote and newline are escaped. */
@@ -350,10 +373,20 @@ container_runtime(const struct kp_record *rec)
 	return kp_rec_get(rec, "pod_id") != NULL ? "kubernetes" : "unknown";
 }
 
+/* Kepler's hypervisor of a VM: kvm for kp's qemu, as Kepler names QEMU's. */
+static const char *
+vm_hypervisor(const struct kp_record *rec)
+{
+	const char *hypervisor = kp_rec_str(rec, "hypervisor");
+
+	if (hypervisor == NULL)
+		return "unknown";
+	return strcmp(hypervisor, "qemu") == 0 ? "kvm" : hypervisor;
+}
+
 /*
  * The value of one of Kepler's labels that no record field holds as it
- * is.  kp finds QEMU guests only, which Kepler's hypervisor calls kvm;
- * kp's records name no sysfs path for a zone, which may sum several
+ * is.  kp's records name no sysfs path for a zone, which may sum several
  * sockets' counters, so path is empty, as Kepler writes what it does not
  * know.
  */
@@ -364,7 +397,7 @@ label_mapped(const char *name, const struct kp_record *rec)
 		return process_type(rec);
 	if (strcmp(name, "runtime") == 0)
 		return container_runtime(rec);
-	return strcmp(name, "hypervisor") == 0 ? "kvm" : "";
+	return strcmp(name, "hypervisor") == 0 ? vm_hypervisor(rec) : "";
 }
 
 /* A label's value; Kepler writes one that is unknown as the empty string. */
@@ -607,9 +640,11 @@ counter_uj(struct fmt *ctx, struct prom *p, struct series *s,
 	int over = 0;
 
 	if (f->field != NULL && kp_rec_int(rec, f->field, &v)) {
-		if (s->seen && v < s->last_in)
+		/* After a terminated record, a total is a new workload's. */
+		if (s->seen && (v < s->last_in || s->ended))
 			s->offset = add_saturated(s->offset, s->last_in,
 			    &over);
+		s->ended = kp_rec_terminated(rec);
 		s->last_in = v;
 		s->seen = 1;
 		*uj = add_saturated(s->offset, v, &over);
@@ -823,6 +858,137 @@ build_info(struct prom *p)
 	kp_buf_add(out, "} 1\n", 4);
 }
 
+/* One zone's exited records in a block: their labels and sums. */
+struct zone_sum {
+	const struct kp_buf *labels;
+	const struct kp_record *last;	/* for a message */
+	int64_t uj;
+	double watts;
+	int has;			/* it has exited records */
+};
+
+/*
+ * The exited records of a block summed per zone (and socket), with a row
+ * for each zone of a node record too, so that a zone's series goes on in
+ * intervals without exited records; n set to the rows.  The node zone's
+ * records alone, or all the others.
+ */
+static struct zone_sum *
+exited_sums(struct prom *p, const struct family *f, const struct block *b,
+    int node_zone, size_t *n)
+{
+	struct zone_sum *zs = kp_calloc(b->n + 1, sizeof(*zs));
+	const struct kp_buf *l;
+	const struct kp_record *rec;
+	size_t i, j;
+	int64_t uj;
+	int over = 0;
+
+	for (*n = i = 0; i < b->n; i++) {
+		rec = b->recs[i];
+		if ((!rec_is(rec, "exited") && !rec_is(rec, "node")) ||
+		    kp_rec_get(rec, "zone") == NULL ||
+		    in_node_zone(&p->labels, b, i) != node_zone)
+			continue;
+		l = labels_of(p, f, b, i, node_zone);
+		for (j = 0; j < *n && (zs[j].labels->len != l->len ||
+		    memcmp(zs[j].labels->s, l->s, l->len) != 0); j++)
+			;
+		if (j == *n)
+			zs[(*n)++].labels = l;
+		if (!rec_is(rec, "exited") || !kp_rec_int(rec, "energy_uj", &uj))
+			continue;
+		zs[j].uj = add_saturated(zs[j].uj, uj, &over);
+		zs[j].watts += kp_rec_number(rec, "watts");
+		zs[j].last = rec;
+		zs[j].has = 1;
+	}
+	return zs;
+}
+
+/* The sample of one zone's sum in an exited family, named name. */
+static void
+exited_sample(struct fmt *ctx, struct prom *p, const struct family *f,
+    const char *name, const struct zone_sum *z)
+{
+	struct series *s;
+	int over = 0, fresh;
+
+	kp_buf_add(&p->text, name, strlen(name));
+	kp_buf_add(&p->text, z->labels->s, z->labels->len);
+	kp_buf_add(&p->text, " ", 1);
+	if (f->kind == GAUGE) {
+		put_double(&p->text, z->watts);
+		kp_buf_add(&p->text, "\n", 1);
+		return;
+	}
+	p->key.len = 0;
+	kp_buf_add(&p->key, name, strlen(name));
+	kp_buf_add(&p->key, z->labels->s, z->labels->len);
+	kp_buf_add(&p->key, "", 1);
+	s = series_get(p, f, &fresh);
+	s->sum_uj = add_saturated(s->sum_uj, z->uj, &over);
+	if (over && z->last != NULL)
+		report_saturated(ctx, s, p->key.s, z->last);
+	if (f->kind == COUNTER_J)
+		put_joules(&p->text, s->sum_uj);
+	else
+		put_double(&p->text, co2_grams(ctx, s->sum_uj));
+	kp_buf_add(&p->text, "\n", 1);
+}
+
+/*
+ * Whether a zone has had exited records in this stream: its counter, named
+ * name.
+ */
+static int
+exited_seen(struct prom *p, const char *name, const struct zone_sum *z)
+{
+	p->key.len = 0;
+	kp_buf_add(&p->key, name, strlen(name));
+	kp_buf_add(&p->key, z->labels->s, z->labels->len);
+	kp_buf_add(&p->key, "", 1);
+	return kp_map_get(p->series, p->key.s) != NULL;
+}
+
+/*
+ * The exited families, or the node zone's: one series per zone, from the
+ * zone's first exited record on, with 0 added in an interval without one.
+ */
+static void
+exited_write(struct fmt *ctx, struct prom *p, const struct block *b,
+    int node_zone)
+{
+	const char *names[NELEM(exited_families)];
+	const struct family *f;
+	struct zone_sum *zs;
+	size_t i, j, n;
+	char *show;
+
+	for (i = 0; i < NELEM(exited_families); i++)
+		names[i] = node_zone ? p->exited_node_zone_name[i] :
+		    exited_families[i].name;
+
+	zs = exited_sums(p, &exited_families[0], b, node_zone, &n);
+	show = kp_calloc(n + 1, 1);
+	for (j = 0; j < n; j++)
+		show[j] = zs[j].has || exited_seen(p, names[0], &zs[j]);
+	for (i = 0; i < NELEM(exited_families); i++) {
+		f = &exited_families[i];
+		if (f->kind == COUNTER_CO2 && !ctx->has_carbon)
+			continue;
+		for (j = 0; j < n && !show[j]; j++)
+			;
+		if (j < n)
+			family_head(&p->text, f, names[i], node_zone);
+		for (j = 0; j < n; j++)
+			if (show[j])
+				exited_sample(ctx, p, f, names[i], &zs[j]);
+	}
+	free(show);
+	free(zs);
+}
+
 /* The exposition of a block in p->text; it moves the counters on. */
 static void
 render(struct fmt *ctx, struct prom *p, const struct block *b)
@@ -837,10 +1003,16 @@ render(struct fmt *ctx, struct prom *p, const struct block *b)
 	for (i = 0; i < NELEM(families); i++)
 		if (families[i].kind != COUNTER_CO2 || ctx->has_carbon)
 			family_write(ctx, p, i, b, 0);
-	for (i = 0; i < NELEM(families) && block_in_node_zone(p, b); i++)
+	exited_write(ctx, p, b, 0);
+	if (!block_in_node_zone(p, b)) {
+		forget_stale(p);
+		return;
+	}
+	for (i = 0; i < NELEM(families); i++)
 		if (p->node_zone_name[i] != NULL &&
 		    (families[i].kind != COUNTER_CO2 || ctx->has_carbon))
 			family_write(ctx, p, i, b, 1);
+	exited_write(ctx, p, b, 1);
 	forget_stale(p);
 }
 
@@ -929,6 +1101,9 @@ prom_new(const struct fmt *ctx, const char *textfile, int to_stdout)
 	p->default_node_name = ctx->node_name;
 	for (i = 0; i < NELEM(families); i++)
 		p->node_zone_name[i] = node_zone_name(&families[i]);
+	for (i = 0; i < NELEM(exited_families); i++)
+		p->exited_node_zone_name[i] =
+		    node_zone_name(&exited_families[i]);
 	return p;
 }
 
@@ -1060,6 +1235,8 @@ prom_end(struct fmt *ctx, void *st, const struct block *rest)
 	free(p->cpu_info.s);
 	for (i = 0; i < NELEM(families); i++)
 		free(p->node_zone_name[i]);
+	for (i = 0; i < NELEM(exited_families); i++)
+		free(p->exited_node_zone_name[i]);
 	free(p);
 }
 

@@ -182,6 +182,17 @@ field_slot(struct workload *w)
 	return sf;
 }
 
+/*
+ * Whether a field is summed: one of sum_fields, or the count of an exited
+ * record, which the reader has checked is a non-negative integer there.
+ */
+static int
+is_summed(const struct workload *w, const char *key)
+{
+	return str_in_list(sum_fields, key) ||
+	    (strcmp(w->type, "exited") == 0 && strcmp(key, "count") == 0);
+}
+
 static void
 field_append(struct workload *w, const struct kp_field *f)
 {
@@ -189,7 +200,7 @@ field_append(struct workload *w, const struct kp_field *f)
 
 	sf->key = kp_strndup(f->key, f->keylen);
 	sf->keylen = f->keylen;
-	sf->summed = str_in_list(sum_fields, sf->key);
+	sf->summed = is_summed(w, sf->key);
 	field_set(sf, f);
 }
 
@@ -416,6 +427,9 @@ field_put_name(struct workload *o, const struct workload *w)
 			field_put(o, id[i][1], "\"(other)\"");
 			return;
 		}
+	/* Of many parents, none of whom it names: an exited record has a ppid. */
+	if (strcmp(w->type, "exited") == 0)
+		field_put(o, "ppid", "0");
 	if (by == NULL || by->kind != KP_V_STR) {
 		field_put(o, "comm", "\"(other)\"");
 		return;
