@@ -15,16 +15,29 @@
 static void usage(void);
 
 static const char *procdir = "/proc";
+static const char *node_name;		/* --node-name; NULL: found */
 static int emit_all;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
-	    "[--head] [--pods-log dir]\n"
-	    "                    [--podman-root dir] [--proc dir] [--root dir] "
-	    "[--state file]\n");
+	    "[--head] [--node-name name]\n"
+	    "                    [--pods-log dir] [--podman-root dir] [--proc dir] "
+	    "[--root dir]\n"
+	    "                    [--state file]\n");
 	exit(KP_EXIT_USAGE);
+}
+
+/* The header that starts the stream, with the node's identity. */
+static void
+out_header(void)
+{
+	struct kp_node node;
+
+	kp_node_identify(&node, node_name, procdir);
+	kp_out_header("proc-cputime", &node);
+	kp_node_free(&node);
 }
 
 static void
@@ -145,7 +158,7 @@ run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
 	struct kp_clock clk;
 
 	kp_signals_producer();
-	kp_out_header("proc-cputime");
+	out_header();
 	kp_clock_start(&clk, interval_us);
 	scan(s);
 	while (kp_clock_next(&clk, count)) {
@@ -189,7 +202,7 @@ sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
 	int stored = kp_sampler_has_baseline(s), ended;
 	struct kp_clock clk;
 
-	kp_out_header("proc-cputime");
+	out_header();
 	kp_clock_start(&clk, 0);
 	scan(s);
 	if ((ended = stored && kp_clock_resume(&clk, seq, stored_us, path)))
@@ -246,6 +259,7 @@ main(int argc, char *argv[])
 		{ "head", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "node-name", required_argument, NULL, 'N' },
 		{ "pods-log", required_argument, NULL, 'L' },
 		{ "podman-root", required_argument, NULL, 'R' },
 		{ "proc", required_argument, NULL, 'P' },
@@ -289,6 +303,11 @@ main(int argc, char *argv[])
 			break;
 		case 'T':
 			no.root = optarg;
+			break;
+		case 'N':
+			if (*optarg == '\0')
+				errx(KP_EXIT_USAGE, "--node-name wants a name");
+			node_name = optarg;
 			break;
 		case 'P':
 			procdir = optarg;

@@ -83,7 +83,8 @@ void kp_out_hold(void);		/* until kp_out_release: written then */
 void kp_out_release(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
 json_t *kp_rec_new(const char *type, int64_t seq);
-void kp_out_header(const char *producer);
+struct kp_node;
+void kp_out_header(const char *producer, const struct kp_node *node);
 void kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us);
 struct kp_buf {			/* one record being built by hand */
 	char *s;
@@ -193,6 +194,25 @@ int kp_zone_index(struct kp_zones *zs, const char *name, size_t len);
 /* Per-zone integers as a saved object {"zone": n, ...}, zeros left out. */
 json_t *kp_zones_save(const struct kp_zones *zs, const int64_t *v);
 void kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v);
+
+/* cpuinfo.c: the node's identity, for a producer's header. */
+struct kp_cpu {			/* one processor of /proc/cpuinfo */
+	int64_t processor;
+	char *vendor_id;	/* NULL: unknown */
+	char *model_name;	/* NULL: unknown */
+	int64_t physical_id;	/* -1: unknown */
+	int64_t core_id;	/* -1: unknown */
+};
+struct kp_node {
+	char *name;		/* NULL: unknown */
+	struct kp_cpu *cpus;
+	size_t ncpus;
+};
+size_t kp_cpuinfo_parse(FILE *f, struct kp_cpu **cpus);
+void kp_cpus_free(struct kp_cpu *cpus, size_t n);
+void kp_node_identify(struct kp_node *node, const char *name,
+    const char *procdir);
+void kp_node_free(struct kp_node *node);
 
 /* procfs.c: parsing /proc. */
 struct kp_cpu_times {
