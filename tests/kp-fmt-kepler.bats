@@ -244,8 +244,8 @@ EOF
 	run -0 bash -c '"$1/scripts/kp-gen" --intervals 2 --processes 5 --zones package,node --exited 2 |
 	    kp-attribute | kp-fmt -f prometheus | grep "^kp_exited"' _ "$KP_ROOT"
 	refute_line --partial 'zone="node"'
-	assert_line --regexp '^kp_exited_cpu_joules_total\{zone="package"\} '
-	assert_line --regexp '^kp_exited_total_joules_total [0-9.]+$'
+	assert_line --regexp '^kp_exited_cpu_joules_total\{comm="[^"]+",.*,zone="package"\} '
+	assert_line --regexp '^kp_exited_total_joules_total\{comm="[^"]+",type="[a-z]+",container_id="[^"]*",pod_id="[^"]*",vm_id="[^"]*",unit="[^"]*"\} [0-9.]+$'
 	# rapl-read's own records, and the CO2 counters, likewise.
 	run -0 bash -c 'rapl-read --source model --proc "$1" -z package,node -n 1 -i 1ms |
 	    kp-fmt -f prometheus --carbon-intensity 400 | grep "^# TYPE"' _ "$FIXTURES/proc-model"
