@@ -59,7 +59,7 @@ check_expositions() {
 	assert_line "# TYPE kp_unit_cpu_joules_total counter"
 	assert_line "# TYPE kp_unit_cpu_watts gauge"
 	assert_line "# TYPE kp_host_cpu_joules_total counter"
-	run -0 kp-fmt -f prometheus <"$BY"
+	run -0 kp-fmt -f prometheus --min-terminated-energy 0 <"$BY"
 	assert_line "# TYPE kp_group_cpu_joules_total counter"
 	assert_line "# TYPE kp_group_cpu_watts gauge"
 }
@@ -69,14 +69,14 @@ check_expositions() {
 	# The last interval's records, as the samples of the last exposition.
 	want=$(jq -r 'select(.seq == 3 and .type == "unit") |
 	    "kp_unit_cpu_joules_total{unit=\"\(.unit)\",zone=\"\(.zone)\",state=\"\(.state)\"} \(.total_uj)"' "$LEVELS" | sort)
-	got=$(kp-fmt -f prometheus <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
 	    grep '^kp_unit_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
 	assert_equal "$got" "$want"
 	want=$(jq -r 'select(.seq == 3 and .type == "host") |
 	    "kp_host_cpu_joules_total{level=\"\(.level)\",zone=\"\(.zone)\"} \(.total_uj)"' "$LEVELS" | sort)
-	got=$(kp-fmt -f prometheus <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
 	    grep '^kp_host_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
@@ -84,7 +84,7 @@ check_expositions() {
 	# A group's label is the value of the field it is grouped by.
 	want=$(jq -r 'select(.seq == 3 and .type == "group") |
 	    "kp_group_cpu_joules_total{by=\"comm\",group=\"\(.comm)\",zone=\"\(.zone)\",state=\"\(.state)\"} \(.total_uj)"' "$BY" | sort)
-	got=$(kp-fmt -f prometheus <"$BY" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$BY" | awk '/^$/ { n++ } n == 2' |
 	    grep '^kp_group_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
@@ -95,7 +95,7 @@ check_expositions() {
 	local n
 	n=$(jq -r 'select(.type == "container" and .state == "terminated") | .zone' "$LEVELS" | wc -l)
 	[ "$n" -gt 0 ]
-	run -0 kp-fmt -f prometheus <"$LEVELS"
+	run -0 kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS"
 	assert_equal "$(grep -c '^kepler_container_cpu_joules_total{.*state="terminated"}' <<<"$output")" "$n"
 }
 
@@ -303,7 +303,7 @@ node_less_shares() {
 	local ex=$FIXTURES/streams/exited.ndjson
 	check_expositions "$ex"
 	check_expositions "$ex" --carbon-intensity 300
-	kp-fmt -f prometheus <"$ex" >"$BATS_TEST_TMPDIR/p"
+	kp-fmt -f prometheus --min-terminated-energy 0 <"$ex" >"$BATS_TEST_TMPDIR/p"
 	run -0 cat "$BATS_TEST_TMPDIR/p"
 	# No process series for them, and no pid or ppid on theirs.
 	refute_output --regexp 'kepler_process[a-z_]*\{[^}]*comm="cc1"'

@@ -340,6 +340,8 @@ struct prom {
 	char *node_name;		/* the header's; NULL: none */
 	const char *default_node_name;	/* --node-name; NULL: none */
 	struct kp_buf cpu_info;		/* kepler_node_cpu_info's samples */
+	char *hidden;			/* record i has no sample */
+	size_t hidden_cap;
 	char *node_zone_name[NELEM(families)];	/* NULL: not zoned */
 	char *exited_node_zone_name[NELEM(exited_families)];
 };
@@ -736,8 +738,8 @@ family_has(struct prom *p, const struct family *f, int zoned,
 	const struct kp_record *rec = b->recs[i];
 	const char *zone;
 
-	if (!rec_is(rec, f->rectype) && (f->rectype2 == NULL ||
-	    !rec_is(rec, f->rectype2)))
+	if (p->hidden[i] || (!rec_is(rec, f->rectype) &&
+	    (f->rectype2 == NULL || !rec_is(rec, f->rectype2))))
 		return 0;
 	if (zoned && in_node_zone(&p->labels, b, i) != node_zone)
 		return 0;
@@ -1055,6 +1057,126 @@ exited_write(struct fmt *ctx, struct prom *p, const struct block *b,
 	free(zs);
 }
 
+/* A workload that ended in the block: its energy, whether it is shown. */
+struct ended {
+	int64_t uj;
+	int shown;
+};
+
+static int
+by_energy_desc(const void *a, const void *b)
+{
+	const struct ended *x = *(struct ended *const *)a;
+	const struct ended *y = *(struct ended *const *)b;
+
+	return (x->uj < y->uj) - (x->uj > y->uj);
+}
+
+/* The family of joules of a workload record type. */
+static const struct family *
+joules_family(const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < NELEM(families); i++)
+		if (families[i].kind == COUNTER_J &&
+		    strcmp(families[i].rectype, type) == 0)
+			return &families[i];
+	return NULL;
+}
+
+/*
+ * The workload of terminated record rec in ended, keyed by its type and its
+ * labels but zone; its energy added, over every zone but node, which
+ * counts each once more.
+ */
+static struct ended *
+ended_add(struct prom *p, struct kp_map *ended, struct kp_buf *key,
+    const struct kp_record *rec)
+{
+	struct ended *e;
+	const char *zone = kp_rec_str(rec, "zone");
+	int64_t uj = 0;
+	int over = 0;
+
+	labels_make(p, key, joules_family(rec->type), rec, 1);
+	kp_buf_add(key, rec->type, strlen(rec->type) + 1);
+	if ((e = kp_map_get(ended, key->s)) == NULL) {
+		e = kp_calloc(1, sizeof(*e));
+		kp_map_put(ended, key->s, e);
+	}
+	if (!kp_rec_int(rec, "total_uj", &uj))
+		kp_rec_int(rec, "energy_uj", &uj);
+	if (zone == NULL || strcmp(zone, "node") != 0)
+		e->uj = add_saturated(e->uj, uj, &over);
+	return e;
+}
+
+static void
+ended_list(const char *key, void *val, void *arg)
+{
+	struct ended ***at = arg;
+
+	(void)key;
+	*(*at)++ = val;
+}
+
+/*
+ * Kepler's bound on terminated workloads: those below
+ * --min-terminated-energy are shown no more, and of the rest the
+ * --max-terminated with the most energy.
+ */
+static void
+ended_choose(struct fmt *ctx, struct kp_map *ended)
+{
+	struct ended **v, **at;
+	size_t i, n = kp_map_count(ended);
+
+	at = v = kp_calloc(n + 1, sizeof(*v));
+	kp_map_each(ended, ended_list, &at);
+	qsort(v, n, sizeof(*v), by_energy_desc);
+	for (i = 0; i < n; i++)
+		v[i]->shown = v[i]->uj >= ctx->min_terminated_uj &&
+		    i < (size_t)ctx->max_terminated;
+	free(v);
+}
+
+/*
+ * Which records of b have no sample: terminated workloads past the bound,
+ * and with --hide-idle, processes without CPU time.
+ */
+static void
+hide_records(struct fmt *ctx, struct prom *p, const struct block *b)
+{
+	struct kp_map *ended = kp_map_new();
+	struct ended **of = kp_calloc(b->n + 1, sizeof(*of));
+	struct kp_buf key = { 0 };
+	const struct kp_record *rec;
+	int64_t cpu_us;
+	size_t i;
+
+	if (b->n > p->hidden_cap) {
+		p->hidden = kp_reallocarray(p->hidden, b->n, 1);
+		p->hidden_cap = b->n;
+	}
+	for (i = 0; i < b->n; i++) {
+		rec = b->recs[i];
+		p->hidden[i] = ctx->hide_idle && rec_is(rec, "process") &&
+		    !kp_rec_terminated(rec) &&
+		    kp_rec_int(rec, "cpu_us", &cpu_us) && cpu_us == 0;
+		if (kp_rec_terminated(rec) &&
+		    str_in_list(workload_types, rec->type))
+			of[i] = ended_add(p, ended, &key, rec);
+	}
+	ended_choose(ctx, ended);
+	for (i = 0; i < b->n; i++)
+		if (of[i] != NULL)
+			p->hidden[i] = !of[i]->shown;
+	free(of);
+	free(key.s);
+	kp_map_free(ended, free);
+}
+
 /* The exposition of a block in p->text; it moves the counters on. */
 static void
 render(struct fmt *ctx, struct prom *p, const struct block *b)
@@ -1064,6 +1186,7 @@ render(struct fmt *ctx, struct prom *p, const struct block *b)
 	p->gen++;
 	p->text.len = 0;
 	labels_prepare(&p->labels, b->n);
+	hide_records(ctx, p, b);
 	build_info(p);
 	kp_buf_add(&p->text, p->cpu_info.s, p->cpu_info.len);
 	for (i = 0; i < NELEM(families); i++)
@@ -1299,6 +1422,7 @@ prom_end(struct fmt *ctx, void *st, const struct block *rest)
 	free(p->key.s);
 	free(p->node_name);
 	free(p->cpu_info.s);
+	free(p->hidden);
 	for (i = 0; i < NELEM(families); i++)
 		free(p->node_zone_name[i]);
 	for (i = 0; i < NELEM(exited_families); i++)
