@@ -1038,7 +1038,8 @@ exited_write(struct fmt *ctx, struct prom *p, const struct block *b,
 	c.name = names[0];
 	c.name_len = strlen(names[0]);
 	kp_map_each(p->series, carried_collect, &c);
-	qsort(c.labels, c.n, sizeof(*c.labels), buf_cmp);
+	if (c.n > 0)	/* qsort of a null array is undefined */
+		qsort(c.labels, c.n, sizeof(*c.labels), buf_cmp);
 	zs = exited_sums(p, &exited_families[0], b, node_zone, c.n, &n);
 	for (j = 0; j < c.n; j++)
 		exited_row(zs, &n, &c.labels[j]);
