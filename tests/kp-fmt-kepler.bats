@@ -373,3 +373,17 @@ OUT
 	run -0 bash -c 'awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_process_cpu_watts/ { c[n]++ } END { print c[0] }" "$1"' _ "$BATS_TEST_TMPDIR/h"
 	assert_output 3
 }
+
+@test "prometheus: in a sparse stream an idle process has no series that interval, and its counter goes on when it runs again" {
+	local i
+	for i in 1 2 3; do
+		printf '{"type":"process","seq":%d,"zone":"package","pid":7,"starttime":1,"comm":"job","cpu_us":%d,"energy_uj":%d,"total_uj":%d,"watts":1,"state":"running"}\n' \
+		    "$i" 1000 1000000 "$((i * 1000000))" | { [ "$i" = 2 ] && cat >/dev/null || cat; }
+		printf '{"type":"interval","seq":%d,"dt_us":1000000}\n' "$i"
+	done >"$BATS_TEST_TMPDIR/sparse"
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_process_cpu_joules_total/ { print n, \$2 }"' _ "$BATS_TEST_TMPDIR/sparse"
+	assert_output - <<'OUT'
+0 1.000000
+2 3.000000
+OUT
+}
