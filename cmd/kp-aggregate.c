@@ -20,6 +20,7 @@
 struct group {
 	char *id;		/* the member field's value, as JSON text */
 	char *pod;		/* a container's pod_id, as JSON text, or NULL */
+	char *names;		/* its names as JSON members, or NULL */
 	int64_t total_uj[KP_ZONES_MAX];
 	int64_t processes[KP_ZONES_MAX], cpu_us[KP_ZONES_MAX], energy_uj[KP_ZONES_MAX];
 	uint64_t touched;	/* zones with members this interval */
@@ -257,6 +258,61 @@ member_new(const struct kp_record *rec, const char *key)
 	return m;
 }
 
+/* The names a group record of level lv carries (kp-records(5)). */
+static const char *const *
+level_names(const struct level *lv)
+{
+	static const char *const container[] = { "runtime", "container_name",
+	    "pod_name", "pod_namespace", NULL };
+	static const char *const pod[] = { "pod_name", "pod_namespace", NULL };
+	static const char *const vm[] = { "vm_name", "hypervisor", NULL };
+
+	if (lv->by)
+		return NULL;
+	if (strcmp(lv->field, "container_id") == 0)
+		return container;
+	if (strcmp(lv->field, "pod_id") == 0)
+		return pod;
+	if (strcmp(lv->field, "vm_id") == 0)
+		return vm;
+	return NULL;
+}
+
+/*
+ * A group's names, from a member's record that has any: the member that
+ * joined last gives them, and one whose names came late gives them to a
+ * group that has none yet.
+ */
+static void
+take_names(const struct level *lv, struct group *g,
+    const struct kp_record *rec, int joined)
+{
+	const char *const *k = level_names(lv);
+	const struct kp_field *f;
+	struct kp_buf b = { NULL, 0, 0 };
+
+	if (k == NULL || (!joined && g->names != NULL))
+		return;
+	for (; *k; k++)
+		if ((f = kp_rec_get(rec, *k)) != NULL && f->kind == KP_V_STR)
+			kp_buf_raw(&b, *k, f->raw, f->rawlen);
+	if (b.len > 0) {
+		free(g->names);
+		g->names = kp_strndup(b.s, b.len);
+	}
+	free(b.s);
+}
+
+static void
+member_names(struct member *m, const struct kp_record *rec, int joined)
+{
+	size_t l;
+
+	for (l = 0; l < nlevels; l++)
+		if (m->g[l] != NULL)
+			take_names(&levels[l], m->g[l], rec, joined);
+}
+
 /*
  * The sums of a record of zone z to group g of level l, or to the level's
  * host when g is NULL; processes is 1 for a process record, 0 for an
@@ -344,7 +400,7 @@ add_process(const struct kp_record *rec)
 	const char *why;
 	struct member *m;
 	char key[KP_PROC_KEY_MAX];
-	int z;
+	int z, joined;
 
 	if ((why = record_zone(rec, &z, &energy_uj)) != NULL)
 		return why;
@@ -361,8 +417,9 @@ add_process(const struct kp_record *rec)
 	if (!sums_fit(rec, m, z, cpu_us, energy_uj))
 		return OVERFLOWS;
 	zones_seen |= UINT64_C(1) << z;
-	if (m == NULL)
+	if ((joined = m == NULL))
 		m = member_new(rec, key);
+	member_names(m, rec, joined);
 	m->last_seq = rec->seq;
 	add_sums(m, z, cpu_us, energy_uj);
 	if (kp_rec_terminated(rec))
@@ -504,6 +561,8 @@ emit_group(const struct level *lv, struct group *g, int z, int64_t seq,
 	kp_buf_raw(&out, lv->field, g->id, strlen(g->id));
 	if (g->pod)
 		kp_buf_raw(&out, "pod_id", g->pod, strlen(g->pod));
+	if (g->names)
+		kp_buf_add(&out, g->names, strlen(g->names));
 	rec_sums(g->processes[z], g->cpu_us[z], g->energy_uj[z],
 	    g->total_uj[z], dt_us);
 	kp_buf_add(&out, g->ended ? ",\"state\":\"terminated\"" :
@@ -517,6 +576,7 @@ group_free(void *p)
 	struct group *g = p;
 
 	free(g->pod);
+	free(g->names);
 	free(g);	/* g->id is freed by the caller */
 }
 

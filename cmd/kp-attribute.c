@@ -593,14 +593,27 @@ hold_cpu(struct interval *iv, const struct kp_record *rec)
 	return NULL;
 }
 
+/*
+ * The members of a proc record that a process record carries on: the
+ * process's own, then every identity member (kp_identity_copy), names
+ * included.
+ */
+static void
+copy_identity(struct kp_buf *b, const struct kp_record *rec)
+{
+	static const char *const own[] = {
+		"pid", "ppid", "starttime", "comm", "exe", "state", NULL
+	};
+	const char *const *k;
+
+	for (k = own; *k; k++)
+		copy_member(b, rec, *k);
+	kp_identity_copy(b, rec);
+}
+
 static const char *
 hold_proc(struct interval *iv, const struct kp_record *rec)
 {
-	static const char *const identity[] = {
-		"pid", "starttime", "comm", "state", "cgroup", "container_id",
-		"pod_id", "vm_id", "unit", NULL
-	};
-	const char *const *k;
 	struct proc *p;
 	int64_t pid = 0, cpu_us = 0, sum_us, starttime = 0;
 
@@ -625,8 +638,7 @@ hold_proc(struct interval *iv, const struct kp_record *rec)
 	p->line_off = p->line_len = 0;
 	p->terminated = kp_rec_terminated(rec);
 	p->id_off = iv->text.len;
-	for (k = identity; *k; k++)
-		copy_member(&iv->text, rec, *k);
+	copy_identity(&iv->text, rec);
 	p->id_len = iv->text.len - p->id_off;
 	return NULL;
 }
@@ -975,7 +987,7 @@ end_interval(struct kp_reader *r, struct interval *iv,
 		if (iv->nenergy > 0)
 			check_live(r, rec, dt_us);
 		if (kp_sampler_scan(s) < 0)
-			err(KP_EXIT_FAILURE, "%s", procdir);
+			errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
 		iv->nprocs = iv->nexited = 0;
 		iv->procs_us = 0;
 		hold_sampled(iv, s, rec->seq);

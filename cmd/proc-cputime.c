@@ -15,23 +15,57 @@
 static void usage(void);
 
 static const char *procdir = "/proc";
-static const char *pods_log = "/var/log/pods";
+static const char *node_name;		/* --node-name; NULL: found */
 static int emit_all;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
-	    "[--head] [--pods-log dir] [--proc dir]\n"
+	    "[--head] [--node-name name]\n"
+	    "                    [--pods-log dir] [--podman-root dir] [--proc dir] "
+	    "[--root dir]\n"
 	    "                    [--state file]\n");
 	exit(KP_EXIT_USAGE);
+}
+
+/* The header that starts the stream, with the node's identity. */
+static void
+out_header(void)
+{
+	struct kp_node node;
+
+	kp_node_identify(&node, node_name, procdir);
+	kp_out_header("proc-cputime", &node);
+	kp_node_free(&node);
 }
 
 static void
 scan(struct kp_sampler *s)
 {
 	if (kp_sampler_scan(s) < 0)
-		err(KP_EXIT_FAILURE, "%s", procdir);
+		errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
+}
+
+/* Where names come from: the options in the order given, then the root. */
+struct name_opts {
+	const char *root;
+	const char *pods_log;		/* NULL: below the root */
+	const char **podman;		/* --podman-root, in order */
+	size_t npodman;
+};
+
+static struct kp_names *
+names_new(const struct name_opts *o)
+{
+	struct kp_names *n = kp_names_new(o->root);
+	size_t i;
+
+	if (o->pods_log != NULL)
+		kp_names_set_pods_log(n, o->pods_log);
+	for (i = 0; i < o->npodman; i++)
+		kp_names_add_podman_root(n, o->podman[i]);
+	return n;
 }
 
 /* Ends interval seq: the CPU records of the scan just taken, then the frame. */
@@ -124,7 +158,7 @@ run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
 	struct kp_clock clk;
 
 	kp_signals_producer();
-	kp_out_header("proc-cputime");
+	out_header();
 	kp_clock_start(&clk, interval_us);
 	scan(s);
 	while (kp_clock_next(&clk, count)) {
@@ -168,7 +202,7 @@ sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
 	int stored = kp_sampler_has_baseline(s), ended;
 	struct kp_clock clk;
 
-	kp_out_header("proc-cputime");
+	out_header();
 	kp_clock_start(&clk, 0);
 	scan(s);
 	if ((ended = stored && kp_clock_resume(&clk, seq, stored_us, path)))
@@ -225,8 +259,11 @@ main(int argc, char *argv[])
 		{ "head", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "node-name", required_argument, NULL, 'N' },
 		{ "pods-log", required_argument, NULL, 'L' },
+		{ "podman-root", required_argument, NULL, 'R' },
 		{ "proc", required_argument, NULL, 'P' },
+		{ "root", required_argument, NULL, 'T' },
 		{ "state", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -236,6 +273,8 @@ main(int argc, char *argv[])
 	int clock = 0, head = 0, ch, status = KP_EXIT_OK;
 	struct kp_sampler *s;
 	struct kp_state *st = NULL;
+	struct kp_names *names;
+	struct name_opts no = { "/", NULL, NULL, 0 };
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "ahi:n:", longopts, NULL)) != -1) {
@@ -255,7 +294,20 @@ main(int argc, char *argv[])
 			head = 1;
 			break;
 		case 'L':
-			pods_log = optarg;
+			no.pods_log = optarg;
+			break;
+		case 'R':
+			no.podman = kp_reallocarray(no.podman, no.npodman + 1,
+			    sizeof(*no.podman));
+			no.podman[no.npodman++] = optarg;
+			break;
+		case 'T':
+			no.root = optarg;
+			break;
+		case 'N':
+			if (*optarg == '\0')
+				errx(KP_EXIT_USAGE, "--node-name wants a name");
+			node_name = optarg;
 			break;
 		case 'P':
 			procdir = optarg;
@@ -275,7 +327,9 @@ main(int argc, char *argv[])
 		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
 
 	s = kp_sampler_new(procdir, emit_all);
-	kp_sampler_set_pods_log(s, pods_log);
+	names = names_new(&no);
+	free(no.podman);
+	kp_sampler_set_names(s, names);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
 	if (!clock && !head && stdin_is_stream())
@@ -286,5 +340,6 @@ main(int argc, char *argv[])
 		status = run_clock(s, interval_us, count);
 	kp_state_close(st);
 	kp_sampler_free(s);
+	kp_names_free(names);
 	return kp_out_finish(status);
 }

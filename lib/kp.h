@@ -83,7 +83,8 @@ void kp_out_hold(void);		/* until kp_out_release: written then */
 void kp_out_release(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
 json_t *kp_rec_new(const char *type, int64_t seq);
-void kp_out_header(const char *producer);
+struct kp_node;
+void kp_out_header(const char *producer, const struct kp_node *node);
 void kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us);
 struct kp_buf {			/* one record being built by hand */
 	char *s;
@@ -201,6 +202,25 @@ int kp_zone_index(struct kp_zones *zs, const char *name, size_t len);
 json_t *kp_zones_save(const struct kp_zones *zs, const int64_t *v);
 void kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v);
 
+/* cpuinfo.c: the node's identity, for a producer's header. */
+struct kp_cpu {			/* one processor of /proc/cpuinfo */
+	int64_t processor;
+	char *vendor_id;	/* NULL: unknown */
+	char *model_name;	/* NULL: unknown */
+	int64_t physical_id;	/* -1: unknown */
+	int64_t core_id;	/* -1: unknown */
+};
+struct kp_node {
+	char *name;		/* NULL: unknown */
+	struct kp_cpu *cpus;
+	size_t ncpus;
+};
+size_t kp_cpuinfo_parse(FILE *f, struct kp_cpu **cpus);
+void kp_cpus_free(struct kp_cpu *cpus, size_t n);
+void kp_node_identify(struct kp_node *node, const char *name,
+    const char *procdir);
+void kp_node_free(struct kp_node *node);
+
 /* procfs.c: parsing /proc. */
 struct kp_cpu_times {
 	uint64_t total_ticks;	/* user..steal; guest is inside user */
@@ -234,25 +254,41 @@ struct kp_identity {
 	char kind[16];		/* kernel, vm, container, pod, service, ... */
 	char cgroup[512];
 	char container_id[72];
-	char runtime[16];	/* docker, containerd, cri-o, podman */
-	char container_name[64];
+	char runtime[16];	/* docker, containerd, cri-o, podman, garden */
+	char container_name[128];
 	char pod_id[40];
 	char pod_name[256];
 	char pod_namespace[64];
 	char pod_qos[16];	/* guaranteed, burstable, besteffort */
 	char vm_id[128];
 	char vm_name[128];
+	char hypervisor[16];	/* qemu, xen, virtualbox, vmware */
 	char unit[128];
 	char user_slice[32];
 	char session[16];
+	int vm_from_scope;	/* vm_id is a libvirt machine scope's name */
 };
 void kp_identity_from_cgroup_file(const char *text, struct kp_identity *id);
 void kp_identity_from_path(const char *path, struct kp_identity *id);
+int kp_identity_wants_cmdline(const char *comm, const struct kp_identity *id);
 void kp_identity_from_cmdline(const char *args, size_t len,
     struct kp_identity *id);
-void kp_identity_from_pods_log(const char *dir, struct kp_identity *id);
 void kp_identity_classify(struct kp_identity *id, int kernel_thread);
 void kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b);
+void kp_identity_copy(struct kp_buf *b, const struct kp_record *rec);
+int kp_uuid_ok(const char *s, size_t n);	/* 8-4-4-4-12 hex digits */
+
+/*
+ * names.c: names of workloads from the node's own files (the kubelet's
+ * logs, docker's and podman's stores, libvirt's domains), read once per id.
+ */
+struct kp_names;
+struct kp_names *kp_names_new(const char *root);
+void kp_names_set_pods_log(struct kp_names *n, const char *dir);
+void kp_names_add_podman_root(struct kp_names *n, const char *dir);
+void kp_names_tick(struct kp_names *n);		/* a new scan of /proc */
+int kp_names_fill(struct kp_names *n, struct kp_identity *id);
+void kp_names_free(struct kp_names *n);
 
 /* process.c: a process's key in a stage's tables, "pid:starttime". */
 #define KP_PROC_KEY_MAX 48
@@ -283,7 +319,8 @@ int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
 /* sampler.c: node and per-process CPU time between two scans of /proc. */
 struct kp_sampler;
 struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
-void kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir);
+void kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names);
+const char *kp_sampler_error(const struct kp_sampler *s);
 int kp_sampler_scan(struct kp_sampler *s);
 int kp_sampler_has_baseline(const struct kp_sampler *s);
 void kp_sampler_emit(struct kp_sampler *s, int64_t seq,

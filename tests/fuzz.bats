@@ -36,7 +36,7 @@ load test_helper
 	for up in '-5.00 3.00' '100000000000000000.00 3.00'; do
 		echo "$up" > "$P/uptime"
 		run -1 --separate-stderr proc-cputime --proc "$P" -n 1
-		assert_equal "$stderr" "proc-cputime: $P: Invalid argument"
+		assert_equal "$stderr" "proc-cputime: $P/uptime: not an uptime as the kernel writes it"
 	done
 }
 

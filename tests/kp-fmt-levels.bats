@@ -111,12 +111,12 @@ check_expositions() {
 }
 
 @test "rapl-read --per-socket: a socket label, no duplicate series, promtool passes" {
-	rapl-read --sysfs "$FIXTURES/sysfs-2socket" --per-socket -n 2 -i 50ms \
-	    >"$BATS_TEST_TMPDIR/ps.ndjson"
+	rapl-read --sysfs "$FIXTURES/sysfs-2socket" --proc "$FIXTURES/proc-model" \
+	    --per-socket -n 2 -i 50ms >"$BATS_TEST_TMPDIR/ps.ndjson"
 	check_expositions "$BATS_TEST_TMPDIR/ps.ndjson"
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/ps.ndjson"
-	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="0"} 0.000000'
-	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="1"} 0.000000'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",path="",socket="0",node_name="worker-2"} 0.000000'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",path="",socket="1",node_name="worker-2"} 0.000000'
 	# Each socket's counter is the sum of its own energy.
 	cat >"$BATS_TEST_TMPDIR/sock.ndjson" <<'EOF'
 {"type":"energy","seq":1,"zone":"package","socket":0,"energy_uj":3000000,"watts":3.0,"source":"powercap","estimated":false,"sockets":1}
@@ -128,8 +128,8 @@ check_expositions() {
 EOF
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/sock.ndjson"
 	assert_equal "$(grep '^kepler_node_cpu_joules_total' <<<"$output" | tail -n 2)" \
-	    'kepler_node_cpu_joules_total{zone="package",socket="0"} 4.000000
-kepler_node_cpu_joules_total{zone="package",socket="1"} 7.000000'
+	    'kepler_node_cpu_joules_total{zone="package",path="",socket="0"} 4.000000
+kepler_node_cpu_joules_total{zone="package",path="",socket="1"} 7.000000'
 	# The check does catch a series written twice: the socket removed.
 	sed 's/"socket":[01],//' "$BATS_TEST_TMPDIR/sock.ndjson" |
 	    kp-fmt -f prometheus | awk '/^$/ { exit } 1' >"$BATS_TEST_TMPDIR/dup.prom"
@@ -150,7 +150,7 @@ EOF2
 	    >"$BATS_TEST_TMPDIR/agg.ndjson"
 	check_expositions "$BATS_TEST_TMPDIR/agg.ndjson"
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/agg.ndjson"
-	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="1"} 5.000000'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",path="",socket="1"} 5.000000'
 	assert_line --regexp '^kepler_process_cpu_joules_total\{.*zone="package".*socket="1".*\} 1\.250000$'
 	assert_line --regexp '^kepler_container_cpu_joules_total\{.*container_id="c1".*zone="package".*\} 2\.000000$'
 }

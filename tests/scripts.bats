@@ -103,6 +103,20 @@ assert "--textfile " + d + "/" in cmd, cmd
 assert "--collector.textfile.directory=" + d in cs["node-exporter"]["args"]
 for c in cs.values():
     assert c["image"]
+# The node's name from the downward API, for the header and node_name.
+env = {e["name"]: e for e in cs["kp"]["env"]}
+assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+# Every directory a name comes from (proc-cputime(1), "Names"), read-only
+# below the root that proc-cputime is given, in the pipeline only.
+assert "proc-cputime --proc /host/proc --root /host " in cmd, cmd
+byhost = {vols[m["name"]]["hostPath"]["path"]: m for m in cs["kp"]["volumeMounts"]
+          if "hostPath" in vols[m["name"]]}
+for path in ("/var/log/pods", "/var/log/containers", "/var/lib/docker/containers",
+             "/var/lib/containers/storage/overlay-containers", "/run/libvirt/qemu",
+             "/etc/libvirt/qemu", "/etc/passwd", "/home"):
+    assert byhost[path]["mountPath"] == "/host" + path, path
+    assert byhost[path]["readOnly"] is True, path
+    assert byhost[path]["name"] not in mounts["node-exporter"], path
 print(cmd.split(" -c ", 1)[1])
 PY
 	# The pipeline itself runs, here on this host's /proc and /sys.
@@ -110,8 +124,8 @@ PY
 	cmd=${cmd//\/host\//\/}
 	cmd=${cmd//\/var\/lib\/kp\/textfile/$BATS_TEST_TMPDIR}
 	cmd=${cmd//-i 10s/-n 2 -i 200ms}
-	sh -c "$cmd" 2>/dev/null
-	run -0 grep -c '^kepler_node_cpu_joules_total{zone="package"} ' "$BATS_TEST_TMPDIR/kp.prom"
+	NODE_NAME=node-7 sh -c "$cmd" 2>/dev/null
+	run -0 grep -c '^kepler_node_cpu_joules_total{zone="package",path="",node_name="node-7"} ' "$BATS_TEST_TMPDIR/kp.prom"
 	assert_output 1
 }
 

@@ -84,6 +84,7 @@ struct fmt {
 	int summary;			/* --summary */
 	size_t summary_rows;		/* --summary-rows */
 	const char *textfile;		/* --textfile */
+	const char *node_name;		/* --node-name */
 
 	const char *input_name;
 	struct kp_reader *reader;	/* top waits on it for input */
