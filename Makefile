@@ -58,7 +58,8 @@ bench: all
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
 FUZZ_SECONDS = 60
-FUZZ = record procfs cgroup state powercap aggregate attribute aggstate
+FUZZ = record procfs cgroup state powercap aggregate attribute aggstate \
+	raplstate
 fuzz:
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 

@@ -145,7 +145,7 @@ load_state(struct kp_sampler *s, struct kp_state *st, const char *path,
 	if (data == NULL)
 		return;
 	if (json_unpack(data, "{s:I,s:I,s:o}", "seq", seq, "mono_us", mono_us,
-	    "sampler", &saved) < 0 ||
+	    "sampler", &saved) < 0 || !kp_clock_stored_ok(*seq, *mono_us) ||
 	    (skipped = kp_sampler_load(s, saved)) < 0) {
 		warnx("%s: unusable sample in the state file, starting a new "
 		    "baseline", path);

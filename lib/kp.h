@@ -64,6 +64,7 @@ void kp_clock_end(struct kp_clock *c);
 int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: all ended */
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
+int kp_clock_stored_ok(int64_t seq, int64_t stored_us);
 
 /* signal.c: SIGINT, SIGTERM and SIGHUP: the first ends the stream, the second
  * the stage. */
