@@ -59,7 +59,7 @@ bench: all
 # N executions.
 FUZZ_SECONDS = 60
 FUZZ = record procfs cgroup state powercap aggregate attribute aggstate \
-	raplstate attrstate
+	raplstate attrstate fmt
 fuzz:
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 
