@@ -165,12 +165,12 @@ sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
 	int stored = kp_sampler_has_baseline(s), ended;
 	struct kp_clock clk;
 
-	kp_out_header("proc-cputime");
 	kp_clock_start(&clk, 0);
 	scan(s);
 	if ((ended = stored && kp_clock_resume(&clk, seq, stored_us, path)))
 		seq = clk.seq;
 	kp_state_prepare_new(st, state_data(s, seq, clk.end_us));
+	kp_out_header("proc-cputime");	/* a failed run writes nothing */
 	if (ended) {
 		kp_sampler_write(s, clk.seq);
 		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);

@@ -162,6 +162,12 @@ assert_nothing_out() {
 	assert_nothing_out kp-aggregate
 }
 
+@test "proc-cputime --head on a full disk: not even its header" {
+	pipeline_input
+	IN=/dev/null FAULT=enospc filter_under proc-cputime --head --proc "$PB"
+	assert_nothing_out proc-cputime
+}
+
 @test "a state path that is a FIFO or a directory is refused at once" {
 	mkfifo "$S"
 	run -1 --separate-stderr timeout 10 rapl-read --sysfs "$SY" --proc "$P" --state "$S"
