@@ -94,3 +94,10 @@ load test_helper
 		done
 	done
 }
+
+@test "kp-fmt --summary: an other row whose sum passes INT64_MAX is reported, exit 3" {
+	run -3 --separate-stderr kp-fmt -f json --summary --summary-rows 2 \
+	    < "$KP_ROOT/tests/fuzz/fmt/regress-other-row-overflow"
+	assert_equal "$stderr" "kp-fmt: <stdin>: --summary: the sum of energy_uj in an other row passes 9223372036854775807, held there"
+	assert_line --partial '"comm":"(other)","cpu_us":2,"energy_uj":9223372036854775807,'
+}
