@@ -76,7 +76,8 @@ bench: all
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
 FUZZ_SECONDS = 60
-FUZZ = record procfs cgroup state powercap aggregate attribute aggstate taskstats
+FUZZ = record procfs cgroup state powercap aggregate attribute aggstate \
+	taskstats raplstate attrstate fmt
 fuzz:
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 

@@ -927,7 +927,7 @@ main(int argc, char *argv[])
 	struct kp_record rec;
 	int64_t dt_us = 0;
 	size_t l, i, nby = 0;
-	int ch, status, level_given = 0, due, pending = 0;
+	int ch, status, level_given = 0;
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -969,17 +969,17 @@ main(int argc, char *argv[])
 	}
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	/* Every record of an interval waits for its state (D5). */
+	kp_state_hold(st);
 	while (kp_reader_next(r, &rec) > 0) {
 		if (rec.cut_seq >= 0)
 			drop_interval();
 		if (strcmp(rec.type, "interval") == 0) {
-			due = kp_state_due(st);
 			kp_rec_int(&rec, "dt_us", &dt_us);
 			end_interval(rec.seq, dt_us);
 			kp_out_raw(rec.line, rec.len);
-			if (due)
-				kp_state_interval_commit(st, state_data());
-			pending = st != NULL && !due;
+			kp_state_interval_end(st, kp_state_due(st) ?
+			    state_data() : NULL);
 			kp_out_flush();
 			continue;
 		}
@@ -993,8 +993,7 @@ main(int argc, char *argv[])
 	}
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));
-	if (st != NULL && (pending || !kp_state_committed(st)))
-		kp_state_commit_new(st, state_data());
+	kp_state_end(st, kp_state_pending(st) ? state_data() : NULL);
 	kp_reader_close(r);
 	kp_state_close(st);
 	kp_map_free(members, free);

@@ -1194,15 +1194,15 @@ state_data(struct kp_sampler *s)
 
 /*
  * The stream, interval by interval.  With --state, the state that counts
- * an interval is prepared before its records go out and committed after
- * them, at most once a second (D5); 1 if the last interval's is not.
+ * an interval is prepared before any of its records goes out, those passed
+ * on as they came included, and committed after them, at most once a
+ * second (D5).
  */
-static int
+static void
 run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
 {
 	struct interval iv;
 	struct kp_record rec;
-	int due, pending = 0;
 
 	memset(&iv, 0, sizeof(iv));
 	iv.seq = -1;
@@ -1210,15 +1210,14 @@ run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
 	iv.text.cap = iv.lines.cap = 256;
 	iv.text.s = kp_malloc(iv.text.cap);
 	iv.lines.s = kp_malloc(iv.lines.cap);
+	kp_state_hold(st);
 	while (kp_reader_next(r, &rec) > 0) {
 		if (rec.cut_seq >= 0)
 			pass_cut(&iv);
 		if (strcmp(rec.type, "interval") == 0) {
-			due = kp_state_due(st);
 			end_interval(r, &iv, &rec, s);
-			if (due)
-				kp_state_interval_commit(st, state_data(s));
-			pending = st != NULL && !due;
+			kp_state_interval_end(st, kp_state_due(st) ?
+			    state_data(s) : NULL);
 		} else if (consumed(&rec))
 			hold(r, &rec, &iv);
 		else
@@ -1231,7 +1230,6 @@ run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
 	free(iv.exited);
 	free(iv.text.s);
 	free(iv.lines.s);
-	return pending;
 }
 
 static void
@@ -1282,7 +1280,7 @@ main(int argc, char *argv[])
 	struct kp_state *st = NULL;
 	struct kp_sampler *s;
 	struct kp_reader *r;
-	int ch, status, pending;
+	int ch, status;
 	size_t i;
 
 	kp_out_init();
@@ -1341,11 +1339,10 @@ main(int argc, char *argv[])
 		(void)kp_sampler_scan(s);
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
-	pending = run(r, s, st);
+	run(r, s, st);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));
-	if (st != NULL && (pending || !kp_state_committed(st)))
-		kp_state_commit_new(st, state_data(s));
+	kp_state_end(st, kp_state_pending(st) ? state_data(s) : NULL);
 	kp_reader_close(r);
 	kp_state_close(st);
 	kp_sampler_free(s);

@@ -99,29 +99,25 @@ state_data(struct kp_sampler *s, json_int_t seq, int64_t mono_us)
 struct filter {
 	struct kp_state *st;	/* or NULL */
 	json_int_t seq, mono_us;	/* the last interval, and its sample */
-	int pending;		/* that interval's state is not committed */
 };
 
 /*
  * Interval seq ends upstream: this stage's records of it, then its
  * interval record.  With --state, the state that counts it is prepared
- * before they go out and committed after, at most once a second (D5).
+ * before they go out, and before the records passed through in it, and
+ * committed after, at most once a second (D5).
  */
 static void
 end_interval(struct kp_sampler *s, struct filter *f,
     const struct kp_record *rec)
 {
-	int due = kp_state_due(f->st);
-
 	scan(s);
 	f->seq = rec->seq;
 	f->mono_us = kp_mono_us();
 	kp_sampler_write(s, rec->seq);
 	kp_out_raw(rec->line, rec->len);
-	if (due)
-		kp_state_interval_commit(f->st, state_data(s, f->seq,
-		    f->mono_us));
-	f->pending = f->st != NULL && !due;
+	kp_state_interval_end(f->st, kp_state_due(f->st) ?
+	    state_data(s, f->seq, f->mono_us) : NULL);
 	kp_out_flush();
 }
 
@@ -139,6 +135,7 @@ run_filter(struct kp_sampler *s, struct filter *f, long *nlines)
 
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	kp_state_hold(f->st);
 	while (kp_reader_next(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0)
 			end_interval(s, f, &rec);
@@ -179,7 +176,7 @@ load_state(struct kp_sampler *s, struct kp_state *st, const char *path,
 	if (data == NULL)
 		return;
 	if (json_unpack(data, "{s:I,s:I,s:o}", "seq", seq, "mono_us", mono_us,
-	    "sampler", &saved) < 0 ||
+	    "sampler", &saved) < 0 || !kp_clock_stored_ok(*seq, *mono_us) ||
 	    (skipped = kp_sampler_load(s, saved)) < 0) {
 		warnx("%s: unusable sample in the state file, starting a new "
 		    "baseline", path);
@@ -202,12 +199,12 @@ sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
 	int stored = kp_sampler_has_baseline(s), ended;
 	struct kp_clock clk;
 
-	out_header();
 	kp_clock_start(&clk, 0);
 	scan(s);
 	if ((ended = stored && kp_clock_resume(&clk, seq, stored_us, path)))
 		seq = clk.seq;
 	kp_state_prepare_new(st, state_data(s, seq, clk.end_us));
+	out_header();	/* a failed run writes nothing */
 	if (ended) {
 		kp_sampler_write(s, clk.seq);
 		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
@@ -233,7 +230,7 @@ run_once(struct kp_sampler *s, struct kp_state *st, const char *path)
 static int
 filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
 {
-	struct filter f = { st, 0, 0, 0 };
+	struct filter f = { st, 0, 0 };
 	long nlines;
 	int status;
 
@@ -245,8 +242,8 @@ filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
 	}
 	status = run_filter(s, &f, &nlines);
 	kp_state_need_input(st, nlines);
-	if (st != NULL && (f.pending || !kp_state_committed(st)))
-		kp_state_commit_new(st, state_data(s, f.seq, f.mono_us));
+	kp_state_end(st, kp_state_pending(st) ?
+	    state_data(s, f.seq, f.mono_us) : NULL);
 	return status;
 }
 

@@ -1201,7 +1201,7 @@ load_state(struct meter *m, struct kp_state *st, const char *path,
 	if ((data = kp_state_data(st)) == NULL)
 		return 0;
 	if (json_unpack(data, "{s:I,s:I,s:s}", "seq", seq, "mono_us", mono_us,
-	    "source", &source) < 0 || *seq < 0)
+	    "source", &source) < 0 || !kp_clock_stored_ok(*seq, *mono_us))
 		goto bad;
 	if (strcmp(source, source_name(m->source)) != 0) {
 		warnx("%s: the stored sample is from source '%s', not '%s'; "

@@ -136,6 +136,17 @@ kp_clock_next(struct kp_clock *c, int64_t count)
 }
 
 /*
+ * Whether a stored interval can be resumed: a seq that the next interval
+ * continues without overflow, and the time of a CLOCK_MONOTONIC sample,
+ * which is never negative.  Anything else was not written by a run.
+ */
+int
+kp_clock_stored_ok(int64_t seq, int64_t stored_us)
+{
+	return seq >= 0 && seq < INT64_MAX && stored_us >= 0;
+}
+
+/*
  * A one-shot run, started now (kp_clock_start): its sample ends interval
  * seq + 1, begun by the sample an earlier run stored at stored_us.  0, with
  * a warning naming the state file path, if that sample is not in the past

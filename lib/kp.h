@@ -65,6 +65,7 @@ void kp_clock_end(struct kp_clock *c);
 int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: all ended */
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
+int kp_clock_stored_ok(int64_t seq, int64_t stored_us);
 
 /* signal.c: SIGINT, SIGTERM and SIGHUP: the first ends the stream, the second
  * the stage. */
@@ -390,10 +391,12 @@ json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
 void kp_state_prepare_new(struct kp_state *st, json_t *data);
 void kp_state_commit(struct kp_state *st);
-void kp_state_commit_new(struct kp_state *st, json_t *data);
-int kp_state_due(const struct kp_state *st);	/* holds output if so */
-void kp_state_interval_commit(struct kp_state *st, json_t *data);
-int kp_state_committed(const struct kp_state *st);
+/* A filter's: its output held for the state of each interval (D5). */
+void kp_state_hold(const struct kp_state *st);
+int kp_state_due(const struct kp_state *st);
+void kp_state_interval_end(struct kp_state *st, json_t *data);
+int kp_state_pending(const struct kp_state *st);
+void kp_state_end(struct kp_state *st, json_t *data);
 void kp_state_close(struct kp_state *st);
 void kp_state_need_input(const struct kp_state *st, long lines_read);
 int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */

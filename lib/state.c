@@ -40,6 +40,7 @@ struct kp_state {
 	char kind[32];
 	json_t *data;
 	int rebooted;		/* data is from an earlier boot */
+	int uncommitted;	/* an interval ended since the last commit */
 };
 
 /*
@@ -275,42 +276,72 @@ kp_state_commit(struct kp_state *st)
 }
 
 /*
- * A long-running stage's interval ends (D5): whether its state is to be
- * committed with it, the first time and then at most once a second.  If
- * so, the stage's output is held until kp_state_interval_commit.
+ * A filter with --state (D5): every record of an interval, those it passes
+ * on as they came included, is held until the state that counts the
+ * interval is prepared, so that when preparing it fails, as on a full
+ * disk, none of them goes out.  Held from before the stream is read
+ * (kp_state_hold) to each interval's end (kp_state_interval_end), and
+ * from there to the next, and to the stream's end (kp_state_end).
+ */
+void
+kp_state_hold(const struct kp_state *st)
+{
+	if (st != NULL)
+		kp_out_hold();
+}
+
+/*
+ * Whether the interval that ended is committed with its records: the
+ * first, then at most once a second, as a long-running stage may run.
  */
 int
 kp_state_due(const struct kp_state *st)
 {
-	if (st == NULL || (st->committed_us >= 0 &&
-	    kp_mono_us() - st->committed_us < 1000000))
-		return 0;
-	kp_out_hold();
-	return 1;
+	return st != NULL && (st->committed_us < 0 ||
+	    kp_mono_us() - st->committed_us >= 1000000);
 }
 
-/* The state that counts the held records, then the records, then rename. */
-void
-kp_state_interval_commit(struct kp_state *st, json_t *data)
+/* The state data, if any, prepared; then what is held; then renamed. */
+static void
+release_with(struct kp_state *st, json_t *data)
 {
-	kp_state_prepare_new(st, data);
+	if (data != NULL)
+		kp_state_prepare_new(st, data);
 	kp_out_release();
 	kp_state_commit(st);
+	st->uncommitted = data == NULL;
 }
 
-/* Whether the state was ever committed in this run. */
-int
-kp_state_committed(const struct kp_state *st)
-{
-	return st->committed_us >= 0;
-}
-
-/* Both at once, for a stage whose records are already written. */
+/*
+ * An interval ends, its records held: data, when it is due, is the state
+ * that counts them, prepared before they go out and committed after;
+ * NULL, they go out and the state waits.  The next interval is held.
+ */
 void
-kp_state_commit_new(struct kp_state *st, json_t *data)
+kp_state_interval_end(struct kp_state *st, json_t *data)
 {
-	kp_state_prepare_new(st, data);
-	kp_state_commit(st);
+	if (st == NULL)
+		return;
+	release_with(st, data);
+	kp_out_hold();
+}
+
+/*
+ * Whether the stream's end has a state to commit: an interval that ended
+ * since the last commit, or none in this run, which saves what it loaded.
+ */
+int
+kp_state_pending(const struct kp_state *st)
+{
+	return st != NULL && (st->uncommitted || st->committed_us < 0);
+}
+
+/* The stream ends: data (kp_state_pending), if any, then what is held. */
+void
+kp_state_end(struct kp_state *st, json_t *data)
+{
+	if (st != NULL)
+		release_with(st, data);
 }
 
 void

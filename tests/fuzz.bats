@@ -16,6 +16,9 @@ load test_helper
 	assert_line --regexp '^cgroup: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^state: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^taskstats: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^raplstate: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^attrstate: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^fmt: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 }
 
 # Inputs the harnesses found, through the commands that read them.
@@ -70,4 +73,32 @@ load test_helper
 	rec 2 5
 	run -0 --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
 	assert_equal "$(jq -r 'select(.type == "container") | .total_uj' <<< "$output")" 5
+}
+
+@test "a stored seq that no next interval can follow, or a time before the clock began, is no sample" {
+	SY=$(fixture_copy sysfs-1socket)
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/st
+	# jq would round these integers: sed writes them as a run never does.
+	for edit in 's/"seq":[0-9]*/"seq":9223372036854775807/' \
+	    's/"mono_us":[0-9]*/"mono_us":-5/'; do
+		for cmd in "rapl-read --sysfs $SY" "proc-cputime --head"; do
+			rm -f "$S"
+			$cmd --proc "$P" --state "$S" > /dev/null
+			sed -i "$edit" "$S"
+			run -0 --separate-stderr $cmd --proc "$P" --state "$S"
+			assert_equal "$stderr" "${cmd%% *}: $S: unusable sample in the state file, starting a new baseline"
+			assert_output --partial '"type":"header"'
+			refute_output --partial '"type":"interval"'
+			run -0 jq .data.seq "$S"
+			assert_output 0
+		done
+	done
+}
+
+@test "kp-fmt --summary: an other row whose sum passes INT64_MAX is reported, exit 3" {
+	run -3 --separate-stderr kp-fmt -f json --summary --summary-rows 2 \
+	    < "$KP_ROOT/tests/fuzz/fmt/regress-other-row-overflow"
+	assert_equal "$stderr" "kp-fmt: <stdin>: --summary: the sum of energy_uj in an other row passes 9223372036854775807, held there"
+	assert_line --partial '"comm":"(other)","cpu_us":2,"energy_uj":9223372036854775807,'
 }

@@ -115,6 +115,59 @@ step() {
 	assert_output ""
 }
 
+# filter_under STAGE ARGS...: STAGE with --state on $IN under the shim's
+# fault $FAULT; its status, standard output and error as run sets them.
+filter_under() {
+	run --separate-stderr env ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+	    LD_PRELOAD="$SHIM" KP_FAULT="$FAULT" "$@" \
+	    --state "$BATS_TEST_TMPDIR/filter.state" < "$IN"
+}
+
+# A stage's input: the stream of the stages before it, two intervals.
+pipeline_input() {
+	local pb
+	pb=$(fixture_copy proc-basic)
+	IN=$BATS_TEST_TMPDIR/in
+	rapl-read --sysfs "$SY" --proc "$P" -n 2 -i 1ms > "$IN.rr"
+	proc-cputime --proc "$pb" < "$IN.rr" > "$IN.pc"
+	kp-attribute --proc "$pb" < "$IN.pc" > "$IN.ka"
+	PB=$pb
+}
+
+# What a filter passes on as it came (the header, upstream records) is of
+# the interval too: none of it goes out before the state is prepared.
+assert_nothing_out() {
+	assert_equal "$status" 1
+	assert_output ""
+	assert_regex "$stderr" \
+	    "^$1: $BATS_TEST_TMPDIR/\\.filter\\.state\\.[A-Za-z0-9]{6}: No space left on device\$"
+	[ ! -e "$BATS_TEST_TMPDIR/filter.state" ]
+}
+
+@test "proc-cputime as a filter on a full disk: no record at all, passed-through ones included" {
+	pipeline_input
+	IN=$IN.rr FAULT=enospc filter_under proc-cputime --proc "$PB"
+	assert_nothing_out proc-cputime
+}
+
+@test "kp-attribute on a full disk: no record at all, passed-through ones included" {
+	pipeline_input
+	IN=$IN.pc FAULT=enospc filter_under kp-attribute --proc "$PB"
+	assert_nothing_out kp-attribute
+}
+
+@test "kp-aggregate on a full disk: no record at all, passed-through ones included" {
+	pipeline_input
+	IN=$IN.ka FAULT=enospc filter_under kp-aggregate
+	assert_nothing_out kp-aggregate
+}
+
+@test "proc-cputime --head on a full disk: not even its header" {
+	pipeline_input
+	IN=/dev/null FAULT=enospc filter_under proc-cputime --head --proc "$PB"
+	assert_nothing_out proc-cputime
+}
+
 @test "a state path that is a FIFO or a directory is refused at once" {
 	mkfifo "$S"
 	run -1 --separate-stderr timeout 10 rapl-read --sysfs "$SY" --proc "$P" --state "$S"

@@ -57,6 +57,7 @@ struct workload {
 
 
 struct summary {
+	struct fmt *ctx;		/* for what it reports */
 	const struct format *inner;	/* the chosen format, or NULL */
 	void *inner_st;
 	struct workload **w;		/* in order of first appearance */
@@ -399,12 +400,22 @@ by_bucket_rank(const void *a, const void *b)
 	return (rx < ry) - (rx > ry);
 }
 
+/*
+ * The same for an other row, which sums workloads, not lines: each part
+ * was within INT64_MAX, and their sum passing it is reported too, so that
+ * rows + other = the total holds or kp-fmt says it does not (exit 3).
+ */
 static int64_t
-add_sat(int64_t a, int64_t b)
+add_folded(struct summary *s, int64_t a, int64_t b, const char *what)
 {
 	int64_t sum;
 
-	return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+	if (!__builtin_add_overflow(a, b, &sum))
+		return sum;
+	s->ctx->data_errors++;
+	warnx("%s: --summary: the sum of %s in an other row passes %" PRId64
+	    ", held there", s->ctx->input_name, what, INT64_MAX);
+	return INT64_MAX;
 }
 
 /*
@@ -485,7 +496,7 @@ fold(struct summary *s, struct workload *w)
 		if ((sf = workload_get(o, w->f[i].key)) == NULL)
 			field_copy(o, &w->f[i]);
 		else
-			sf->i = add_sat(sf->i, w->f[i].i);
+			sf->i = add_folded(s, sf->i, w->f[i].i, sf->key);
 	}
 	o->folded++;
 	if (w->ended)
@@ -771,6 +782,7 @@ summary_begin(struct fmt *ctx)
 {
 	struct summary *s = kp_calloc(1, sizeof(*s));
 
+	s->ctx = ctx;
 	s->inner = ctx->format;
 	if (s->inner != NULL)
 		s->inner_st = s->inner->begin(ctx);
