@@ -115,10 +115,38 @@ reset(void)
 	zones.socket_keys = 1;
 }
 
+/* A record kp-attribute passes on as it came, though it is of its own. */
+static int
+passed_on(const struct kp_record *rec)
+{
+	return rec_is_type(rec, "node") || rec_is_type(rec, "process") ||
+	    rec_is_type(rec, "unattributed") || (rec_is_type(rec, "exited") &&
+	    kp_rec_get(rec, "zone") != NULL);
+}
+
+/*
+ * Whether one line, read alone, is such a record: alone, since a stage's
+ * own refusal of an earlier line (kp_reader_refuse) can let in a line
+ * that a bare reader of the whole input would reject.
+ */
+static int
+line_passed_on(const char *line, size_t len)
+{
+	struct kp_reader *r = kp_reader_open_mem(line, len, "line");
+	struct kp_record rec;
+	int n = 0;
+
+	if (kp_reader_read(r, &rec) > 0)
+		n = passed_on(&rec);
+	kp_reader_close(r);
+	return n;
+}
+
 /* An input to skip (see above). */
 static int
 skipped(const uint8_t *data, size_t size)
 {
+	const char *p = (const char *)data, *end = p + size, *nl;
 	struct kp_reader *r;
 	struct kp_record rec;
 	int n, fatal = 0;
@@ -128,11 +156,13 @@ skipped(const uint8_t *data, size_t size)
 		return 1;
 	r = kp_reader_open_mem((const char *)data, size, "fuzz");
 	while ((n = kp_reader_read(r, &rec)) != 0 && !fatal)
-		fatal = (n < 0 && kp_reader_fatal(r)) || (n > 0 &&
-		    (rec_is_type(&rec, "node") || rec_is_type(&rec, "process") ||
-		    rec_is_type(&rec, "unattributed") || (rec_is_type(&rec,
-		    "exited") && kp_rec_get(&rec, "zone") != NULL)));
+		fatal = n < 0 && kp_reader_fatal(r);
 	kp_reader_close(r);
+	for (; !fatal && p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		fatal = line_passed_on(p, (size_t)(nl - p));
+	}
 	return fatal;
 }
 
