@@ -376,6 +376,7 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
 {
 	kp_buf_rec(b, "proc", seq);
 	kp_buf_int(b, "pid", p->stat.pid);
+	kp_buf_int(b, "ppid", p->stat.ppid);
 	kp_buf_int(b, "starttime", (int64_t)p->stat.starttime);
 	kp_buf_text(b, "comm", p->stat.comm);
 	kp_buf_int(b, "cpu_us", terminated ? 0 :

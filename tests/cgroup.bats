@@ -15,7 +15,7 @@ setup_file() {
 # The identity fields of process $1, in the order written, without cgroup.
 ident() {
 	jq -c --argjson p "$1" 'select(.type == "proc" and .pid == $p) |
-	    del(.type, .seq, .pid, .starttime, .comm, .cpu_us, .state, .cgroup)' \
+	    del(.type, .seq, .pid, .ppid, .starttime, .comm, .cpu_us, .state, .cgroup)' \
 	    "$BATS_FILE_TMPDIR/out"
 }
 

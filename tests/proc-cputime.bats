@@ -87,8 +87,8 @@ run_state() {
 	assert_success
 	assert_equal "${#lines[@]}" 5
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
-	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\"runtime\":\"docker\"}"
-	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"runtime\":\"containerd\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\",\"pod_qos\":\"burstable\"}"
+	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"ppid\":1,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\"runtime\":\"docker\"}"
+	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"ppid\":1,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"runtime\":\"containerd\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\",\"pod_qos\":\"burstable\"}"
 	assert_line -n 4 --regexp '^\{"type":"interval","seq":1,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
 }
 
@@ -105,7 +105,7 @@ run_state() {
 	advance_node
 	add_proc 400 late 40 10 100050 /user.slice
 	run_state
-	assert_line --partial "\"pid\":400,\"starttime\":100050,\"comm\":\"late\",\"cpu_us\":$((50 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":400,\"ppid\":1,\"starttime\":100050,\"comm\":\"late\",\"cpu_us\":$((50 * 1000000 / HZ)),"
 }
 
 @test "a process first seen but started before the previous sample is only a baseline" {
@@ -116,7 +116,7 @@ run_state() {
 	refute_line --partial '"pid":500,'
 	add_proc 500 old 905 99 50000 /user.slice
 	run_state
-	assert_line --partial "\"pid\":500,\"starttime\":50000,\"comm\":\"old\",\"cpu_us\":$((5 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":500,\"ppid\":1,\"starttime\":50000,\"comm\":\"old\",\"cpu_us\":$((5 * 1000000 / HZ)),"
 }
 
 @test "a reused pid is a new process and the old one is reported terminated once" {
@@ -124,8 +124,8 @@ run_state() {
 	advance_node
 	add_proc 200 newcomer 5 5 100020 /user.slice
 	run_state
-	assert_line --partial '"pid":200,"starttime":6000,"comm":"python3","cpu_us":0,"state":"terminated",'
-	assert_line --partial "\"pid\":200,\"starttime\":100020,\"comm\":\"newcomer\",\"cpu_us\":$((10 * 1000000 / HZ)),\"state\":\"running\""
+	assert_line --partial '"pid":200,"ppid":1,"starttime":6000,"comm":"python3","cpu_us":0,"state":"terminated",'
+	assert_line --partial "\"pid\":200,\"ppid\":1,\"starttime\":100020,\"comm\":\"newcomer\",\"cpu_us\":$((10 * 1000000 / HZ)),\"state\":\"running\""
 	run_state
 	refute_line --partial '"starttime":6000'
 }
@@ -135,7 +135,7 @@ run_state() {
 	advance_node
 	rm -r "$P/300"
 	run_state
-	assert_line --partial '"pid":300,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","kind":"service","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
+	assert_line --partial '"pid":300,"ppid":1,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","kind":"service","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
 }
 
 @test "-a emits every process, with or without CPU time" {
@@ -300,7 +300,7 @@ run_state() {
 	set_ticks 100 3000 1001
 	run_state
 	assert_line -n 1 '{"type":"cpu","seq":1,"cpu_us":1600000,"total_cpu_us":4000000,"usage_ratio":0.4}'
-	assert_line --partial '"pid":100,"starttime":5000,"comm":"a b) (c","cpu_us":4000,'
+	assert_line --partial '"pid":100,"ppid":1,"starttime":5000,"comm":"a b) (c","cpu_us":4000,'
 }
 
 @test "a vanished process is reported once, and not again" {
@@ -436,7 +436,7 @@ cpu_used_us() {
 	advance_node
 	add_proc 620 "$(printf 'q"b\\\\\t\001\177')" 3 1 90000 /
 	run_state
-	assert_line --partial "$(printf '"pid":620,"starttime":90000,"comm":"q\\"b\\\\\\\\\\t\\u0001\177",')"
+	assert_line --partial "$(printf '"pid":620,"ppid":1,"starttime":90000,"comm":"q\\"b\\\\\\\\\\t\\u0001\177",')"
 	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r 'select(.pid == 620) | .comm' | od -An -c | tr -s ' ')" \
 	    "$(printf 'q"b\\\\\t\001\177\n' | od -An -c | tr -s ' ')"
 }
@@ -499,12 +499,12 @@ bad_stat() {
 	refute_line --partial '"pid":0,'
 	refute_line --partial '"pid":40'
 	refute_line --regexp '"pid":(100|200|300),.*"state":"running"'
-	assert_line --partial "\"pid\":1,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":1,\"ppid\":0,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
 	# The next run's state file is whole: no process loses its interval.
 	set_ticks 1 120 50
 	run_state
 	assert_equal "$(printf '%s\n' "$stderr" | grep -c unusable)" 0
-	assert_line --partial "\"pid\":1,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":1,\"ppid\":0,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
 }
 
 @test "a bad process row in the state file costs only that process's interval" {
@@ -516,7 +516,7 @@ bad_stat() {
 	run_state
 	assert_success
 	assert_equal "$stderr" "proc-cputime: $S: unusable process rows in the state file skipped: 1"
-	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":200,\"ppid\":1,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
 	refute_line --partial '"pid":100,'
 	assert_line --regexp '^\{"type":"interval","seq":1,'
 }
@@ -533,7 +533,7 @@ bad_stat() {
 	set_ticks 200 600 100
 	run_state
 	assert_equal "$stderr" ""
-	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":200,\"ppid\":1,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
 	assert_line --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
 }
 
@@ -550,7 +550,7 @@ bad_stat() {
 	assert_equal "${#lines[@]}" 4
 	assert_line -n 0 '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime"}'
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
-	assert_line -n 2 --partial "\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
+	assert_line -n 2 --partial "\"pid\":100,\"ppid\":1,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
 	assert_line -n 3 --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
 	# In the middle of a pipeline, an empty input is an upstream that
 	# failed: exit 1, and the state as it was (D5).
@@ -594,7 +594,7 @@ bad_stat() {
 	advance_node
 	rm -r "$P/4"
 	run_state
-	assert_line --partial '"pid":4,"starttime":3,"comm":"kworker","cpu_us":0,"state":"terminated","kind":"kernel",'
+	assert_line --partial '"pid":4,"ppid":1,"starttime":3,"comm":"kworker","cpu_us":0,"state":"terminated","kind":"kernel",'
 }
 
 @test "a /proc without a process is an interval of node CPU alone" {
@@ -606,4 +606,14 @@ bad_stat() {
 	assert_line -n 1 --regexp '^\{"type":"cpu","seq":1,.*,"dense":true\}$'
 	assert_line -n 2 --partial '{"type":"interval","seq":1,'
 	assert_equal "$stderr" ""
+}
+
+@test "every proc record carries the parent's pid, 0 for init and kthreadd" {
+	run_state -a
+	advance_node
+	rm -r "$P/300"
+	run_state -a
+	assert_equal "$(printf '%s\n' "${lines[@]}" |
+	    jq -r 'select(.type == "proc") | "\(.pid):\(.ppid)"' | tr '\n' ,)" \
+	    "1:0,2:0,100:1,200:1,300:1,"
 }
