@@ -11,10 +11,12 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgroup.o lib/clock.o lib/liveness.o lib/map.o \
+LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/liveness.o lib/map.o \
 	lib/parse.o lib/process.o lib/procfs.o lib/record.o lib/sampler.o lib/signal.o \
 	lib/state.o lib/utf8.o lib/write.o lib/zones.o
 LIB = lib/libkp.a
+# Helpers of the tests: a CPU-time burner and a wait4(2) reference.
+TESTBIN = tests/cpuburn tests/wait4
 
 # make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -43,7 +45,12 @@ $(CMD1):
 cmd/kp-fmt: $(FMTOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(FMTOBJ) $(LIB) $(JANSSON_LIBS) -lm
 
-check: all
+tests/cpuburn: tests/cpuburn.c config.mk
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/cpuburn.c
+tests/wait4: tests/wait4.c config.mk
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/wait4.c
+
+check: all $(TESTBIN)
 	KP_SANITIZE=$(SANITIZE) bats tests
 
 lint:
@@ -74,6 +81,6 @@ uninstall:
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 
 clean:
-	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB)
+	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN)
 
 .PHONY: all check lint bench fuzz install uninstall clean

@@ -16,15 +16,58 @@ static void usage(void);
 
 static const char *procdir = "/proc";
 static const char *pods_log = "/var/log/pods";
+static const char *cgroup_root;	/* NULL: by --proc */
 static int emit_all;
+static int exits = KP_EXITS_PARENT | KP_EXITS_CGROUP;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
-	    "[--head] [--pods-log dir] [--proc dir]\n"
-	    "                    [--state file]\n");
+	    "[--cgroup-root dir] [--exited sources]\n"
+	    "                    [--head] [--pods-log dir] [--proc dir] "
+	    "[--state file]\n");
 	exit(KP_EXIT_USAGE);
+}
+
+/* --exited: "none", or a comma-separated list of parent and cgroup. */
+static int
+parse_exits(const char *arg)
+{
+	const char *p;
+	size_t n;
+	int sources = 0;
+
+	if (strcmp(arg, "none") == 0)
+		return 0;
+	for (p = arg; ; p += n + 1) {
+		n = strcspn(p, ",");
+		if (n == 6 && strncmp(p, "parent", n) == 0)
+			sources |= KP_EXITS_PARENT;
+		else if (n == 6 && strncmp(p, "cgroup", n) == 0)
+			sources |= KP_EXITS_CGROUP;
+		else
+			errx(KP_EXIT_USAGE, "exited sources must be none or a "
+			    "list of parent and cgroup: '%s'", arg);
+		if (p[n] == '\0')
+			return sources;
+	}
+}
+
+/*
+ * The cgroup counters of this host, unless --proc names another tree and
+ * --cgroup-root none: they would be this host's, not the tree's.
+ */
+static void
+set_exits(struct kp_sampler *s)
+{
+	const char *root = cgroup_root;
+
+	if (root == NULL)
+		root = strcmp(procdir, "/proc") == 0 ? "/sys/fs/cgroup" : "";
+	if (kp_sampler_set_exits(s, exits, root) < 0 && cgroup_root != NULL)
+		warnx("%s: no cgroup CPU counters (cpu.stat, cpuacct.usage)",
+		    root);
 }
 
 static void
@@ -221,7 +264,9 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
+		{ "cgroup-root", required_argument, NULL, 'C' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "exited", required_argument, NULL, 'X' },
 		{ "head", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -242,6 +287,12 @@ main(int argc, char *argv[])
 		switch (ch) {
 		case 'a':
 			emit_all = 1;
+			break;
+		case 'C':
+			cgroup_root = optarg;
+			break;
+		case 'X':
+			exits = parse_exits(optarg);
 			break;
 		case 'i':
 			interval_us = kp_parse_duration_us(optarg, "interval");
@@ -276,6 +327,7 @@ main(int argc, char *argv[])
 
 	s = kp_sampler_new(procdir, emit_all);
 	kp_sampler_set_pods_log(s, pods_log);
+	set_exits(s);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
 	if (!clock && !head && stdin_is_stream())

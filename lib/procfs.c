@@ -82,10 +82,11 @@ stat_ticks_max(void)
 
 /*
  * One unsigned decimal field that ends at a space or the line's end: no
- * sign, no junk, at most max.  0, or -2 if it is not such a number.
+ * sign, no junk, at most max.  0, or -2 if it is not such a number.  The
+ * one parser of numbers the kernel writes in /proc and in cgroup files.
  */
-static int
-stat_number(const char *p, uint64_t max, uint64_t *v)
+int
+kp_parse_u64(const char *p, uint64_t max, uint64_t *v)
 {
 	char *end;
 
@@ -118,7 +119,7 @@ kp_parse_cpu_times(const char *buf, struct kp_cpu_times *ct)
 	for (i = 0; i < 8; i++) {
 		while (*p == ' ')
 			p++;
-		if (stat_number(p, CPU_TICKS_MAX, &f[i]) < 0)
+		if (kp_parse_u64(p, CPU_TICKS_MAX, &f[i]) < 0)
 			return -1;
 		ct->total_ticks += f[i];
 		p += strcspn(p, " \n");
@@ -192,6 +193,8 @@ stat_field_max(int field)
 		return UINT_MAX;
 	case 11:		/* utime */
 	case 12:		/* stime */
+	case 13:		/* cutime */
+	case 14:		/* cstime */
 		return stat_ticks_max();
 	case 19:		/* starttime */
 		return INT64_MAX;
@@ -206,7 +209,7 @@ stat_pid(const char *buf, const char *open, pid_t *pid)
 	uint64_t v;
 
 	if (open == buf || open[-1] != ' ' ||
-	    stat_number(buf, INT_MAX, &v) < 0 ||
+	    kp_parse_u64(buf, INT_MAX, &v) < 0 ||
 	    buf + strspn(buf, "0123456789") != open - 1 || v == 0)
 		return -2;
 	*pid = (pid_t)v;
@@ -216,7 +219,7 @@ stat_pid(const char *buf, const char *open, pid_t *pid)
 /*
  * PID (COMM) STATE PPID ... : comm may hold spaces and parentheses, so it
  * ends at the last ')'.  Fields counted after it: state is 0, ppid 1,
- * flags 6, utime 11, stime 12, starttime 19.
+ * flags 6, utime 11, stime 12, cutime 13, cstime 14, starttime 19.
  */
 int
 kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
@@ -243,13 +246,14 @@ kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 		if (*p == '\0' || *p == '\n')
 			return -1;
 		if ((max = stat_field_max(field)) != 0 &&
-		    stat_number(p, max, &v[field]) < 0)
+		    kp_parse_u64(p, max, &v[field]) < 0)
 			return -2;
 		p += strcspn(p, " \n");	/* a newline ends the line */
 	}
 	ps->ppid = (pid_t)v[1];
 	ps->flags = (unsigned long)v[6];
 	ps->cpu_ticks = v[11] + v[12];
+	ps->child_ticks = v[13] + v[14];
 	ps->starttime = v[19];
 	return 0;
 }

@@ -2,36 +2,12 @@
 # proc-cputime: node usage and per-process CPU deltas from a fixture /proc.
 
 load test_helper
+load proc_helper
 
 setup() {
 	P=$(fixture_copy proc-basic)
 	S=$BATS_TEST_TMPDIR/pc.state
 	HZ=$(getconf CLK_TCK)
-}
-
-# Sets a fixture process's utime and stime (clock ticks), keeping the rest.
-set_ticks() {
-	awk -v u="$2" -v s="$3" '{
-		i = 0; while ((j = index(substr($0, i + 1), ") ")) > 0) i += j
-		head = substr($0, 1, i + 1)
-		n = split(substr($0, i + 2), f, " "); f[12] = u; f[13] = s
-		line = f[1]; for (k = 2; k <= n; k++) line = line " " f[k]
-		print head line }' "$P/$1/stat" > "$P/$1/stat.new"
-	mv "$P/$1/stat.new" "$P/$1/stat"
-}
-
-# Adds a process: pid comm utime stime starttime cgroup-path
-add_proc() {
-	mkdir -p "$P/$1"
-	printf '%s (%s) S 1 %s %s 0 -1 0 0 0 0 0 %s %s 0 0 20 0 1 0 %s 0 0\n' \
-	    "$1" "$2" "$1" "$1" "$3" "$4" "$5" > "$P/$1/stat"
-	printf '0::%s\n' "$6" > "$P/$1/cgroup"
-}
-
-# The second sample: 1000 ticks pass, 400 of them active (ratio 0.4).
-advance_node() {
-	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
-	echo "1010.00 1810.00" > "$P/uptime"
 }
 
 teardown() {
@@ -53,8 +29,8 @@ run_state() {
 @test "-h prints usage and exits 2" {
 	run -2 --separate-stderr proc-cputime -h
 	assert_equal "$stderr" \
-	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--head] [--pods-log dir] [--proc dir]
-                    [--state file]"
+	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--cgroup-root dir] [--exited sources]
+                    [--head] [--pods-log dir] [--proc dir] [--state file]"
 }
 
 @test "bad options are usage errors naming the value" {
@@ -69,6 +45,9 @@ run_state() {
 	assert_equal "$stderr" \
 	    "proc-cputime: --state cannot be used with -i or -n"
 	run -2 --separate-stderr proc-cputime extra
+	run -2 --separate-stderr proc-cputime --exited parent,taskstat
+	assert_equal "$stderr" \
+	    "proc-cputime: exited sources must be none or a list of parent and cgroup: 'parent,taskstat'"
 }
 
 @test "the first --state run stores a baseline and emits no interval" {

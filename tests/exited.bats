@@ -1,0 +1,292 @@
+#!/usr/bin/env bats
+# Exit accounting (issue 14, DECISIONS.md D3): cgroup CPU counters, the
+# truth for groups; reaping parents, the detail; exited records.  Fixture
+# trees first, then live workloads defined in CPU time (tests/cpuburn) and
+# measured by wait4(2) (tests/wait4).
+
+load test_helper
+load proc_helper
+
+SSH=/system.slice/ssh.service
+
+setup() {
+	P=$(fixture_copy proc-basic)
+	C=$(fixture_copy cgroup-v2)
+	H=$C			# where the hierarchy that counts CPU is mounted
+	S=$BATS_TEST_TMPDIR/pc.state
+	HZ=$(getconf CLK_TCK)
+}
+
+run_state() {
+	run --separate-stderr proc-cputime --proc "$P" --cgroup-root "$C" \
+	    --state "$S" "$@" </dev/null
+}
+
+# add_usage PATH US: the cgroup's counter and its ancestors' grow by US
+# microseconds, as the kernel's hierarchical counters do.
+add_usage() {
+	local dir=$H${1%/}
+	while :; do
+		if [ -f "$dir/cpu.stat" ]; then
+			awk -v d="$2" '$1 == "usage_usec" { $2 += d } { print }' \
+			    "$dir/cpu.stat" > "$dir/cpu.stat.new"
+			mv "$dir/cpu.stat.new" "$dir/cpu.stat"
+		else
+			echo $(($(cat "$dir/cpuacct.usage") + $2 * 1000)) > "$dir/cpuacct.usage"
+		fi
+		[ "$dir" != "$H" ] || break
+		dir=${dir%/*}
+	done
+}
+
+# The records of type exited, one line each, with the fields asked.
+exited() {
+	printf '%s\n' "${lines[@]}" | jq -c 'select(.type == "exited")'
+}
+
+@test "v2: what a cgroup's counter shows beyond its processes' records is an exited record of that cgroup" {
+	run_state
+	advance_node
+	set_ticks 300 25 20
+	add_usage "$SSH" 80000
+	run_state
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":1,\"count\":0,\"cpu_us\":$((80000 - $(ticks_us 5))),\"source\":\"cgroup\",\"kind\":\"service\",\"cgroup\":\"$SSH\",\"unit\":\"ssh.service\"}"
+	# Its processes and it add up to the counter.
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -s --arg c "$SSH" \
+	    '[.[] | select(.cgroup == $c) | .cpu_us] | add')" 80000
+}
+
+# v1_cgroup PID PATH: the process's cgroup file on a v1 host whose cpu and
+# cpuacct controllers share a hierarchy, as systemd mounts them.
+v1_cgroup() {
+	printf '%s\n' "12:pids:$2" "11:memory:$2" "4:cpu,cpuacct:$2" \
+	    "1:name=systemd:$2" > "$P/$1/cgroup"
+}
+
+@test "v1: cpuacct.usage, in nanoseconds, of the cpu,cpuacct hierarchy" {
+	C=$(fixture_copy cgroup-v1)
+	H=$C/cpu,cpuacct
+	for pid in 1 2 100 200; do v1_cgroup "$pid" /; done
+	v1_cgroup 300 "$SSH"
+	run_state
+	advance_node
+	set_ticks 300 25 20
+	add_usage "$SSH" 80000
+	run_state
+	assert_success
+	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":1,\"count\":0,\"cpu_us\":$((80000 - $(ticks_us 5))),\"source\":\"cgroup\",\"kind\":\"service\",\"cgroup\":\"$SSH\",\"unit\":\"ssh.service\"}"
+}
+
+@test "hybrid: the v1 cpuacct hierarchy counts, not the v2 tree whose line is 0::/" {
+	C=$(fixture_copy cgroup-hybrid)
+	H=$C/cpuacct
+	for pid in 1 2 100 200 300; do
+		printf '%s\n' "9:name=systemd:/" "4:memory:/" "3:cpuacct:/" \
+		    "2:cpu:/" "0::/" > "$P/$pid/cgroup"
+	done
+	sed -i 's|:/$|:/kp|; s|^0::/kp$|0::/|' "$P/300/cgroup"
+	run_state
+	advance_node
+	set_ticks 300 25 20
+	add_usage /kp 80000
+	# The v2 tree's root, which the hybrid host's systemd keeps, moves too.
+	sed -i 's/^usage_usec .*/usage_usec 999000000/' "$C/unified/cpu.stat"
+	run_state
+	assert_success
+	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":1,\"count\":0,\"cpu_us\":$((80000 - $(ticks_us 5))),\"source\":\"cgroup\",\"kind\":\"host\",\"cgroup\":\"/kp\"}"
+}
+
+@test "a cgroup counted apart is not counted again in its parent; one without a process is its parent's" {
+	mkdir "$C/system.slice/cron.service"
+	cp "$C/system.slice/ssh.service/cpu.stat" "$C/system.slice/cron.service/"
+	run_state
+	advance_node
+	set_ticks 300 25 20
+	add_usage "$SSH" "$(ticks_us 5)"
+	add_usage /system.slice/cron.service 30000
+	run_state
+	assert_equal "$(exited)" '{"type":"exited","seq":1,"count":0,"cpu_us":30000,"source":"cgroup","kind":"host","cgroup":"/system.slice"}'
+}
+
+@test "the counter wins: records ahead of it are reported and carried into the next interval" {
+	run_state
+	advance_node
+	set_ticks 300 25 20
+	add_usage "$SSH" 20000
+	run_state
+	ahead=$(($(ticks_us 5) - 20000))
+	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":1,\"count\":0,\"cpu_us\":0,\"source\":\"cgroup\",\"kind\":\"service\",\"cgroup\":\"$SSH\",\"unit\":\"ssh.service\",\"excess_cpu_us\":$ahead}"
+	add_usage "$SSH" 100000
+	run_state
+	assert_equal "$(exited | jq -c '[.seq, .cpu_us, .excess_cpu_us]')" "[2,$((100000 - ahead)),null]"
+}
+
+@test "the kernel's v2 root is the node's, not a cgroup's; a cgroup namespace's root is counted" {
+	run_state
+	advance_node
+	set_ticks 2 0 3
+	add_usage / 50000
+	run_state
+	assert_equal "$(exited)" ""
+	touch "$C/cgroup.type"		# the root as a container sees it
+	rm "$S"
+	run_state
+	set_ticks 2 0 5
+	add_usage / 50000
+	run_state
+	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":1,\"count\":0,\"cpu_us\":$((50000 - $(ticks_us 2))),\"source\":\"cgroup\",\"kind\":\"host\",\"cgroup\":\"/\"}"
+}
+
+@test "a cgroup first seen has no baseline: its processes count in its parent until it has one" {
+	mkdir "$C/system.slice/new.service"
+	printf 'usage_usec 0\n' > "$C/system.slice/new.service/cpu.stat"
+	run_state
+	advance_node
+	add_proc 400 new 7 3 100050 /system.slice/new.service
+	add_usage /system.slice/new.service "$(ticks_us 10)"
+	run_state
+	assert_equal "$(exited)" ""
+	set_ticks 400 9 3
+	add_usage /system.slice/new.service $(($(ticks_us 2) + 40000))
+	run_state
+	assert_equal "$(exited | jq -c '[.cgroup, .cpu_us]')" '["/system.slice/new.service",40000]'
+}
+
+@test "a counter file that is not one counts as no counter" {
+	printf 'usage_usec -5\n' > "$C$SSH/cpu.stat"
+	run_state
+	advance_node
+	set_ticks 300 25 20
+	add_usage /system.slice "$(ticks_us 5)"
+	run_state
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(exited)" ""
+	assert_line --partial '"pid":300,'
+}
+
+@test "the counters of another host are not read for a --proc tree; a root without counters is said" {
+	run --separate-stderr proc-cputime --proc "$P" --state "$S" </dev/null
+	advance_node
+	add_usage "$SSH" 80000
+	run --separate-stderr proc-cputime --proc "$P" --state "$S" </dev/null
+	assert_equal "$(exited)" ""
+	run --separate-stderr proc-cputime --proc "$P" --cgroup-root "$P" -n 1 -i 1ms
+	assert_success
+	assert_equal "$stderr" "proc-cputime: $P: no cgroup CPU counters (cpu.stat, cpuacct.usage)"
+}
+
+@test "a reaping parent: its one tracked child that ended gets its last slice in its terminated record" {
+	run_state
+	advance_node
+	rm -r "$P/300"
+	# systemd waited for sshd: its cutime + cstime grow by all sshd used,
+	# the 40 ticks seen and 7 more.
+	set_child_ticks 1 30 17
+	add_usage "$SSH" "$(ticks_us 7)"
+	run_state
+	assert_line --partial "\"pid\":300,\"ppid\":1,\"starttime\":7000,\"comm\":\"sshd\",\"cpu_us\":$(ticks_us 7),\"state\":\"terminated\","
+	assert_equal "$(exited)" ""
+	# Without the mechanism, the last slice is lost, as before.
+	rm "$S"
+	run_state --exited none
+	set_child_ticks 1 60 34
+	mkdir "$P/300"
+	add_proc 300 sshd 20 20 7000 "$SSH"
+	run_state --exited none
+	rm -r "$P/300"
+	run_state --exited none
+	assert_line --partial '"pid":300,"ppid":1,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated",'
+}
+
+@test "a reaping parent: children never seen are an exited record under it, with its name and cgroup" {
+	run_state
+	advance_node
+	set_child_ticks 1 8 4
+	add_usage /init.scope "$(ticks_us 12)"
+	run_state
+	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":1,\"count\":0,\"cpu_us\":$(ticks_us 12),\"ppid\":1,\"comm\":\"systemd\",\"source\":\"parent\",\"kind\":\"host\",\"cgroup\":\"/init.scope\"}"
+}
+
+@test "a reaping parent: several tracked children ended, their slices and unseen ones fold under their name" {
+	add_proc 401 make 10 0 100001 "$SSH" 300
+	add_proc 402 make 20 0 100002 "$SSH" 300
+	run_state
+	advance_node
+	rm -r "$P/401" "$P/402"
+	set_child_ticks 300 $((10 + 20 + 9)) 2
+	add_usage "$SSH" "$(ticks_us 11)"
+	run_state
+	assert_line --partial '"pid":401,"ppid":300,"starttime":100001,"comm":"make","cpu_us":0,"state":"terminated",'
+	assert_equal "$(exited | jq -c '[.ppid, .comm, .cgroup, .count, .cpu_us]')" \
+	    "[300,\"make\",\"$SSH\",0,$(ticks_us 11)]"
+}
+
+@test "a reaping parent: a child and its child ended together, both reaped through it" {
+	add_proc 401 sh 10 0 100001 "$SSH" 300
+	add_proc 402 cc 20 0 100002 "$SSH" 401
+	run_state
+	advance_node
+	rm -r "$P/401" "$P/402"
+	set_child_ticks 300 $((10 + 20 + 6)) 0
+	add_usage "$SSH" "$(ticks_us 6)"
+	run_state
+	# The slices of the subtree cannot be told apart: all to its top.
+	assert_line --partial "\"pid\":401,\"ppid\":300,\"starttime\":100001,\"comm\":\"sh\",\"cpu_us\":$(ticks_us 6),\"state\":\"terminated\","
+	assert_line --partial '"pid":402,"ppid":401,"starttime":100002,"comm":"cc","cpu_us":0,"state":"terminated",'
+	assert_equal "$(exited)" ""
+}
+
+@test "an orphan's reaper is not its dead parent's parent: no subtree counts twice" {
+	add_proc 401 sh 10 0 100001 "$SSH" 300
+	add_proc 402 daemon 20 0 100002 "$SSH" 401
+	run_state
+	advance_node
+	# sh ended first; its orphan ran on and init reaped it: sshd's cutime
+	# holds sh alone, systemd's the daemon.
+	rm -r "$P/401" "$P/402"
+	set_child_ticks 300 11 0
+	set_child_ticks 1 $((20 + 5)) 0
+	run_state --exited parent
+	# Seen before: 30 ticks; used in all: 36.  sshd cannot have reaped 30
+	# with 11: what it could not hold is subtracted from init's growth.
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -s '[.[] | select(.type == "proc" or .type == "exited") | .cpu_us] | add')" \
+	    "$(ticks_us 6)"
+}
+
+@test "the detail never takes more than its cgroup's counter: cut, and the difference reported" {
+	run_state
+	advance_node
+	set_child_ticks 1 40 10
+	add_usage /init.scope 100000
+	run_state
+	# Rounding of clock ticks may take it two ticks past, carried on.
+	kept=$((100000 + $(ticks_us 2)))
+	assert_equal "$(exited | jq -c '[.source, .cpu_us, .excess_cpu_us]')" \
+	    "$(printf '["parent",%d,null]\n["cgroup",0,%d]' "$kept" $(($(ticks_us 50) - 100000)))"
+}
+
+@test "--exited picks the sources: none, parent, cgroup" {
+	run_state
+	advance_node
+	set_child_ticks 1 8 4
+	add_usage /init.scope "$(ticks_us 12)"
+	set_ticks 300 25 20
+	add_usage "$SSH" 80000
+	cp "$S" "$S.0"
+	run_state --exited none
+	assert_equal "$(exited)" ""
+	cp "$S.0" "$S"
+	run_state --exited parent
+	assert_equal "$(exited | jq -r .source)" "parent"
+	cp "$S.0" "$S"
+	run_state --exited cgroup
+	assert_equal "$(exited | jq -r '[.source, .cgroup] | join(" ")' | tr '\n' ,)" \
+	    "cgroup $SSH,cgroup /init.scope,"
+	cp "$S.0" "$S"
+	run_state --exited cgroup,parent
+	assert_equal "$(exited | jq -r '[.source, .cgroup] | join(" ")' | tr '\n' ,)" \
+	    "parent /init.scope,cgroup $SSH,"
+}
