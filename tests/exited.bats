@@ -290,3 +290,262 @@ v1_cgroup() {
 	assert_equal "$(exited | jq -r '[.source, .cgroup] | join(" ")' | tr '\n' ,)" \
 	    "parent /init.scope,cgroup $SSH,"
 }
+
+# The live tests: a workload run by tests/wait4, whose standard input is
+# fd 8 and whose output is $W.
+teardown() {
+	local pid d
+	exec 7>&- 8>&- 2>/dev/null || true
+	for pid in ${FILTER:-} ${WAIT4:-} ${HOLDER:-}; do
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	for d in ${CGROUPS[@]+"${CGROUPS[@]}"}; do
+		rmdir "$d" 2>/dev/null || { sleep 0.5; rmdir "$d" || true; }
+	done
+}
+
+# start_workload WAIT4-OPTIONS... COMMAND...: its pid in $ROOT (without -g).
+start_workload() {
+	W=$BATS_TEST_TMPDIR/w.out
+	rm -f "$BATS_TEST_TMPDIR/w.in"
+	mkfifo "$BATS_TEST_TMPDIR/w.in"
+	CPUBURN=$KP_ROOT/tests/cpuburn "$KP_ROOT/tests/wait4" "$@" \
+	    < "$BATS_TEST_TMPDIR/w.in" > "$W" 3>&- &
+	WAIT4=$!
+	exec 8> "$BATS_TEST_TMPDIR/w.in"
+}
+
+# The workload's CPU time by wait4(2), once it has ended.
+wait4_cpu_us() {
+	await_in "$W" '^cpu_us ' && sed -n 's/^cpu_us //p' "$W"
+}
+
+# The CPU time credited in the stream $2 to the process tree under pid
+# $1: its processes' proc records and the exited records under them.
+tree_cpu_us() {
+	jq -s --argjson root "$1" '
+	    ([.[] | select(.type == "proc") | {key: (.pid | tostring),
+	        value: .ppid}] | from_entries) as $up
+	    | def under($p): $p == $root or ($p > 1 and
+	        $up[$p | tostring] != null and $up[$p | tostring] != $p and
+	        under($up[$p | tostring]));
+	    ([.[] | select(.type == "proc" and under(.pid)) | .cpu_us] | add // 0)
+	    + ([.[] | select(.type == "exited" and .ppid != null and under(.ppid))
+	        | .cpu_us] | add // 0)' "$2"
+}
+
+# The CPU time credited in stream $2 to cgroup path $1: its processes'
+# records and its exited records.
+cgroup_cpu_us() {
+	jq -s --arg c "$1" '[.[] | select((.type == "proc" or
+	    .type == "exited") and .cgroup == $c) | .cpu_us] | add // 0' "$2"
+}
+
+# within LOW HIGH PART WHOLE: PART / WHOLE is in [LOW, HIGH] percent.
+within() {
+	echo "$3 of $4: $(($3 * 1000 / $4)) per mille, wanted $1 to $2 %"
+	[ $(($3 * 100)) -ge $(($1 * $4)) ] && [ $(($3 * 100)) -le $(($2 * $4)) ]
+}
+
+# churn SOURCES: the churn workload (tests/churn.sh) under proc-cputime
+# --exited SOURCES as a filter, sampled once before it starts, as each of
+# its three long children is seen, and after it has been reaped.  Its
+# short children are never seen.  Sets $ROOT, $WAIT4_US.
+churn() {
+	local seq=1 seen= pid
+	start_workload sh "$KP_ROOT/tests/churn.sh"
+	await_in "$W" '^pid '
+	ROOT=$(sed -n 's/^pid //p' "$W")
+	start_filter --exited "$1"
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	echo go >&8
+	until grep -q '^cpu_us ' "$W"; do
+		pid=$(pgrep -P "$ROOT" -f 'cpuburn 700$' || true)
+		if [ -n "$pid" ] && [ "${seen#*" $pid"}" = "$seen" ]; then
+			seen="$seen $pid"
+			seq=$((seq + 1))
+			send_interval "$seq"
+			await_line "\"type\":\"interval\",\"seq\":$seq,"
+		fi
+		sleep 0.02
+	done
+	WAIT4_US=$(wait4_cpu_us)
+	send_interval $((seq + 1))
+	await_line "\"type\":\"interval\",\"seq\":$((seq + 1)),"
+	exec 7>&- 8>&-
+	wait "$FILTER"
+}
+
+@test "live churn as root: its processes and exited records hold 97 to 102 % of wait4's CPU time; under 90 % without" {
+	churn parent,cgroup
+	within 97 102 "$(tree_cpu_us "$ROOT" "$BATS_TEST_TMPDIR/out")" "$WAIT4_US"
+	churn none
+	within 0 90 "$(tree_cpu_us "$ROOT" "$BATS_TEST_TMPDIR/out")" "$WAIT4_US"
+}
+
+@test "live churn measured by an ordinary user: 90 to 102 % of wait4's CPU time; under 90 % without" {
+	AS=as_nobody
+	churn parent,cgroup
+	within 90 102 "$(tree_cpu_us "$ROOT" "$BATS_TEST_TMPDIR/out")" "$WAIT4_US"
+	churn none
+	within 0 90 "$(tree_cpu_us "$ROOT" "$BATS_TEST_TMPDIR/out")" "$WAIT4_US"
+}
+
+# A new cgroup in the hierarchy that counts CPU time on this host, in the
+# order proc-cputime looks for one: its directory.  Needs root.
+new_cgroup() {
+	local r=/sys/fs/cgroup h
+	if [ -e "$r/cgroup.controllers" ]; then
+		h=$r
+	elif [ -e "$r/cpuacct/cpuacct.usage" ]; then
+		h=$r/cpuacct
+	elif [ -e "$r/cpu,cpuacct/cpuacct.usage" ]; then
+		h=$r/cpu,cpuacct
+	else
+		h=$r/unified
+	fi
+	mkdir "$h/kp-test-$$-$1" || return 1
+	CGROUPS+=("$h/kp-test-$$-$1")
+	echo "$h/kp-test-$$-$1"
+}
+
+# The counter of cgroup directory $1, in microseconds.
+cgroup_usage_us() {
+	if [ -e "$1/cpu.stat" ]; then
+		sed -n 's/^usage_usec //p' "$1/cpu.stat"
+	else
+		echo $(($(cat "$1/cpuacct.usage") / 1000))
+	fi
+}
+
+# Waits until cgroup directory $1 holds no process.
+await_empty() {
+	local i
+	for i in $(seq 600); do
+		[ -z "$(cat "$1/cgroup.procs")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+needs_root() {
+	[ "$(id -u)" -eq 0 ] || skip "making a cgroup needs root"
+}
+
+# cgroup_churn SOURCES: tests/cgchurn.sh in cgroup $G, measured by an
+# ordinary user's proc-cputime --exited SOURCES, sampled before it starts
+# and once all it started has ended.  Sets $USED_US, the counter's growth.
+cgroup_churn() {
+	local before
+	start_workload sh "$KP_ROOT/tests/cgchurn.sh"
+	await_in "$W" '^pid '
+	sed -n 's/^pid //p' "$W" > "$G/cgroup.procs"
+	AS=as_nobody start_filter --exited "$1"
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	before=$(cgroup_usage_us "$G")
+	echo go >&8
+	wait4_cpu_us > /dev/null
+	await_empty "$G"
+	USED_US=$(($(cgroup_usage_us "$G") - before))
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	exec 7>&- 8>&-
+	wait "$FILTER"
+}
+
+@test "live churn in a cgroup of its own: the group holds 99 to 102 % of its counter, unprivileged; under 90 % without" {
+	needs_root
+	G=$(new_cgroup churn)
+	cgroup_churn parent,cgroup
+	within 99 102 "$(cgroup_cpu_us "/${G##*/}" "$BATS_TEST_TMPDIR/out")" "$USED_US"
+	cgroup_churn parent
+	within 0 90 "$(cgroup_cpu_us "/${G##*/}" "$BATS_TEST_TMPDIR/out")" "$USED_US"
+}
+
+# moved_in SOURCES: a parent in cgroup $A makes a child that it moves into
+# cgroup $B, as runc exec does, before the child runs 300 ms of CPU time;
+# sampled before and after.  Sets $A_US, $B_US: the counters' growth.
+moved_in() {
+	local a b
+	start_workload -g -m "$B/cgroup.procs" "$KP_ROOT/tests/cpuburn" 300
+	echo "$WAIT4" > "$A/cgroup.procs"
+	start_filter --exited "$1"
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	a=$(cgroup_usage_us "$A")
+	b=$(cgroup_usage_us "$B")
+	echo go >&8
+	wait4_cpu_us > /dev/null
+	A_US=$(($(cgroup_usage_us "$A") - a))
+	B_US=$(($(cgroup_usage_us "$B") - b))
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	exec 7>&- 8>&-
+	wait "$FILTER"
+}
+
+@test "live: a process moved into a cgroup by a parent outside it is charged to that cgroup, once" {
+	needs_root
+	A=$(new_cgroup parent)
+	B=$(new_cgroup child)
+	sleep 1000 3>&- &
+	HOLDER=$!
+	echo "$HOLDER" > "$B/cgroup.procs"	# the container's own process
+	moved_in parent,cgroup
+	within 99 102 "$(cgroup_cpu_us "/${B##*/}" "$BATS_TEST_TMPDIR/out")" "$B_US"
+	# The parent's reaping shows the child too, but its cgroup's counter
+	# does not: that detail is cut to it and reported as excess.
+	HZ=$(getconf CLK_TCK)
+	a_us=$(cgroup_cpu_us "/${A##*/}" "$BATS_TEST_TMPDIR/out")
+	echo "A: $a_us credited, $A_US counted"
+	[ "$a_us" -le $((A_US + $(ticks_us 2))) ]
+	run jq -s --arg a "/${A##*/}" '[.[] | select(.type == "exited" and .cgroup == $a) | .excess_cpu_us // 0] | add' "$BATS_TEST_TMPDIR/out"
+	within 90 101 "$output" "$B_US"
+	# Without the counters, the parent's reaping charges it to the parent.
+	moved_in parent
+	within 0 10 "$(cgroup_cpu_us "/${B##*/}" "$BATS_TEST_TMPDIR/out")" "$B_US"
+	within 90 102 "$(cgroup_cpu_us "/${A##*/}" "$BATS_TEST_TMPDIR/out")" "$B_US"
+}
+
+# last_slice SOURCES: a child of 500 ms of CPU time, seen before it starts
+# and as it runs, reaped at once by its parent.  Sets $ROOT, $WAIT4_US.
+last_slice() {
+	start_workload "$KP_ROOT/tests/cpuburn" 500
+	await_in "$W" '^pid '
+	ROOT=$(sed -n 's/^pid //p' "$W")
+	start_filter --exited "$1"
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	echo go >&8
+	until grep -q '(cpuburn)' "/proc/$ROOT/stat" 2>/dev/null ||
+	    grep -q '^cpu_us ' "$W"; do
+		sleep 0.01
+	done
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	WAIT4_US=$(wait4_cpu_us)
+	send_interval 3
+	await_line '"type":"interval","seq":3,'
+	exec 7>&- 8>&-
+	wait "$FILTER"
+}
+
+@test "live last slice: a tracked child reaped at once; its records add up to wait4's time within two ticks" {
+	HZ=$(getconf CLK_TCK)
+	last_slice parent
+	run jq -s --argjson p "$ROOT" '[.[] | select(.type == "proc" and .pid == $p) | .cpu_us] | add' "$BATS_TEST_TMPDIR/out"
+	echo "reported $output, wait4 $WAIT4_US"
+	# utime and stime are each rounded down to a clock tick
+	[ $((output - WAIT4_US)) -lt "$(ticks_us 2)" ]
+	[ $((WAIT4_US - output)) -lt "$(ticks_us 2)" ]
+	assert_equal "$(jq -s --argjson p "$ROOT" '[.[] | select(.pid == $p and .state == "terminated")] | length' "$BATS_TEST_TMPDIR/out")" 1
+	# Without the reaping parent, the terminated record has no slice.
+	last_slice none
+	run jq -s --argjson p "$ROOT" '[.[] | select(.pid == $p and .state == "terminated") | .cpu_us]' "$BATS_TEST_TMPDIR/out"
+	assert_output '[
+  0
+]'
+}

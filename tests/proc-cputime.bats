@@ -326,30 +326,6 @@ run_state() {
 	    "$(printf 'bad\357\277\275name.service')"
 }
 
-# Starts proc-cputime as a filter reading a fifo, which fd 7 writes (bats
-# keeps fd 3 for itself).
-start_filter() {
-	mkfifo "$BATS_TEST_TMPDIR/fifo"
-	proc-cputime "$@" < "$BATS_TEST_TMPDIR/fifo" > "$BATS_TEST_TMPDIR/out" 3>&- &
-	FILTER=$!
-	exec 7> "$BATS_TEST_TMPDIR/fifo"
-	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >&7
-}
-
-send_interval() {
-	printf '{"type":"interval","seq":%d,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}\n' "$1" >&7
-}
-
-# Waits (at most 20 s) until the filter has written a line matching $1.
-await_line() {
-	local i
-	for i in $(seq 200); do
-		grep -q -- "$1" "$BATS_TEST_TMPDIR/out" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 @test "the cgroup and command line of a process are read once, and again for a reused pid" {
 	add_proc 900 qemu-system-x86 5 5 90000 /system.slice/a.service
 	printf -- '-uuid\0first-uuid\0' > "$P/900/cmdline"

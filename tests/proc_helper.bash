@@ -44,3 +44,34 @@ advance_node() {
 ticks_us() {
 	echo $(($1 * 1000000 / HZ))
 }
+
+# Starts proc-cputime as a filter reading a fifo, which fd 7 writes (bats
+# keeps fd 3 for itself); with AS, a command such as as_nobody before it.
+start_filter() {
+	rm -f "$BATS_TEST_TMPDIR/fifo"
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	${AS:-} proc-cputime "$@" < "$BATS_TEST_TMPDIR/fifo" > "$BATS_TEST_TMPDIR/out" 3>&- &
+	FILTER=$!
+	exec 7> "$BATS_TEST_TMPDIR/fifo"
+	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >&7
+}
+
+send_interval() {
+	printf '{"type":"interval","seq":%d,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}\n' "$1" >&7
+}
+
+# await_in FILE PATTERN: waits (at most a minute, for a loaded machine)
+# until FILE has a line matching PATTERN.
+await_in() {
+	local i
+	for i in $(seq 600); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Waits until the filter has written a line matching $1.
+await_line() {
+	await_in "$BATS_TEST_TMPDIR/out" "$1"
+}
