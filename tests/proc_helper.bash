@@ -51,6 +51,7 @@ start_filter() {
 	rm -f "$BATS_TEST_TMPDIR/fifo"
 	mkfifo "$BATS_TEST_TMPDIR/fifo"
 	${AS:-} proc-cputime "$@" < "$BATS_TEST_TMPDIR/fifo" > "$BATS_TEST_TMPDIR/out" 3>&- &
+	# shellcheck disable=SC2034 # the tests wait for it
 	FILTER=$!
 	exec 7> "$BATS_TEST_TMPDIR/fifo"
 	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >&7
@@ -63,8 +64,8 @@ send_interval() {
 # await_in FILE PATTERN: waits (at most a minute, for a loaded machine)
 # until FILE has a line matching PATTERN.
 await_in() {
-	local i
-	for i in $(seq 600); do
+	local _
+	for _ in $(seq 600); do
 		grep -q -- "$2" "$1" 2>/dev/null && return 0
 		sleep 0.1
 	done
