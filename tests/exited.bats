@@ -549,3 +549,31 @@ last_slice() {
   0
 ]'
 }
+
+@test "rapl-read -- CMD: its command record holds the tree's CPU time, orphans included, within 3 % of wait4's" {
+	# Ten children waited for and ten orphans, 40 ms of CPU time each;
+	# the script ends once rapl-read, their subreaper, has reaped the
+	# orphans.
+	cat > "$BATS_TEST_TMPDIR/tree.sh" <<-'SH'
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		"$CPUBURN" 40
+		("$CPUBURN" 40 & echo "$! $(cut -d' ' -f22 /proc/$!/stat)" >> "$0.pids")
+	done
+	# Each orphan's pid and starttime, until rapl-read has reaped it.
+	while read -r p start; do
+		while [ "$(cut -d' ' -f22 "/proc/$p/stat" 2>/dev/null)" = "$start" ]; do
+			sleep 0.01
+		done
+	done < "$0.pids"
+	SH
+	start_workload sh -c 'exec rapl-read --source model -i 100ms -- sh "$1" > "$2"' \
+	    _ "$BATS_TEST_TMPDIR/tree.sh" "$BATS_TEST_TMPDIR/rr"
+	echo go >&8
+	WAIT4_US=$(wait4_cpu_us)
+	exec 8>&-
+	run jq -s -c '[.[] | select(.type == "command")] | map([.comm, .status])' "$BATS_TEST_TMPDIR/rr"
+	assert_output '[["sh",0]]'
+	tree_us=$(jq -s '.[] | select(.type == "command") | .cpu_us' "$BATS_TEST_TMPDIR/rr")
+	[ "$tree_us" -ge 800000 ]
+	within 97 100 "$tree_us" "$WAIT4_US"
+}
