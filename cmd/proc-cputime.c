@@ -19,14 +19,16 @@ static const char *pods_log = "/var/log/pods";
 static const char *cgroup_root;	/* NULL: by --proc */
 static int emit_all;
 static int exits = KP_EXITS_PARENT | KP_EXITS_CGROUP;
+static long long keep_open = 1024;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
 	    "[--cgroup-root dir] [--exited sources]\n"
-	    "                    [--head] [--pods-log dir] [--proc dir] "
-	    "[--state file]\n");
+	    "                    [--head] [--keep-open count] [--pods-log dir] "
+	    "[--proc dir]\n"
+	    "                    [--state file]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -270,6 +272,7 @@ main(int argc, char *argv[])
 		{ "head", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "keep-open", required_argument, NULL, 'K' },
 		{ "pods-log", required_argument, NULL, 'L' },
 		{ "proc", required_argument, NULL, 'P' },
 		{ "state", required_argument, NULL, 'S' },
@@ -305,6 +308,9 @@ main(int argc, char *argv[])
 		case 'E':
 			head = 1;
 			break;
+		case 'K':
+			keep_open = kp_parse_int(optarg, 0, 1000000, "keep-open");
+			break;
 		case 'L':
 			pods_log = optarg;
 			break;
@@ -328,6 +334,7 @@ main(int argc, char *argv[])
 	s = kp_sampler_new(procdir, emit_all);
 	kp_sampler_set_pods_log(s, pods_log);
 	set_exits(s);
+	kp_sampler_set_keep_open(s, (size_t)keep_open);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
 	if (!clock && !head && stdin_is_stream())

@@ -217,6 +217,8 @@ int kp_parse_u64(const char *p, uint64_t max, uint64_t *v);	/* 0 or -2 */
 /* 0; -1 for a line cut short; -2 for a bad pid, number, or counter. */
 int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
 int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
+int kp_open_pid_stat(int procfd, const char *pid);	/* -1: gone */
+int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 int64_t kp_ticks_to_us(uint64_t ticks);
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
@@ -320,6 +322,7 @@ void kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir);
 #define KP_EXITS_PARENT 1	/* reaping parents' residues: the detail */
 #define KP_EXITS_CGROUP 2	/* cgroup counters: the truth for groups */
 int kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root);
+size_t kp_sampler_set_keep_open(struct kp_sampler *s, size_t max);
 int kp_sampler_scan(struct kp_sampler *s);
 int kp_sampler_has_baseline(const struct kp_sampler *s);
 void kp_sampler_emit(struct kp_sampler *s, int64_t seq,

@@ -278,6 +278,35 @@ kp_read_proc(int procfd, const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
+/* PROC/PID/stat opened, to be read with kp_pread_pid_stat; -1 if gone. */
+int
+kp_open_pid_stat(int procfd, const char *pid)
+{
+	char path[32];
+
+	if (snprintf(path, sizeof(path), "%s/stat", pid) >= (int)sizeof(path))
+		return -1;
+	return openat(procfd, path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * An open PROC/PID/stat read afresh, from its start: the kernel writes it
+ * anew at each read, and gives ESRCH once its process is gone, even if its
+ * pid is in use again.  -1 for that or a line cut short, -2 for a
+ * malformed one (see kp_parse_pid_stat).
+ */
+int
+kp_pread_pid_stat(int fd, struct kp_pid_stat *ps)
+{
+	char buf[2048];
+	ssize_t n;
+
+	if ((n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	return kp_parse_pid_stat(buf, ps);
+}
+
 /*
  * PROC/PID/stat; -1 for a pid gone by now or a line cut short, -2 for a
  * malformed one (see kp_parse_pid_stat).
@@ -285,12 +314,13 @@ kp_read_proc(int procfd, const char *path, char *buf, size_t len)
 int
 kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
 {
-	char path[32], buf[2048];
+	int fd, rc;
 
-	if (snprintf(path, sizeof(path), "%s/stat", pid) >= (int)sizeof(path) ||
-	    kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
+	if ((fd = kp_open_pid_stat(procfd, pid)) < 0)
 		return -1;
-	return kp_parse_pid_stat(buf, ps);
+	rc = kp_pread_pid_stat(fd, ps);
+	close(fd);
+	return rc;
 }
 
 /*

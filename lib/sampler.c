@@ -3,6 +3,9 @@
  * process's from /proc/PID/stat, keyed by (pid, starttime) so that a reused
  * pid is a new process.
  */
+#include <sys/resource.h>
+#include <sys/vfs.h>
+
 #include <dirent.h>
 #include <err.h>
 #include <errno.h>
@@ -22,6 +25,7 @@ struct proc {
 	unsigned gen;			/* the scan that last saw it */
 	unsigned first_gen;		/* the scan that first saw it */
 	int have_identity;
+	int fd;				/* its stat kept open, or -1 */
 	struct kp_identity id;
 	struct kp_cgnode *cg;		/* its cgroup's counter, or NULL */
 	int64_t slice_us;		/* ended: its last slice, where known */
@@ -66,6 +70,8 @@ struct kp_sampler {
 	size_t nchunks;
 	struct proc *free_procs;
 	struct kp_buf buf;		/* the record being written */
+	size_t keep_open, nopen;	/* stat files to keep open; kept */
+	int procfs;			/* procdir is a procfs: 1; no: 0; -1 */
 	int exits;			/* KP_EXITS_*: the sources of detail */
 	struct kp_cgcpu *cg;		/* cgroup counters, or NULL */
 	struct detail *details;		/* the interval's, folded */
@@ -80,6 +86,7 @@ kp_sampler_new(const char *procdir, int emit_all)
 	s = kp_calloc(1, sizeof(*s));
 	s->procdir = kp_strdup(procdir);
 	s->emit_all = emit_all;
+	s->procfs = -1;
 	return s;
 }
 
@@ -121,12 +128,24 @@ pool_get(struct kp_sampler *s)
 	chunk = s->free_procs;
 	s->free_procs = chunk->next_free;
 	memset(chunk, 0, sizeof(*chunk));
+	chunk->fd = -1;
 	return chunk;
+}
+
+static void
+close_stat(struct kp_sampler *s, struct proc *p)
+{
+	if (p->fd < 0)
+		return;
+	close(p->fd);
+	p->fd = -1;
+	s->nopen--;
 }
 
 static void
 pool_put(struct kp_sampler *s, struct proc *p)
 {
+	close_stat(s, p);
 	p->next_free = s->free_procs;
 	s->free_procs = p;
 }
@@ -279,6 +298,81 @@ warn_malformed(struct kp_sampler *s, const char *name)
 	s->warned_malformed = 1;
 }
 
+/* The index in s->list of the first process with this pid, or nlist. */
+static size_t
+first_with_pid(const struct kp_sampler *s, pid_t pid)
+{
+	size_t lo = 0, hi = s->nlist, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (s->list[mid]->stat.pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The process of the previous scan with this pid whose stat is kept open. */
+static struct proc *
+kept_open(const struct kp_sampler *s, const char *name)
+{
+	size_t i;
+	long pid = strtol(name, NULL, 10);
+
+	for (i = first_with_pid(s, (pid_t)pid);
+	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
+		if (s->list[i]->fd >= 0)
+			return s->list[i];
+	return NULL;
+}
+
+/*
+ * Process name's stat: read afresh from its descriptor kept open since an
+ * earlier scan, one system call, else opened now.  *fd: the descriptor,
+ * for scan_pid to keep or close.  Returns as kp_read_pid_stat.
+ */
+static int
+read_stat(struct kp_sampler *s, int procfd, const char *name,
+    struct kp_pid_stat *ps, int *fd)
+{
+	struct proc *p;
+	int rc;
+
+	if ((p = kept_open(s, name)) != NULL) {
+		if (kp_pread_pid_stat(p->fd, ps) == 0 &&
+		    ps->starttime == p->stat.starttime) {
+			*fd = p->fd;
+			return 0;
+		}
+		close_stat(s, p);	/* gone (ESRCH), its pid maybe reused */
+	}
+	if ((*fd = kp_open_pid_stat(procfd, name)) < 0)
+		return -1;
+	if ((rc = kp_pread_pid_stat(*fd, ps)) != 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return rc;
+}
+
+/*
+ * Keeps p's stat open, up to the cap, on a real procfs only: a file of a
+ * fixture tree replaced by another (mv) would still read as it was.
+ */
+static void
+keep_stat(struct kp_sampler *s, struct proc *p, int fd)
+{
+	if (fd < 0 || fd == p->fd)
+		return;
+	if (p->fd < 0 && s->procfs == 1 && s->nopen < s->keep_open) {
+		p->fd = fd;
+		s->nopen++;
+	} else
+		close(fd);
+}
+
 /*
  * A process first seen now is charged all its CPU time only if it started
  * after the previous scan; otherwise that time was spent before we looked,
@@ -289,9 +383,9 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 {
 	struct kp_pid_stat ps;
 	struct proc *p;
-	int born;
+	int born, fd;
 
-	switch (kp_read_pid_stat(procfd, name, &ps)) {
+	switch (read_stat(s, procfd, name, &ps, &fd)) {
 	case 0:
 		break;
 	case -2:
@@ -311,6 +405,7 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 		p->delta_ticks = born ? ps.cpu_ticks : 0;
 		p->growth_ticks = born ? ps.child_ticks : 0;
 	}
+	keep_stat(s, p, fd);
 	p->gen = s->gen;
 	if (!p->have_identity)
 		read_identity(s, procfd, p);
@@ -346,16 +441,21 @@ build_list(struct kp_sampler *s)
 		qsort(s->list, s->nlist, sizeof(*s->list), by_pid);
 }
 
-/* Forget the processes that the latest scan did not see: they were reported. */
+/*
+ * Forget the processes that the latest scan did not see: they were
+ * reported.  The others stay in the list, in pid order, for kept_open.
+ */
 static void
 drop_terminated(struct kp_sampler *s)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	for (i = 0; i < s->nlist; i++)
 		if (s->list[i]->gen != s->gen)
 			table_remove(s, s->list[i]);
-	s->nlist = 0;
+		else
+			s->list[n++] = s->list[i];
+	s->nlist = n;
 }
 
 /*
@@ -377,18 +477,12 @@ alive(const struct kp_sampler *s, const struct proc *p)
 static struct proc *
 seen_before(const struct kp_sampler *s, pid_t pid)
 {
-	size_t lo = 0, hi = s->nlist, mid;
+	size_t i;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (s->list[mid]->stat.pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < s->nlist && s->list[lo]->stat.pid == pid; lo++)
-		if (s->list[lo]->first_gen != s->gen)
-			return s->list[lo];
+	for (i = first_with_pid(s, pid);
+	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
+		if (s->list[i]->first_gen != s->gen)
+			return s->list[i];
 	return NULL;
 }
 
@@ -655,6 +749,16 @@ account_exits(struct kp_sampler *s)
 	settle_details(s);
 }
 
+#define PROC_SUPER_MAGIC 0x9fa0	/* linux/magic.h */
+
+static int
+is_procfs(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
 int
 kp_sampler_scan(struct kp_sampler *s)
 {
@@ -668,6 +772,8 @@ kp_sampler_scan(struct kp_sampler *s)
 	    kp_read_uptime_ticks(s->procdir, &s->uptime_ticks) < 0 ||
 	    (dir = opendir(s->procdir)) == NULL)
 		return -1;
+	if (s->procfs < 0)
+		s->procfs = is_procfs(dirfd(dir));
 	s->gen++;
 	while ((de = readdir(dir)) != NULL)
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
@@ -693,6 +799,30 @@ kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root)
 	if (!(sources & KP_EXITS_CGROUP) || root == NULL || *root == '\0')
 		return 0;
 	return (s->cg = kp_cgcpu_open(root)) != NULL ? 0 : -1;
+}
+
+/*
+ * Keeps up to max stat files open between scans, re-read with one pread
+ * each instead of open, read and close: at most as many as the limit on
+ * open files allows, raised as far as it may be, less 64 for the rest.
+ * Each pins some 4 to 6 kB of kernel memory.  Returns the cap set.
+ */
+size_t
+kp_sampler_set_keep_open(struct kp_sampler *s, size_t max)
+{
+	struct rlimit rl;
+
+	if (max > 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max + 64) {
+			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ||
+			    rl.rlim_max > max + 64 ? max + 64 : rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max + 64)
+			max = rl.rlim_cur > 64 ? rl.rlim_cur - 64 : 0;
+	}
+	return s->keep_open = max;
 }
 
 int
@@ -1029,6 +1159,9 @@ kp_sampler_free(struct kp_sampler *s)
 
 	if (s == NULL)
 		return;
+	for (i = 0; i < s->cap; i++)
+		if (s->table[i] != NULL)
+			close_stat(s, s->table[i]);
 	for (i = 0; i < s->nchunks; i++)
 		free(s->chunks[i]);
 	free(s->chunks);

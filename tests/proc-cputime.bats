@@ -30,7 +30,8 @@ run_state() {
 	run -2 --separate-stderr proc-cputime -h
 	assert_equal "$stderr" \
 	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--cgroup-root dir] [--exited sources]
-                    [--head] [--pods-log dir] [--proc dir] [--state file]"
+                    [--head] [--keep-open count] [--pods-log dir] [--proc dir]
+                    [--state file]"
 }
 
 @test "bad options are usage errors naming the value" {
@@ -571,4 +572,39 @@ bad_stat() {
 	assert_equal "$(printf '%s\n' "${lines[@]}" |
 	    jq -r 'select(.type == "proc") | "\(.pid):\(.ppid)"' | tr '\n' ,)" \
 	    "1:0,2:0,100:1,200:1,300:1,"
+}
+
+# The /proc/PID/stat files that process $1 holds open.
+stat_fds() {
+	find "/proc/$1/fd" -mindepth 1 -printf '%l\n' 2>/dev/null |
+	    grep '^/proc/[0-9]*/stat$' || true
+}
+
+@test "live: stat files are kept open up to --keep-open; a process gone is closed and ended" {
+	sleep 1000 3>&- &
+	child=$!
+	start_filter
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	stat_fds "$FILTER" | grep -qx "/proc/$child/stat"
+	kill -KILL "$child"
+	wait "$child" || true
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	! stat_fds "$FILTER" | grep -qx "/proc/$child/stat"
+	exec 7>&-
+	wait "$FILTER"
+	run jq -r --argjson p "$child" 'select(.pid == $p) | "\(.seq) \(.state)"' "$BATS_TEST_TMPDIR/out"
+	assert_line '2 terminated'
+	# At most the cap; none with 0, and none on a --proc tree, whose files
+	# tests replace.
+	for opts in "5 --keep-open 5" "0 --keep-open 0" "0 --proc $P"; do
+		# shellcheck disable=SC2086
+		start_filter ${opts#* }
+		send_interval 1
+		await_line '"type":"interval","seq":1,'
+		assert_equal "$(stat_fds "$FILTER" | wc -l)" "${opts%% *}"
+		exec 7>&-
+		wait "$FILTER"
+	done
 }
