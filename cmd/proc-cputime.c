@@ -19,7 +19,7 @@ static const char *pods_log = "/var/log/pods";
 static const char *cgroup_root;	/* NULL: by --proc */
 static int emit_all;
 static int exits = KP_EXITS_PARENT | KP_EXITS_CGROUP;
-static long long keep_open = 1024;
+static long long keep_open = 2048;
 
 static void
 usage(void)
