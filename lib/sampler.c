@@ -35,7 +35,6 @@ struct proc {
 	struct proc *first_sub;		/* the first of them */
 	struct proc *direct;		/* its own child among them, the last */
 	int mixed_comm, mixed_cg;	/* whether the others differ from it */
-	struct proc *reaper;		/* ended: who reaped it, if known */
 	int depth;			/* alive: its alive ancestors */
 };
 
@@ -76,6 +75,8 @@ struct kp_sampler {
 	struct kp_cgcpu *cg;		/* cgroup counters, or NULL */
 	struct detail *details;		/* the interval's, folded */
 	size_t ndetails, detailcap;
+	struct proc **reap;		/* the reaping pass's, as long as list */
+	size_t reapcap;
 };
 
 struct kp_sampler *
@@ -512,7 +513,7 @@ subtract_ended(const struct kp_sampler *s, struct proc *e)
 {
 	struct proc *a;
 
-	if ((e->reaper = a = reaper_of(s, e)) == NULL)
+	if ((a = reaper_of(s, e)) == NULL)
 		return;
 	a->sub_ticks += e->stat.cpu_ticks + e->stat.child_ticks;
 	if (e->stat.ppid == a->stat.pid) {
@@ -547,7 +548,7 @@ by_depth(const void *a, const void *b)
 /*
  * The processes alive now that reaped or should have, deepest first, so
  * that what one could not have reaped is passed up before its ancestors
- * are settled.
+ * are settled.  In s->reap, which grows with the list and is kept.
  */
 static struct proc **
 reapers(struct kp_sampler *s, size_t *n)
@@ -555,7 +556,11 @@ reapers(struct kp_sampler *s, size_t *n)
 	struct proc **r, *p, *q;
 	size_t i;
 
-	r = kp_reallocarray(NULL, s->nlist + 1, sizeof(*r));
+	if (s->nlist > s->reapcap) {
+		s->reapcap = s->listcap;
+		s->reap = kp_reallocarray(s->reap, s->reapcap, sizeof(*r));
+	}
+	r = s->reap;
 	*n = 0;
 	for (i = 0; i < s->nlist; i++) {
 		if (!alive(s, p = s->list[i]) || !involved(p))
@@ -611,7 +616,8 @@ add_detail(struct kp_sampler *s, const struct detail *d)
  * child's terminated record; or else CPU time of children never seen (or
  * of several seen, whose slices cannot be told apart), under a's pid and,
  * for their command name and cgroup, those of the ended ones where they
- * agree, else a's own (rule 4).
+ * agree, else a's own: a process never seen ran in its parent's cgroup
+ * unless known otherwise.
  */
 static void
 residue_detail(struct kp_sampler *s, struct proc *a, uint64_t ticks)
@@ -643,7 +649,6 @@ reap(struct kp_sampler *s)
 		p->sub_ticks = 0;
 		p->nsub = p->ndirect = 0;
 		p->mixed_comm = p->mixed_cg = 0;
-		p->reaper = NULL;
 	}
 	for (i = 0; i < s->nlist; i++)
 		if (!alive(s, s->list[i]))
@@ -652,7 +657,6 @@ reap(struct kp_sampler *s)
 	for (i = 0; i < n; i++)
 		if ((ticks = hold_or_pass(s, r[i])) > 0)
 			residue_detail(s, r[i], ticks);
-	free(r);
 }
 
 /* What each process's records and each detail give its cgroup. */
@@ -1169,6 +1173,7 @@ kp_sampler_free(struct kp_sampler *s)
 	free(s->list);
 	free(s->buf.s);
 	free(s->details);
+	free(s->reap);
 	kp_cgcpu_free(s->cg);
 	free(s->procdir);
 	free(s->pods_log);
