@@ -307,6 +307,8 @@ teardown() {
 
 # start_workload WAIT4-OPTIONS... COMMAND...: its pid in $ROOT (without -g).
 start_workload() {
+	[ -x "$KP_ROOT/tests/wait4" ] && [ -x "$KP_ROOT/tests/cpuburn" ] ||
+	    fail "tests/wait4 and tests/cpuburn are not built (make check builds them)"
 	W=$BATS_TEST_TMPDIR/w.out
 	rm -f "$BATS_TEST_TMPDIR/w.in"
 	mkfifo "$BATS_TEST_TMPDIR/w.in"
