@@ -11,12 +11,14 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/liveness.o lib/map.o \
-	lib/parse.o lib/process.o lib/procfs.o lib/record.o lib/sampler.o lib/signal.o \
-	lib/state.o lib/utf8.o lib/write.o lib/zones.o
+LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o \
+	lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
+	lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
+	lib/write.o lib/zones.o
 LIB = lib/libkp.a
-# Helpers of the tests: a CPU-time burner and a wait4(2) reference.
-TESTBIN = tests/cpuburn tests/wait4
+# Test drivers that make check builds: taskstats' probe, a CPU-time burner
+# and a wait4(2) reference.
+TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4
 
 # make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -27,6 +29,17 @@ all: $(BIN)
 $(LIBOBJ): lib/kp.h config.mk
 $(CMD1:=.o): lib/kp.h config.mk
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
+cmd/fmt/prom.o: cmd/fmt/build.h
+
+# The git branch and revision of kp-fmt's kepler_build_info, "unknown"
+# outside a git checkout, in characters that need no escaping in C; the
+# file is rewritten only when they change, so that kp-fmt is rebuilt then.
+cmd/fmt/build.h: FORCE
+	@b=`git rev-parse --abbrev-ref HEAD 2>/dev/null | tr -cd 'A-Za-z0-9._/+-'`; \
+	r=`git rev-parse HEAD 2>/dev/null | tr -cd '0-9a-f'`; \
+	printf '#define BUILD_BRANCH "%s"\n#define BUILD_REVISION "%s"\n' \
+	    "$${b:-unknown}" "$${r:-unknown}" > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 .c.o:
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(JANSSON_CFLAGS) -Ilib -c -o $@ $<
@@ -45,6 +58,9 @@ $(CMD1):
 cmd/kp-fmt: $(FMTOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(FMTOBJ) $(LIB) $(JANSSON_LIBS) -lm
 
+tests/taskstats-probe.o: lib/kp.h config.mk
+tests/taskstats-probe: tests/taskstats-probe.o $(LIB)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 tests/cpuburn: tests/cpuburn.c config.mk
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/cpuburn.c
 tests/wait4: tests/wait4.c config.mk
@@ -65,7 +81,7 @@ bench: all
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
 FUZZ_SECONDS = 60
-FUZZ = record procfs cgroup state powercap aggregate attribute aggstate
+FUZZ = record procfs cgroup state powercap aggregate attribute aggstate taskstats
 fuzz:
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 
@@ -81,6 +97,9 @@ uninstall:
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 
 clean:
-	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN)
+	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
+	    cmd/fmt/build.h
+
+FORCE:
 
 .PHONY: all check lint bench fuzz install uninstall clean

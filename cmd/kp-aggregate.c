@@ -1,8 +1,9 @@
 /*
- * kp-aggregate: sums each interval's process records into groups: container,
- * pod, vm and unit records, and group records by any field.  Every group is
- * the exact sum of its members, and what belongs to no group of a level is
- * that level's host record, so that at every level
+ * kp-aggregate: sums each interval's process and exited records into
+ * groups: container, pod, vm and unit records, and group records by any
+ * field.  Every group is the exact sum of its members and of the exited
+ * records that name it, and what belongs to no group of a level is that
+ * level's host record, so that at every level
  * sum(groups) + host + unattributed = node active, exactly.
  */
 #include <err.h>
@@ -19,6 +20,7 @@
 struct group {
 	char *id;		/* the member field's value, as JSON text */
 	char *pod;		/* a container's pod_id, as JSON text, or NULL */
+	char *names;		/* its names as JSON members, or NULL */
 	int64_t total_uj[KP_ZONES_MAX];
 	int64_t processes[KP_ZONES_MAX], cpu_us[KP_ZONES_MAX], energy_uj[KP_ZONES_MAX];
 	uint64_t touched;	/* zones with members this interval */
@@ -256,26 +258,91 @@ member_new(const struct kp_record *rec, const char *key)
 	return m;
 }
 
-/* The sums of a record of zone z, to m's groups or the hosts. */
+/* The names a group record of level lv carries (kp-records(5)). */
+static const char *const *
+level_names(const struct level *lv)
+{
+	static const char *const container[] = { "runtime", "container_name",
+	    "pod_name", "pod_namespace", NULL };
+	static const char *const pod[] = { "pod_name", "pod_namespace", NULL };
+	static const char *const vm[] = { "vm_name", "hypervisor", NULL };
+
+	if (lv->by)
+		return NULL;
+	if (strcmp(lv->field, "container_id") == 0)
+		return container;
+	if (strcmp(lv->field, "pod_id") == 0)
+		return pod;
+	if (strcmp(lv->field, "vm_id") == 0)
+		return vm;
+	return NULL;
+}
+
+/*
+ * A group's names, from a member's record that has any: the member that
+ * joined last gives them, and one whose names came late gives them to a
+ * group that has none yet.
+ */
+static void
+take_names(const struct level *lv, struct group *g,
+    const struct kp_record *rec, int joined)
+{
+	const char *const *k = level_names(lv);
+	const struct kp_field *f;
+	struct kp_buf b = { NULL, 0, 0 };
+
+	if (k == NULL || (!joined && g->names != NULL))
+		return;
+	for (; *k; k++)
+		if ((f = kp_rec_get(rec, *k)) != NULL && f->kind == KP_V_STR)
+			kp_buf_raw(&b, *k, f->raw, f->rawlen);
+	if (b.len > 0) {
+		free(g->names);
+		g->names = kp_strndup(b.s, b.len);
+	}
+	free(b.s);
+}
+
+static void
+member_names(struct member *m, const struct kp_record *rec, int joined)
+{
+	size_t l;
+
+	for (l = 0; l < nlevels; l++)
+		if (m->g[l] != NULL)
+			take_names(&levels[l], m->g[l], rec, joined);
+}
+
+/*
+ * The sums of a record of zone z to group g of level l, or to the level's
+ * host when g is NULL; processes is 1 for a process record, 0 for an
+ * exited one.
+ */
+static void
+add_level_sums(size_t l, struct group *g, int z, int processes,
+    int64_t cpu_us, int64_t energy_uj)
+{
+	if (g == NULL) {
+		levels[l].host_processes[z] += processes;
+		levels[l].host_cpu_us[z] += cpu_us;
+		levels[l].host_energy_uj[z] += energy_uj;
+		return;
+	}
+	g->processes[z] += processes;
+	g->cpu_us[z] += cpu_us;
+	g->energy_uj[z] += energy_uj;
+	g->touched |= UINT64_C(1) << z;
+	list_group(l, g);
+}
+
+/* The sums of a process record of zone z, to m's groups or the hosts. */
 static void
 add_sums(struct member *m, int z, int64_t cpu_us, int64_t energy_uj)
 {
-	struct group *g;
 	size_t l;
 
-	for (l = 0; l < nlevels; l++) {
-		if ((g = m->g[l]) == NULL) {
-			levels[l].host_processes[z]++;
-			levels[l].host_cpu_us[z] += cpu_us;
-			levels[l].host_energy_uj[z] += energy_uj;
-			continue;
-		}
-		g->processes[z]++;
-		g->cpu_us[z] += cpu_us;
-		g->energy_uj[z] += energy_uj;
-		g->touched |= UINT64_C(1) << z;
-		list_group(l, g);
-	}
+	for (l = 0; l < nlevels; l++)
+		add_level_sums(l, m->g[l], z, 1, cpu_us, energy_uj);
 }
 
 /* A member gone: its groups lose it, and one left without any ends. */
@@ -300,9 +367,24 @@ member_end(const char *key)
 	member_free(kp_map_remove(members, key));
 }
 
-#define NO_FIELDS "process record without a zone and an integer energy_uj"
-#define TOO_MANY_ZONES "process record of a zone beyond the first 64: " \
+/* Why a record cannot be added, after its type. */
+#define NO_FIELDS "record without a zone and an integer energy_uj"
+#define TOO_MANY_ZONES "record of a zone beyond the first 64: " \
     "left out (see kp-aggregate(1))"
+#define OVERFLOWS "record whose energy_uj or cpu_us overflows a 64-bit sum"
+
+/* A record's zone, as an index in *z; NULL, or why it has none. */
+static const char *
+record_zone(const struct kp_record *rec, int *z, int64_t *energy_uj)
+{
+	const char *zone;
+
+	if ((zone = kp_rec_str(rec, "zone")) == NULL ||
+	    (*z = kp_zone_index(&zones, zone, strlen(zone))) == -1 ||
+	    !kp_rec_int(rec, "energy_uj", energy_uj))
+		return NO_FIELDS;
+	return *z < 0 ? TOO_MANY_ZONES : NULL;
+}
 
 /*
  * One process record: its sums go to its group, or the host, at each level.
@@ -313,30 +395,26 @@ static const char *
 add_process(const struct kp_record *rec)
 {
 	int64_t energy_uj, cpu_us = 0, pid = 0, starttime = 0;
-	const char *zone;
+	const char *why;
 	struct member *m;
 	char key[KP_PROC_KEY_MAX];
-	int z;
+	int z, joined;
 
-	if ((zone = kp_rec_str(rec, "zone")) == NULL ||
-	    (z = kp_zone_index(&zones, zone, strlen(zone))) == -1 ||
-	    !kp_rec_int(rec, "energy_uj", &energy_uj))
-		return NO_FIELDS;
-	if (z < 0)
-		return TOO_MANY_ZONES;
+	if ((why = record_zone(rec, &z, &energy_uj)) != NULL)
+		return why;
 	/* A member is known by pid and starttime: without a pid, it is none. */
 	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
-		return "process record without a positive integer pid";
+		return "record without a positive integer pid";
 	kp_rec_int(rec, "cpu_us", &cpu_us);
 	kp_rec_int(rec, "starttime", &starttime);
 	kp_proc_key(key, sizeof(key), pid, starttime);
 	m = kp_map_get(members, key);
 	if (!sums_fit(rec, m, z, cpu_us, energy_uj))
-		return "process record whose energy_uj or cpu_us overflows a "
-		    "64-bit sum";
+		return OVERFLOWS;
 	zones_seen |= UINT64_C(1) << z;
-	if (m == NULL)
+	if ((joined = m == NULL))
 		m = member_new(rec, key);
+	member_names(m, rec, joined);
 	m->last_seq = rec->seq;
 	add_sums(m, z, cpu_us, energy_uj);
 	if (kp_rec_terminated(rec))
@@ -344,14 +422,63 @@ add_process(const struct kp_record *rec)
 	return NULL;
 }
 
-/* A process record: added, or reported; whether it is to be passed on. */
+/*
+ * One exited record (D3): its sums go to the group its identity names at
+ * each level, or the host, as a process record's do.  It is no member: it
+ * never ends a group, nor keeps one live; a group that only exited records
+ * name ends with their interval (end_memberless).
+ */
+static const char *
+add_exited(const struct kp_record *rec)
+{
+	int64_t energy_uj, cpu_us = 0;
+	const struct kp_field *id;
+	const char *why;
+	struct group *g;
+	size_t l;
+	int z;
+
+	if ((why = record_zone(rec, &z, &energy_uj)) != NULL)
+		return why;
+	kp_rec_int(rec, "cpu_us", &cpu_us);
+	if (!sums_fit(rec, NULL, z, cpu_us, energy_uj))
+		return OVERFLOWS;
+	zones_seen |= UINT64_C(1) << z;
+	for (l = 0; l < nlevels; l++) {
+		id = kp_rec_get(rec, levels[l].field);
+		g = id != NULL ? group_get(&levels[l], id->raw, id->rawlen) :
+		    NULL;
+		add_level_sums(l, g, z, 0, cpu_us, energy_uj);
+	}
+	return NULL;
+}
+
+/*
+ * A record this stage sums: a process record, or an exited record that
+ * kp-attribute has given its energy, which has a zone; one without, as
+ * proc-cputime writes it, passes on as it came, as a proc record does.
+ */
+static int
+consumed(const struct kp_record *rec)
+{
+	if (strcmp(rec->type, "exited") == 0)
+		return kp_rec_get(rec, "zone") != NULL;
+	return strcmp(rec->type, "process") == 0;
+}
+
+/*
+ * A process or exited record: added, or reported; whether it is to be
+ * passed on.
+ */
 static int
 take_process(struct kp_reader *r, const struct kp_record *rec)
 {
 	const char *why;
 
-	if ((why = add_process(rec)) != NULL) {
-		kp_reader_reject(r, "%s", why);
+	why = strcmp(rec->type, "exited") == 0 ? add_exited(rec) :
+	    add_process(rec);
+	if (why != NULL) {
+		kp_reader_reject(r, "%s %s", rec->type, why);
 		return 0;
 	}
 	return !drop_processes;
@@ -428,6 +555,8 @@ emit_group(const struct level *lv, struct group *g, int z, int64_t seq,
 	kp_buf_raw(&out, lv->field, g->id, strlen(g->id));
 	if (g->pod)
 		kp_buf_raw(&out, "pod_id", g->pod, strlen(g->pod));
+	if (g->names)
+		kp_buf_add(&out, g->names, strlen(g->names));
 	rec_sums(g->processes[z], g->cpu_us[z], g->energy_uj[z],
 	    g->total_uj[z], dt_us);
 	kp_buf_add(&out, g->ended ? ",\"state\":\"terminated\"" :
@@ -441,6 +570,7 @@ group_free(void *p)
 	struct group *g = p;
 
 	free(g->pod);
+	free(g->names);
 	free(g);	/* g->id is freed by the caller */
 }
 
@@ -573,6 +703,21 @@ let_go(int64_t seq)
 }
 
 /*
+ * A group of the interval with no live member process when it ends, as one
+ * that only exited records named, ends with it: exited records are no
+ * members, and nothing else would ever end it.
+ */
+static void
+end_memberless(void)
+{
+	size_t i;
+
+	for (i = 0; i < nitems; i++)
+		if (items[i].g->live <= 0)
+			items[i].g->ended = 1;
+}
+
+/*
  * The interval ends: for each level, its groups in order of zone and id,
  * then its host record for each zone.  Ended groups are written once more,
  * in every zone they have a total in, as terminated, and forgotten.
@@ -585,6 +730,7 @@ end_interval(int64_t seq, int64_t dt_us)
 	int z;
 
 	let_go(seq);
+	end_memberless();
 	for (z = 0; z < (int)zones.n; z++)
 		order[nz++] = z;
 	qsort(order, nz, sizeof(order[0]), by_zone);
@@ -609,6 +755,7 @@ drop_interval(void)
 {
 	size_t i, l;
 
+	end_memberless();
 	sort_items();
 	for (i = 0, l = 0; l < nlevels; l++)
 		i = clear_level(l, i);
@@ -630,6 +777,12 @@ save_group(const char *key, void *val, void *arg)
 	struct group *g = val;
 	json_t *o;
 
+	/*
+	 * A group without a live member, left by a stream that ended inside
+	 * an interval, would come back with nothing to end it.
+	 */
+	if (g->live <= 0)
+		return;
 	o = json_pack("{s:s,s:o}", "id", key, "totals",
 	    kp_zones_save(&zones, g->total_uj));
 	if (g->pod)
@@ -824,7 +977,7 @@ main(int argc, char *argv[])
 			kp_out_flush();
 			continue;
 		}
-		if (strcmp(rec.type, "process") == 0) {
+		if (consumed(&rec)) {
 			if (!take_process(r, &rec))
 				continue;
 		} else if (strcmp(rec.type, "node") == 0 ||

@@ -1,8 +1,10 @@
 /*
  * kp-attribute: splits each zone's energy into active and idle, and gives
- * each process a share of the active energy in proportion to its CPU time.
- * Integer microjoules, conserved exactly: sum(process) + unattributed +
- * idle kept at node level = measured, every interval and zone.
+ * each process, and each exited record of processes born and ended inside
+ * the interval, a share of the active energy in proportion to its CPU
+ * time.  Integer microjoules, conserved exactly: sum(process) +
+ * sum(exited) + unattributed + idle kept at node level = measured, every
+ * interval and zone.
  *
  * Records are read by lib/record.c, the one reader of every stage, and
  * written by hand (lib/write.c), not through jansson values: a stage sees
@@ -35,28 +37,46 @@ struct proc {
 	struct workload *w;		/* its totals */
 };
 
+/*
+ * One exited record of the interval (D3): processes that no proc record
+ * showed.  It has a share of the interval's energy and nothing more: no
+ * totals, no liveness, nothing held after its interval.
+ */
+struct exited {
+	int64_t cpu_us;
+	size_t id_off, id_len;		/* its other members, as JSON text */
+	size_t line_off, line_len;	/* its line in lines */
+};
+
 /* What one interval brings before its interval record arrives. */
 struct interval {
 	struct energy *energy;
 	size_t nenergy, capenergy;
 	struct proc *procs;
 	size_t nprocs, capprocs;
+	struct exited *exited;
+	size_t nexited, capexited;
 	int has_cpu, has_total;
 	int dense;		/* its cpu record says every process has one */
 	int64_t cpu_us, total_cpu_us;
-	int64_t procs_us;	/* sum of the procs' cpu_us, checked to fit */
+	int64_t procs_us;	/* sum of the procs' and exited records' */
+				/* cpu_us, checked to fit */
 	double ratio;
 	struct kp_buf text;	/* identity texts */
 	struct kp_buf lines;	/* consumed lines, to pass on if unused */
 	int64_t seq;		/* theirs; -1 before the first */
 };
 
+/* Who a share is for, in the order a tie in rounding favours them. */
+enum share_rank { RANK_PROCESS, RANK_EXITED, RANK_UNATTRIBUTED };
+
 /* One share of a zone's energy, and what rounding left of it. */
 struct share {
 	int64_t cpu_us;		/* the weight */
 	int64_t active_uj, idle_uj;
 	uint64_t rem;		/* the fraction's numerator, for rounding */
-	int64_t pid, starttime;	/* unattributed: pid -1, rounds last */
+	enum share_rank rank;
+	int64_t pid, starttime;	/* exited: 0 and its place in the interval */
 };
 
 /* A process's cumulative totals, per zone. */
@@ -97,7 +117,8 @@ static struct kp_map *workloads;	/* "pid:starttime" -> workload */
 static struct ended *ended;
 static size_t nended;
 static struct kp_buf out;
-static struct share *shares, **order;	/* scratch, one per process + 2 */
+static struct share *shares, **order;	/* scratch: one per process and */
+					/* exited record, + 2 */
 static size_t nshares;
 
 static void
@@ -215,8 +236,8 @@ by_remainder(const void *a, const void *b)
 
 	if (p->rem != q->rem)
 		return p->rem > q->rem ? -1 : 1;
-	if ((p->pid < 0) != (q->pid < 0))
-		return p->pid < 0 ? 1 : -1;
+	if (p->rank != q->rank)
+		return p->rank < q->rank ? -1 : 1;
 	if (p->pid != q->pid)
 		return p->pid < q->pid ? -1 : 1;
 	return (p->starttime > q->starttime) - (p->starttime < q->starttime);
@@ -373,12 +394,64 @@ reportable(const struct workload *w)
 	return w == NULL || sum_total(w) >= min_terminated_uj;
 }
 
-/* One zone of one interval: node, processes, unattributed. */
+/*
+ * The exited records of the interval in zone z, in the order they came,
+ * each with its share: its own members, and the energy of the zone.
+ */
+static void
+emit_exited(const struct interval *iv, int z, int64_t seq,
+    const struct share *sh, int64_t dt_us)
+{
+	const struct exited *x;
+	size_t i;
+
+	for (i = 0; i < iv->nexited; i++) {
+		x = &iv->exited[i];
+		kp_buf_rec(&out, "exited", seq);
+		put_zone(z);
+		kp_buf_add(&out, iv->text.s + x->id_off, x->id_len);
+		share_members(&sh[i], dt_us);
+		kp_out_buf(&out);
+	}
+}
+
+static void
+share_set(struct share *sh, int64_t cpu_us, enum share_rank rank,
+    int64_t pid, int64_t starttime)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->cpu_us = cpu_us;
+	sh->rank = rank;
+	sh->pid = pid;
+	sh->starttime = starttime;
+}
+
+/*
+ * The shares of a zone: one per process, then one per exited record, then
+ * the unattributed one, whose index is returned; its weight is set by the
+ * caller.
+ */
+static size_t
+fill_shares(const struct interval *iv)
+{
+	size_t i, k;
+
+	for (i = 0; i < iv->nprocs; i++)
+		share_set(&shares[i], iv->procs[i].cpu_us, RANK_PROCESS,
+		    iv->procs[i].pid, iv->procs[i].starttime);
+	for (k = 0; k < iv->nexited; k++, i++)
+		share_set(&shares[i], iv->exited[k].cpu_us, RANK_EXITED, 0,
+		    (int64_t)k);
+	share_set(&shares[i], 0, RANK_UNATTRIBUTED, -1, 0);
+	return i;
+}
+
+/* One zone of one interval: node, processes, exited, unattributed. */
 static void
 attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
     int64_t dt_us)
 {
-	size_t i, n = iv->nprocs;
+	size_t i, n = iv->nprocs, u;
 	int64_t idle_uj, active_uj, procs_us = iv->procs_us, excess_us = 0;
 	int64_t total_uj;
 	struct workload *w;
@@ -387,25 +460,18 @@ attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
 
 	idle_uj = idle_part(iv, e->zone, e->energy_uj, dt_us);
 	active_uj = e->energy_uj - idle_uj;
-	for (i = 0; i < n; i++) {
-		shares[i].cpu_us = iv->procs[i].cpu_us;
-		shares[i].pid = iv->procs[i].pid;
-		shares[i].starttime = iv->procs[i].starttime;
-		shares[i].active_uj = shares[i].idle_uj = 0;
-	}
-	memset(&shares[n], 0, sizeof(shares[n]));
-	shares[n].pid = -1;
+	u = fill_shares(iv);
 	if (denom_mode == DENOM_NODE) {
 		if (iv->cpu_us >= procs_us)
-			shares[n].cpu_us = iv->cpu_us - procs_us;
+			shares[u].cpu_us = iv->cpu_us - procs_us;
 		else
 			excess_us = procs_us - iv->cpu_us;
 	}
-	split(active_uj, shares, n + 1, 0, order);
+	split(active_uj, shares, u + 1, 0, order);
 	if (idle_mode == IDLE_PROPORTIONAL)
-		split(idle_uj, shares, n + 1, 1, order);
+		split(idle_uj, shares, u + 1, 1, order);
 	if (denom_mode == DENOM_PROCESSES && iv->cpu_us > procs_us)
-		shares[n].cpu_us = iv->cpu_us - procs_us;	/* as told */
+		shares[u].cpu_us = iv->cpu_us - procs_us;	/* as told */
 
 	emit_node(iv, e, seq, active_uj,
 	    idle_mode == IDLE_PROPORTIONAL ? 0 : idle_uj, dt_us);
@@ -419,17 +485,18 @@ attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
 			emit_process(seq, e->zone, iv->text.s + p->id_off,
 			    p->id_len, &shares[i], dt_us, total_uj);
 	}
-	memset(&shares[n + 1], 0, sizeof(shares[n + 1]));
+	memset(&shares[u + 1], 0, sizeof(shares[u + 1]));
 	for (k = 0; k < nended; k++)
 		emit_process(seq, e->zone, ended[k].id, ended[k].id_len,
-		    &shares[n + 1], dt_us, ended[k].w.total_uj[e->zone]);
-	emit_unattributed(seq, e->zone, &shares[n], excess_us, dt_us);
+		    &shares[u + 1], dt_us, ended[k].w.total_uj[e->zone]);
+	emit_exited(iv, e->zone, seq, &shares[n], dt_us);
+	emit_unattributed(seq, e->zone, &shares[u], excess_us, dt_us);
 }
 
 static void
 interval_clear(struct interval *iv)
 {
-	iv->nenergy = iv->nprocs = 0;
+	iv->nenergy = iv->nprocs = iv->nexited = 0;
 	iv->procs_us = 0;
 	iv->seq = -1;
 	iv->has_cpu = iv->has_total = iv->dense = 0;
@@ -519,14 +586,27 @@ hold_cpu(struct interval *iv, const struct kp_record *rec)
 	return NULL;
 }
 
+/*
+ * The members of a proc record that a process record carries on: the
+ * process's own, then every identity member (kp_identity_copy), names
+ * included.
+ */
+static void
+copy_identity(struct kp_buf *b, const struct kp_record *rec)
+{
+	static const char *const own[] = {
+		"pid", "ppid", "starttime", "comm", "exe", "state", NULL
+	};
+	const char *const *k;
+
+	for (k = own; *k; k++)
+		copy_member(b, rec, *k);
+	kp_identity_copy(b, rec);
+}
+
 static const char *
 hold_proc(struct interval *iv, const struct kp_record *rec)
 {
-	static const char *const identity[] = {
-		"pid", "starttime", "comm", "state", "cgroup", "container_id",
-		"pod_id", "vm_id", "unit", NULL
-	};
-	const char *const *k;
 	struct proc *p;
 	int64_t pid, cpu_us, sum_us, starttime = 0;
 
@@ -550,9 +630,67 @@ hold_proc(struct interval *iv, const struct kp_record *rec)
 	p->line_off = p->line_len = 0;
 	p->terminated = kp_rec_terminated(rec);
 	p->id_off = iv->text.len;
-	for (k = identity; *k; k++)
-		copy_member(&iv->text, rec, *k);
+	copy_identity(&iv->text, rec);
 	p->id_len = iv->text.len - p->id_off;
+	return NULL;
+}
+
+/* A member that this stage writes itself in an exited record it writes. */
+static int
+written_here(const char *key)
+{
+	static const char *const keys[] = {
+		"type", "seq", "zone", "socket", "cpu_us", "energy_uj",
+		"active_uj", "idle_uj", "watts", "total_uj", NULL
+	};
+	const char *const *k;
+
+	for (k = keys; *k; k++)
+		if (strcmp(key, *k) == 0)
+			return 1;
+	return 0;
+}
+
+/* Appends ,"key":value, the value as written, to b. */
+static void
+copy_field(struct kp_buf *b, const struct kp_field *f)
+{
+	kp_buf_add(b, ",", 1);
+	kp_buf_string(b, f->key);
+	kp_buf_add(b, ":", 1);
+	kp_buf_add(b, f->raw, f->rawlen);
+}
+
+/*
+ * An exited record: its CPU time joins the shares' denominator as a
+ * process's does, and all its members but those written here with its
+ * share are kept to be written on.  The reader has checked that it has
+ * count, cpu_us, ppid and comm (kp-records(5)).
+ */
+static const char *
+hold_exited(struct interval *iv, const struct kp_record *rec)
+{
+	struct exited *x;
+	int64_t cpu_us = 0, sum_us;
+	size_t i;
+
+	kp_rec_int(rec, "cpu_us", &cpu_us);
+	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us))
+		return OVERFLOW;
+	iv->procs_us = sum_us;
+	if (iv->nexited == iv->capexited) {
+		iv->capexited = iv->capexited * 2 + 16;
+		iv->exited = xrealloc(iv->exited, iv->capexited,
+		    sizeof(*iv->exited));
+	}
+	x = &iv->exited[iv->nexited++];
+	x->cpu_us = cpu_us;
+	x->line_off = x->line_len = 0;
+	x->id_off = iv->text.len;
+	for (i = 0; i < rec->nf; i++)
+		if (!written_here(rec->f[i].key))
+			copy_field(&iv->text, &rec->f[i]);
+	x->id_len = iv->text.len - x->id_off;
 	return NULL;
 }
 
@@ -564,12 +702,22 @@ hold_record(struct interval *iv, const struct kp_record *rec)
 		return hold_energy(iv, rec);
 	if (strcmp(rec->type, "cpu") == 0)
 		return hold_cpu(iv, rec);
+	if (strcmp(rec->type, "exited") == 0)
+		return hold_exited(iv, rec);
 	return hold_proc(iv, rec);
 }
 
+/*
+ * An exited record with a zone has been given its energy, as this stage
+ * writes it: like a process record, it passes on as it came.
+ */
 static int
-consumed(const char *type)
+consumed(const struct kp_record *rec)
 {
+	const char *type = rec->type;
+
+	if (strcmp(type, "exited") == 0)
+		return kp_rec_get(rec, "zone") == NULL;
 	return strcmp(type, "energy") == 0 || strcmp(type, "cpu") == 0 ||
 	    strcmp(type, "proc") == 0;
 }
@@ -590,6 +738,9 @@ hold(struct kp_reader *r, const struct kp_record *rec, struct interval *iv)
 	if (strcmp(rec->type, "proc") == 0) {
 		iv->procs[iv->nprocs - 1].line_off = iv->lines.len;
 		iv->procs[iv->nprocs - 1].line_len = rec->len;
+	} else if (strcmp(rec->type, "exited") == 0) {
+		iv->exited[iv->nexited - 1].line_off = iv->lines.len;
+		iv->exited[iv->nexited - 1].line_len = rec->len;
 	}
 	kp_buf_add(&iv->lines, rec->line, rec->len);
 	kp_buf_add(&iv->lines, "\n", 1);
@@ -682,9 +833,9 @@ check_live(struct kp_reader *r, const struct kp_record *rec, int64_t dt_us)
 }
 
 /*
- * Proc records without a cpu record: the node's CPU time is unknown, so
- * this stage samples /proc for the whole interval, and those records, not
- * attributed, pass on as they came, reported.
+ * Proc or exited records without a cpu record: the node's CPU time is
+ * unknown, so this stage samples /proc for the whole interval, and those
+ * records, not attributed, pass on as they came, reported.
  */
 static void
 pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
@@ -692,14 +843,22 @@ pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
 	struct proc *p;
 	size_t i;
 
-	kp_reader_reject(r, "interval %lld has %zu proc record(s) but no cpu "
-	    "record: they pass on unattributed (see kp-records(5))",
-	    (long long)seq, iv->nprocs);
+	if (iv->nprocs > 0)
+		kp_reader_reject(r, "interval %lld has %zu proc record(s) but "
+		    "no cpu record: they pass on unattributed (see "
+		    "kp-records(5))", (long long)seq, iv->nprocs);
+	if (iv->nexited > 0)
+		kp_reader_reject(r, "interval %lld has %zu exited record(s) "
+		    "but no cpu record: they pass on unattributed (see "
+		    "kp-records(5))", (long long)seq, iv->nexited);
 	for (i = 0; i < iv->nprocs; i++) {
 		p = &iv->procs[i];
 		kp_out_raw(iv->lines.s + p->line_off, p->line_len);
 	}
-	iv->nprocs = 0;
+	for (i = 0; i < iv->nexited; i++)
+		kp_out_raw(iv->lines.s + iv->exited[i].line_off,
+		    iv->exited[i].line_len);
+	iv->nprocs = iv->nexited = 0;
 	iv->procs_us = 0;
 }
 
@@ -813,20 +972,20 @@ end_interval(struct kp_reader *r, struct interval *iv,
 
 	kp_rec_int(rec, "dt_us", &dt_us);
 	if (!iv->has_cpu) {
-		if (iv->nenergy > 0 && iv->nprocs > 0)
+		if (iv->nenergy > 0 && iv->nprocs + iv->nexited > 0)
 			pass_unsampled(r, iv, rec->seq);
 		if (iv->nenergy > 0)
 			check_live(r, rec, dt_us);
 		if (kp_sampler_scan(s) < 0)
-			err(KP_EXIT_FAILURE, "%s", procdir);
-		iv->nprocs = 0;
+			errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
+		iv->nprocs = iv->nexited = 0;
 		iv->procs_us = 0;
 		hold_sampled(iv, s, rec->seq);
 	}
 	if (iv->nenergy == 0)
 		pass_lines(&iv->lines);
-	if (nshares < iv->nprocs + 2) {
-		nshares = iv->nprocs + 2;
+	if (nshares < iv->nprocs + iv->nexited + 2) {
+		nshares = iv->nprocs + iv->nexited + 2;
 		shares = xrealloc(shares, nshares, sizeof(*shares));
 		order = xrealloc(order, nshares, sizeof(*order));
 	}
@@ -1050,7 +1209,7 @@ run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
 			if (due)
 				kp_state_interval_commit(st, state_data(s));
 			pending = st != NULL && !due;
-		} else if (consumed(rec.type))
+		} else if (consumed(&rec))
 			hold(r, &rec, &iv);
 		else
 			kp_out_raw(rec.line, rec.len);
@@ -1059,6 +1218,7 @@ run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
 	pass_lines(&iv.lines);
 	free(iv.energy);
 	free(iv.procs);
+	free(iv.exited);
 	free(iv.text.s);
 	free(iv.lines.s);
 	return pending;

@@ -15,8 +15,8 @@
 static void usage(void);
 
 static const char *procdir = "/proc";
-static const char *pods_log = "/var/log/pods";
-static const char *cgroup_root;	/* NULL: by --proc */
+static const char *cgroup_root;		/* NULL: by --proc */
+static const char *node_name;		/* --node-name; NULL: found */
 static int emit_all;
 static int exits = KP_EXITS_PARENT | KP_EXITS_CGROUP;
 static long long keep_open = 2048;
@@ -26,9 +26,10 @@ usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
 	    "[--cgroup-root dir] [--exited sources]\n"
-	    "                    [--head] [--keep-open count] [--pods-log dir] "
-	    "[--proc dir]\n"
-	    "                    [--state file]\n");
+	    "                    [--head] [--keep-open count] [--node-name name] "
+	    "[--pods-log dir]\n"
+	    "                    [--podman-root dir] [--proc dir] [--root dir] "
+	    "[--state file]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -57,26 +58,55 @@ parse_exits(const char *arg)
 }
 
 /*
- * The cgroup counters of this host, unless --proc names another tree and
- * --cgroup-root none: they would be this host's, not the tree's.
+ * The cgroup counters of --cgroup-root; without it, this host's, unless
+ * --proc names another tree: they would be this host's, not the tree's.
  */
 static void
 set_exits(struct kp_sampler *s)
 {
-	const char *root = cgroup_root;
-
-	if (root == NULL)
-		root = strcmp(procdir, "/proc") == 0 ? "/sys/fs/cgroup" : "";
-	if (kp_sampler_set_exits(s, exits, root) < 0 && cgroup_root != NULL)
+	if (kp_sampler_set_exits(s, exits, cgroup_root) < 0 &&
+	    cgroup_root != NULL)
 		warnx("%s: no cgroup CPU counters (cpu.stat, cpuacct.usage)",
-		    root);
+		    cgroup_root);
+}
+
+/* The header that starts the stream, with the node's identity. */
+static void
+out_header(void)
+{
+	struct kp_node node;
+
+	kp_node_identify(&node, node_name, procdir);
+	kp_out_header("proc-cputime", &node);
+	kp_node_free(&node);
 }
 
 static void
 scan(struct kp_sampler *s)
 {
 	if (kp_sampler_scan(s) < 0)
-		err(KP_EXIT_FAILURE, "%s", procdir);
+		errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
+}
+
+/* Where names come from: the options in the order given, then the root. */
+struct name_opts {
+	const char *root;
+	const char *pods_log;		/* NULL: below the root */
+	const char **podman;		/* --podman-root, in order */
+	size_t npodman;
+};
+
+static struct kp_names *
+names_new(const struct name_opts *o)
+{
+	struct kp_names *n = kp_names_new(o->root);
+	size_t i;
+
+	if (o->pods_log != NULL)
+		kp_names_set_pods_log(n, o->pods_log);
+	for (i = 0; i < o->npodman; i++)
+		kp_names_add_podman_root(n, o->podman[i]);
+	return n;
 }
 
 /* Ends interval seq: the CPU records of the scan just taken, then the frame. */
@@ -169,7 +199,7 @@ run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
 	struct kp_clock clk;
 
 	kp_signals_producer();
-	kp_out_header("proc-cputime");
+	out_header();
 	kp_clock_start(&clk, interval_us);
 	scan(s);
 	while (kp_clock_next(&clk, count)) {
@@ -213,7 +243,7 @@ sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
 	int stored = kp_sampler_has_baseline(s), ended;
 	struct kp_clock clk;
 
-	kp_out_header("proc-cputime");
+	out_header();
 	kp_clock_start(&clk, 0);
 	scan(s);
 	if ((ended = stored && kp_clock_resume(&clk, seq, stored_us, path)))
@@ -273,8 +303,11 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "keep-open", required_argument, NULL, 'K' },
+		{ "node-name", required_argument, NULL, 'N' },
 		{ "pods-log", required_argument, NULL, 'L' },
+		{ "podman-root", required_argument, NULL, 'R' },
 		{ "proc", required_argument, NULL, 'P' },
+		{ "root", required_argument, NULL, 'T' },
 		{ "state", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -284,6 +317,8 @@ main(int argc, char *argv[])
 	int clock = 0, head = 0, ch, status = KP_EXIT_OK;
 	struct kp_sampler *s;
 	struct kp_state *st = NULL;
+	struct kp_names *names;
+	struct name_opts no = { "/", NULL, NULL, 0 };
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "ahi:n:", longopts, NULL)) != -1) {
@@ -312,7 +347,20 @@ main(int argc, char *argv[])
 			keep_open = kp_parse_int(optarg, 0, 1000000, "keep-open");
 			break;
 		case 'L':
-			pods_log = optarg;
+			no.pods_log = optarg;
+			break;
+		case 'R':
+			no.podman = kp_reallocarray(no.podman, no.npodman + 1,
+			    sizeof(*no.podman));
+			no.podman[no.npodman++] = optarg;
+			break;
+		case 'T':
+			no.root = optarg;
+			break;
+		case 'N':
+			if (*optarg == '\0')
+				errx(KP_EXIT_USAGE, "--node-name wants a name");
+			node_name = optarg;
 			break;
 		case 'P':
 			procdir = optarg;
@@ -332,7 +380,9 @@ main(int argc, char *argv[])
 		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
 
 	s = kp_sampler_new(procdir, emit_all);
-	kp_sampler_set_pods_log(s, pods_log);
+	names = names_new(&no);
+	free(no.podman);
+	kp_sampler_set_names(s, names);
 	set_exits(s);
 	kp_sampler_set_keep_open(s, (size_t)keep_open);
 	if (statepath)
@@ -345,5 +395,6 @@ main(int argc, char *argv[])
 		status = run_clock(s, interval_us, count);
 	kp_state_close(st);
 	kp_sampler_free(s);
+	kp_names_free(names);
 	return kp_out_finish(status);
 }

@@ -29,6 +29,7 @@ enum {
 	OPT_IDLE_WATTS = 256,
 	OPT_LIST,
 	OPT_MAX_WATTS,
+	OPT_NODE_NAME,
 	OPT_PER_SOCKET,
 	OPT_PROC,
 	OPT_SOURCE,
@@ -76,6 +77,7 @@ struct meter {
 	enum source source;
 	const char *sysfs;
 	const char *procdir;
+	const char *node_name;		/* --node-name; NULL: found */
 	char classdir[PATH_MAX];
 	int dir_errnum;
 	struct member *members;		/* sorted by zone, then socket */
@@ -93,11 +95,11 @@ usage(void)
 {
 	fprintf(stderr, "usage: rapl-read [-h] [-i duration] [-n count] "
 	    "[-z zone,...] [--idle-watts watts]\n"
-	    "                 [--list] [--max-watts watts] [--per-socket] "
-	    "[--proc dir]\n"
-	    "                 [--source auto|powercap|hwmon|model] "
-	    "[--state file] [--sysfs dir]\n"
-	    "                 [-- command [arg ...]]\n");
+	    "                 [--list] [--max-watts watts] "
+	    "[--node-name name] [--per-socket]\n"
+	    "                 [--proc dir] [--source auto|powercap|hwmon|model] "
+	    "[--state file]\n"
+	    "                 [--sysfs dir] [-- command [arg ...]]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -1003,12 +1005,23 @@ end_interval(struct meter *m, const struct kp_clock *clk)
 	kp_out_interval(clk->seq, clk->wall_us, clk->dt_us);
 }
 
+/* The header that starts the stream, with the node's identity. */
+static void
+out_header(const struct meter *m)
+{
+	struct kp_node node;
+
+	kp_node_identify(&node, m->node_name, m->procdir);
+	kp_out_header("rapl-read", &node);
+	kp_node_free(&node);
+}
+
 /* The baseline sample, which ends no interval. */
 static void
 start_clock(struct meter *m, struct kp_clock *clk, int64_t interval_us)
 {
 	warn_wrap(m, "the interval", interval_us);
-	kp_out_header("rapl-read");
+	out_header(m);
 	kp_out_flush();
 	kp_clock_start(clk, interval_us);
 	sample(m);
@@ -1328,7 +1341,7 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 		seq = clk.seq;
 	}
 	kp_state_prepare_new(st, state_data(m, seq, clk.end_us));
-	kp_out_header("rapl-read");	/* a failed run writes nothing at all */
+	out_header(m);		/* a failed run writes nothing at all */
 	if (ended) {
 		emit(m, clk.seq, clk.dt_us);
 		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
@@ -1409,6 +1422,7 @@ main(int argc, char *argv[])
 		{ "interval", required_argument, NULL, 'i' },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "max-watts", required_argument, NULL, OPT_MAX_WATTS },
+		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
 		{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
 		{ "proc", required_argument, NULL, OPT_PROC },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -1453,6 +1467,11 @@ main(int argc, char *argv[])
 		case OPT_MAX_WATTS:
 			m.max_watts = kp_parse_double(optarg, 0, 100000,
 			    "max watts");
+			break;
+		case OPT_NODE_NAME:
+			if (*optarg == '\0')
+				errx(KP_EXIT_USAGE, "--node-name wants a name");
+			m.node_name = optarg;
 			break;
 		case OPT_PER_SOCKET:
 			m.per_socket = 1;

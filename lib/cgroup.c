@@ -1,21 +1,16 @@
 /*
  * Who a process belongs to, read from its cgroup path alone: container
  * runtimes, Kubernetes and libvirt all encode their ids in the path, so no
- * API server is needed.  QEMU's command line and the kubelet's log
- * directory add names where the path holds only ids.
+ * API server is needed.  A hypervisor's command line adds the virtual
+ * machines that no path names; names.c adds the names the node's own
+ * files give.
  */
 #include <ctype.h>
-#include <dirent.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "kp.h"
-
-#define CONTAINER_ID_LEN 64
 
 static void
 copy(char *dst, size_t len, const char *src, size_t n)
@@ -27,24 +22,6 @@ copy(char *dst, size_t len, const char *src, size_t n)
 }
 
 #define COPY(field, src, n) copy(field, sizeof(field), src, n)
-
-/* Where a run of exactly 64 hex digits starts in comp[0..n), or NULL. */
-static const char *
-hex_run(const char *comp, size_t n)
-{
-	size_t i, run = 0;
-
-	for (i = 0; i <= n; i++) {
-		if (i < n && isxdigit((unsigned char)comp[i])) {
-			run++;
-			continue;
-		}
-		if (run == CONTAINER_ID_LEN)
-			return comp + i - run;
-		run = 0;
-	}
-	return NULL;
-}
 
 static int
 has_prefix(const char *s, size_t n, const char *prefix)
@@ -68,32 +45,105 @@ equals(const char *s, size_t n, const char *word)
 	return n == strlen(word) && strncmp(s, word, n) == 0;
 }
 
-/* The runtime that names its scopes, cgroups or v1 parts "<prefix>-<id>". */
-static const char *
-runtime_of(const char *s, size_t n)
+static int
+all_of(const char *s, size_t n, int (*is)(int))
 {
-	static const struct { const char *prefix, *runtime; } runtimes[] = {
-		{ "docker", "docker" },
-		{ "cri-containerd", "containerd" },
-		{ "containerd", "containerd" },
-		{ "crio", "cri-o" },
-		{ "libpod", "podman" },
-	};
-	size_t i, plen;
+	size_t i;
 
-	for (i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++) {
-		plen = strlen(runtimes[i].prefix);
-		if (n >= plen && strncmp(s, runtimes[i].prefix, plen) == 0 &&
-		    (n == plen || s[plen] == '-'))
-			return runtimes[i].runtime;
+	for (i = 0; i < n; i++)
+		if (!is((unsigned char)s[i]))
+			return 0;
+	return n > 0;
+}
+
+/*
+ * A container id as a runtime writes it: 64 hex digits (docker,
+ * containerd, cri-o, podman), or ECS on Fargate's <32 hex digits>-<digits>.
+ */
+static int
+is_container_id(const char *s, size_t n)
+{
+	if (n == 64)
+		return all_of(s, n, isxdigit);
+	return n > 33 && n <= 32 + 1 + 20 && s[32] == '-' &&
+	    all_of(s, 32, isxdigit) && all_of(s + 33, n - 33, isdigit);
+}
+
+/* Hex digits in groups of the given lengths joined by '-' (or '_'). */
+static int
+is_grouped_hex(const char *s, size_t n, const size_t *groups, size_t ngroups)
+{
+	size_t g;
+
+	for (g = 0; g < ngroups; g++) {
+		if (n < groups[g] || !all_of(s, groups[g], isxdigit))
+			return 0;
+		s += groups[g];
+		n -= groups[g];
+		if (g + 1 < ngroups) {
+			if (n == 0 || (*s != '-' && *s != '_'))
+				return 0;
+			s++;
+			n--;
+		}
 	}
+	return n == 0;
+}
+
+/* Cloud Foundry's Garden names a container 8-4-4-4-4 hex digits. */
+static int
+is_garden_id(const char *s, size_t n)
+{
+	static const size_t groups[] = { 8, 4, 4, 4, 4 };
+
+	return memchr(s, '_', n) == NULL && is_grouped_hex(s, n, groups, 5);
+}
+
+/*
+ * The prefixes with which runtimes name a container's cgroup,
+ * "<prefix><id>" or, with the systemd driver, "<prefix><id>.scope".
+ * libpod-payload- is podman's --cgroups=split (quadlet), before libpod-.
+ */
+static const struct { const char *prefix, *runtime; } runtimes[] = {
+	{ "docker-", "docker" },
+	{ "cri-containerd-", "containerd" },
+	{ "containerd-", "containerd" },
+	{ "nerdctl-", "containerd" },
+	{ "crio-", "cri-o" },
+	{ "libpod-payload-", "podman" },
+	{ "libpod-", "podman" },
+};
+#define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
+
+/* The runtime a prefix names without its '-', as in <slice>:crio:<id>. */
+static const char *
+runtime_named(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < NRUNTIMES; i++)
+		if (n + 1 == strlen(runtimes[i].prefix) &&
+		    strncmp(s, runtimes[i].prefix, n) == 0)
+			return runtimes[i].runtime;
+	return NULL;
+}
+
+/* The runtime whose cgroupfs parent holds bare ids: /docker/<id>. */
+static const char *
+parent_runtime(const char *parent, size_t plen)
+{
+	if (equals(parent, plen, "docker"))
+		return "docker";
+	if (equals(parent, plen, "containerd"))
+		return "containerd";
 	return NULL;
 }
 
 static void
-set_container(struct kp_identity *id, const char *hex, const char *runtime)
+set_container(struct kp_identity *id, const char *cid, size_t n,
+    const char *runtime)
 {
-	COPY(id->container_id, hex, CONTAINER_ID_LEN);
+	COPY(id->container_id, cid, n);
 	if (runtime != NULL)
 		COPY(id->runtime, runtime, strlen(runtime));
 	else
@@ -101,49 +151,56 @@ set_container(struct kp_identity *id, const char *hex, const char *runtime)
 }
 
 /*
- * docker-ID.scope, cri-containerd-ID.scope, crio-ID.scope, libpod-ID.scope
- * (systemd), or a bare ID whose parent names the runtime: /docker/ID,
- * /libpod_parent/libpod-ID (cgroupfs).  Below kubepods with cgroupfs the
- * bare ID does not tell which runtime made it.
+ * <prefix><id>.scope (systemd) or <prefix><id> (cgroupfs) with a runtime's
+ * prefix, or a bare <id>, whose parent may name the runtime: /docker/<id>,
+ * /containerd/<id>, /garden/<garden id>.  Nothing else is a container:
+ * not crio-conmon-<id> (the runtime's monitor, beside the container), nor
+ * a mount unit named after one.  Below kubepods with cgroupfs a bare id
+ * does not tell which runtime made it.
  */
 static void
 container_id(const char *comp, size_t n, const char *parent, size_t plen,
     struct kp_identity *id)
 {
-	const char *hex;
+	size_t i, l, core = has_suffix(comp, n, ".scope") ? n - 6 : n;
 
-	/* The runtime's monitor process sits beside, not inside, the container. */
-	if (has_prefix(comp, n, "crio-conmon-") ||
-	    has_prefix(comp, n, "libpod-conmon-"))
+	for (i = 0; i < NRUNTIMES; i++) {
+		l = strlen(runtimes[i].prefix);
+		if (core > l && strncmp(comp, runtimes[i].prefix, l) == 0) {
+			if (is_container_id(comp + l, core - l))
+				set_container(id, comp + l, core - l,
+				    runtimes[i].runtime);
+			return;
+		}
+	}
+	if (core != n)
 		return;
-	if ((hex = hex_run(comp, n)) == NULL)
-		return;
-	if (hex > comp)
-		set_container(id, hex, runtime_of(comp, n));
-	else
-		set_container(id, hex, equals(parent, plen, "docker") ?
-		    "docker" : NULL);
+	if (is_container_id(comp, n))
+		set_container(id, comp, n, parent_runtime(parent, plen));
+	else if (equals(parent, plen, "garden") && is_garden_id(comp, n))
+		set_container(id, comp, n, "garden");
+}
+
+/* A UUID as libvirt, QEMU and the kubelet write it: 8-4-4-4-12 hex digits. */
+int
+kp_uuid_ok(const char *s, size_t n)
+{
+	static const size_t groups[] = { 8, 4, 4, 4, 12 };
+
+	return memchr(s, '_', n) == NULL && is_grouped_hex(s, n, groups, 5);
 }
 
 /*
- * A pod uid: a UUID, 32 hex digits in groups of 8-4-4-4-12 joined by '-'
- * (or '_' in systemd), so that it fits pod_id whole.
+ * A pod uid: a UUID, with '_' for '-' in systemd's slice names, or a
+ * static pod's 32 hex digits (a hash of its manifest).
  */
 static int
 is_uid(const char *s, size_t n)
 {
-	size_t i;
+	static const size_t groups[] = { 8, 4, 4, 4, 12 };
 
-	if (n != 36)
-		return 0;
-	for (i = 0; i < n; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i] != '-' && s[i] != '_')
-				return 0;
-		} else if (!isxdigit((unsigned char)s[i]))
-			return 0;
-	}
-	return 1;
+	return is_grouped_hex(s, n, groups, 5) ||
+	    (n == 32 && all_of(s, n, isxdigit));
 }
 
 static void
@@ -156,8 +213,26 @@ set_qos(struct kp_identity *id, const char *qos, size_t n)
 }
 
 /*
- * kubepods-burstable-pod<uid>.slice (with _ for -), whose QoS class is
- * between "kubepods-" and "-pod" (none: guaranteed), or cgroupfs
+ * Where "kubepods" begins a systemd slice name or one of its parts:
+ * kubepods-..., or kubelet-kubepods-... where the kubelet's cgroup root
+ * is /kubelet (KinD).
+ */
+static const char *
+kubepods_in(const char *comp, size_t n)
+{
+	const char *p = comp, *end = comp + n;
+
+	while ((p = memmem(p, (size_t)(end - p), "kubepods", 8)) != NULL) {
+		if (p == comp || p[-1] == '-')
+			return p;
+		p++;
+	}
+	return NULL;
+}
+
+/*
+ * [kubelet-]kubepods-burstable-pod<uid>.slice (with _ for -), whose QoS
+ * class is between "kubepods-" and "-pod" (none: guaranteed), or cgroupfs
  * /kubepods/<qos>/pod<uid> and /kubepods/pod<uid>: only below kubepods,
  * so podman's scopes are not taken for pods.
  */
@@ -165,15 +240,16 @@ static void
 pod_id(const char *comp, size_t n, const char *parent, size_t plen,
     int in_kubepods, struct kp_identity *id)
 {
-	const char *p, *qos;
+	const char *p, *qos, *kube;
 	size_t len, qlen, i;
 
-	if (has_prefix(comp, n, "kubepods") && has_suffix(comp, n, ".slice")) {
-		for (p = comp + n; p > comp && strncmp(p, "-pod", 4) != 0; p--)
+	if (has_suffix(comp, n, ".slice") &&
+	    (kube = kubepods_in(comp, n)) != NULL) {
+		for (p = comp + n; p > kube && strncmp(p, "-pod", 4) != 0; p--)
 			;
-		if (p == comp)
+		if (p == kube)
 			return;
-		qos = comp + strlen("kubepods");
+		qos = kube + strlen("kubepods");
 		qlen = (size_t)(p - qos);
 		if (qlen > 0) {
 			qos++;
@@ -231,10 +307,13 @@ vm_id(const char *comp, size_t n, struct kp_identity *id)
 			id->vm_id[o++] = *p++;
 	}
 	id->vm_id[o] = '\0';
-	id->vm_name[0] = '\0';
+	id->vm_name[0] = id->hypervisor[0] = '\0';
+	id->vm_from_scope = 1;
 	if ((name = strchr(id->vm_id, '-')) == NULL ||
 	    !isdigit((unsigned char)name[1]))
 		return;
+	if (name - id->vm_id == 4 && strncmp(id->vm_id, "qemu", 4) == 0)
+		COPY(id->hypervisor, "qemu", 4);
 	for (name++; isdigit((unsigned char)*name); name++)
 		;
 	if (*name == '-' && name[1] != '\0')
@@ -260,14 +339,17 @@ user_session(const char *comp, size_t n, struct kp_identity *id)
 static int
 colon_form(const char *comp, size_t n, struct kp_identity *id)
 {
-	const char *c1, *c2, *hex;
+	const char *c1, *c2, *cid;
+	size_t len;
 
 	if ((c1 = memchr(comp, ':', n)) == NULL ||
 	    (c2 = memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - comp))) == NULL)
 		return 0;
 	pod_id(comp, (size_t)(c1 - comp), "", 0, 0, id);
-	if ((hex = hex_run(c2 + 1, n - (size_t)(c2 + 1 - comp))) != NULL)
-		set_container(id, hex, runtime_of(c1 + 1,
+	cid = c2 + 1;
+	len = n - (size_t)(cid - comp);
+	if (is_container_id(cid, len))
+		set_container(id, cid, len, runtime_named(c1 + 1,
 		    (size_t)(c2 - c1 - 1)));
 	return 1;
 }
@@ -312,25 +394,30 @@ has_controller(const char *ctl, size_t clen, const char *want)
 	return 0;
 }
 
-/* Lower is better: the v2 line, then v1 cpu, cpuacct, name=systemd. */
+/*
+ * Lower is better: the v1 hierarchies that account CPU time (cpu, then
+ * cpuacct), then the v2 line, then v1 name=systemd, then any other.
+ */
 static int
 hierarchy_rank(const char *ctl, size_t clen)
 {
 	if (clen == 0)
-		return 0;
+		return 3;
 	if (has_controller(ctl, clen, "cpu"))
 		return 1;
 	if (has_controller(ctl, clen, "cpuacct"))
 		return 2;
 	if (has_controller(ctl, clen, "name=systemd"))
-		return 3;
-	return 4;
+		return 4;
+	return 5;
 }
 
 /*
  * /proc/PID/cgroup: "0::/path" on cgroup v2, "N:controllers:/path" on v1.
- * On hybrid hosts the v2 line may be just "/", so a path below the root in
- * the best-ranked hierarchy wins.
+ * On a hybrid host the v2 line holds whatever systemd made of the process
+ * (a runtime's service, as 0::/system.slice/containerd.service), while the
+ * v1 cpu hierarchy is where the runtime put it and its CPU time is
+ * counted: that one wins, unless it is the root, which says nothing.
  */
 void
 kp_identity_from_cgroup_file(const char *text, struct kp_identity *id)
@@ -360,88 +447,260 @@ kp_identity_from_cgroup_file(const char *text, struct kp_identity *id)
 	kp_identity_from_path(best, id);
 }
 
+/* The command-line arguments that name a virtual machine. */
+struct vm_args {
+	const char *argv0, *uuid, *name, *domid, *startvm, *comment, *vmx;
+	size_t argv0_len, uuid_len, name_len, domid_len, startvm_len,
+	    comment_len, vmx_len;
+	int xen;		/* -xen-domid: QEMU as Xen's device model */
+};
+
+/* Whether a is option opt with one or two dashes. */
+static int
+is_opt(const char *a, const char *opt)
+{
+	if (a[0] != '-')
+		return 0;
+	a += a[1] == '-' ? 2 : 1;
+	return strcmp(a, opt) == 0;
+}
+
+/* An option's value, as "-opt value" or "-opt=value"; NULL if a is not it. */
+static const char *
+opt_value(const char *a, const char *next, const char *opt)
+{
+	size_t olen = strlen(opt);
+	const char *p;
+
+	if (next != NULL && is_opt(a, opt))
+		return next;
+	if (a[0] != '-')
+		return NULL;
+	p = a + (a[1] == '-' ? 2 : 1);
+	return strncmp(p, opt, olen) == 0 && p[olen] == '=' ? p + olen + 1 :
+	    NULL;
+}
+
+/* A value found, v, into *field and its length into *len. */
+static void
+take(const char **field, size_t *len, const char *v, const char *end)
+{
+	if (v == NULL)
+		return;
+	*field = v;
+	*len = strnlen(v, (size_t)(end - v));
+}
+
+/* One argument a, with the one after it (NULL at the end), into va. */
+static void
+vm_arg(struct vm_args *va, const char *a, const char *next, const char *end)
+{
+	take(&va->uuid, &va->uuid_len, opt_value(a, next, "uuid"), end);
+	take(&va->name, &va->name_len, opt_value(a, next, "name"), end);
+	take(&va->domid, &va->domid_len, opt_value(a, next, "xen-domid"), end);
+	va->xen |= is_opt(a, "xen-domid") || va->domid != NULL;
+	take(&va->startvm, &va->startvm_len, opt_value(a, next, "startvm"),
+	    end);
+	take(&va->comment, &va->comment_len, opt_value(a, next, "comment"),
+	    end);
+	if (has_suffix(a, strlen(a), ".vmx"))
+		take(&va->vmx, &va->vmx_len, a, end);
+}
+
 /*
- * QEMU's arguments, NUL-separated as in /proc/PID/cmdline: -uuid U gives
- * vm_id, and -name guest=N,... or -name N gives vm_name.  The last
- * argument may lack its NUL (a process may write its own cmdline), so no
- * value is read past len.
+ * The arguments, NUL-separated as in /proc/PID/cmdline.  The last one may
+ * lack its NUL (a process may write its own cmdline), so it is only ever
+ * read within len: as an option's value or a .vmx path.
+ */
+static void
+vm_args(const char *args, size_t len, struct vm_args *va)
+{
+	const char *a, *next, *end = args + len;
+	size_t n;
+
+	memset(va, 0, sizeof(*va));
+	va->argv0 = args;
+	va->argv0_len = strnlen(args, len);
+	for (a = args; a < end; a = next) {
+		n = strnlen(a, (size_t)(end - a));
+		next = a + n + 1 < end ? a + n + 1 : NULL;
+		if (a + n < end)
+			vm_arg(va, a, next, end);
+		else if (has_suffix(a, n, ".vmx")) {
+			va->vmx = a;
+			va->vmx_len = n;
+		}
+		if (next == NULL)
+			break;
+	}
+}
+
+/* Its last path component, as with basename(1). */
+static const char *
+base_name(const char *path, size_t n, size_t *blen)
+{
+	const char *b = path + n;
+
+	while (b > path && b[-1] != '/')
+		b--;
+	*blen = (size_t)(path + n - b);
+	return b;
+}
+
+/*
+ * QEMU's -name: "[guest=]name[,key=value...]", where ",," is a comma in
+ * the name (libvirt doubles them).  The name, unescaped, into out; 0 if
+ * there is none or it does not fit: a name is never cut short.
+ */
+static int
+qemu_name(const char *v, size_t n, char *out, size_t outlen)
+{
+	const char *p = v, *end = v + n, *item;
+	size_t o, ilen;
+	int first;
+
+	for (first = 1; p < end; first = 0, p++) {
+		item = p;
+		for (o = 0; p < end && (*p != ',' || (p + 1 < end &&
+		    p[1] == ',')); p++) {
+			p += *p == ',';
+			if (o + 1 < outlen)
+				out[o] = *p;
+			o++;
+		}
+		ilen = (size_t)(p - item);
+		if (o >= outlen)
+			return 0;
+		out[o] = '\0';
+		if (has_prefix(item, ilen, "guest=")) {
+			memmove(out, out + 6, o - 5);
+			return o > 6;
+		}
+		if (first && memchr(item, '=', ilen) == NULL)
+			return o > 0;
+	}
+	return 0;
+}
+
+static void
+fill(char *dst, size_t len, const char *src, size_t n)
+{
+	if (*dst == '\0' && n > 0 && n < len)
+		copy(dst, len, src, n);
+}
+
+#define FILL(field, src, n) fill(field, sizeof(field), src, n)
+
+/*
+ * VirtualBox's VBoxHeadless, VirtualBoxVM or VBoxSDL: --startvm <uuid or
+ * name> is the machine, --comment its name.
+ */
+static void
+virtualbox_vm(const struct vm_args *va, struct kp_identity *id)
+{
+	if (va->startvm != NULL)
+		FILL(id->vm_id, va->startvm, va->startvm_len);
+	else if (va->comment != NULL)
+		FILL(id->vm_id, va->comment, va->comment_len);
+	if (va->comment != NULL)
+		FILL(id->vm_name, va->comment, va->comment_len);
+	else if (va->startvm != NULL && !kp_uuid_ok(va->startvm,
+	    va->startvm_len))
+		FILL(id->vm_name, va->startvm, va->startvm_len);
+	if (id->vm_id[0])
+		FILL(id->hypervisor, "virtualbox", 10);
+}
+
+/* VMware's vmware-vmx ... /path/NAME.vmx: the machine is NAME. */
+static void
+vmware_vm(const struct vm_args *va, struct kp_identity *id)
+{
+	const char *b;
+	size_t blen;
+
+	if (va->vmx == NULL)
+		return;
+	b = base_name(va->vmx, va->vmx_len, &blen);
+	FILL(id->vm_id, b, blen - 4);
+	FILL(id->vm_name, b, blen - 4);
+	if (id->vm_id[0])
+		FILL(id->hypervisor, "vmware", 6);
+}
+
+/*
+ * QEMU: -uuid is the machine, else the domain id of Xen's -xen-domid (QEMU
+ * as Xen's device model), else its -name; -name names it.
+ */
+static void
+qemu_vm(const struct vm_args *va, struct kp_identity *id)
+{
+	char name[sizeof(id->vm_name)];
+	int named = va->name != NULL &&
+	    qemu_name(va->name, va->name_len, name, sizeof(name));
+
+	if (va->uuid != NULL)
+		FILL(id->vm_id, va->uuid, va->uuid_len);
+	else if (va->domid != NULL && all_of(va->domid, va->domid_len,
+	    isdigit))
+		FILL(id->vm_id, va->domid, va->domid_len);
+	else if (named)
+		FILL(id->vm_id, name, strlen(name));
+	if (named)
+		FILL(id->vm_name, name, strlen(name));
+	if (id->vm_id[0])
+		FILL(id->hypervisor, va->xen ? "xen" : "qemu", va->xen ? 3 : 4);
+}
+
+static int
+one_of(const char *s, size_t n, const char *const *list)
+{
+	for (; *list != NULL; list++)
+		if (equals(s, n, *list))
+			return 1;
+	return 0;
+}
+
+static const char *const virtualbox_cmds[] = { "VBoxHeadless",
+    "VirtualBoxVM", "VBoxSDL", NULL };
+
+/*
+ * A hypervisor's command line: it fills the VM fields that the cgroup path
+ * left empty, so that every process of a libvirt machine scope keeps the
+ * scope's id.
  */
 void
 kp_identity_from_cmdline(const char *args, size_t len,
     struct kp_identity *id)
 {
-	const char *a, *next, *end = args + len, *name, *comma;
-	size_t n;
+	struct vm_args va;
+	const char *b;
+	size_t blen;
 
-	for (a = args; a < end; a = next) {
-		next = a + strnlen(a, (size_t)(end - a)) + 1;
-		if (next >= end)
-			break;
-		n = strnlen(next, (size_t)(end - next));
-		if (strcmp(a, "-uuid") == 0 || strcmp(a, "--uuid") == 0)
-			COPY(id->vm_id, next, n);
-		else if (strcmp(a, "-name") == 0 || strcmp(a, "--name") == 0) {
-			name = next;
-			if (n >= 6 && strncmp(name, "guest=", 6) == 0)
-				name += 6;
-			if ((comma = memchr(name, ',', (size_t)(next + n -
-			    name))) == NULL)
-				comma = next + n;
-			COPY(id->vm_name, name, (size_t)(comma - name));
-		}
-	}
+	if (len == 0)
+		return;
+	vm_args(args, len, &va);
+	b = base_name(va.argv0, va.argv0_len, &blen);
+	if (one_of(b, blen, virtualbox_cmds))
+		virtualbox_vm(&va, id);
+	else if (equals(b, blen, "vmware-vmx"))
+		vmware_vm(&va, id);
+	else
+		qemu_vm(&va, id);
 }
 
 /*
- * dir/<namespace>_<name>_<uid>/<container>/, as the kubelet writes them
- * (a namespace and a pod name hold no '_'), and dir/../containers/, where
- * <name>_<namespace>_<container>-<id>.log ties a container id to its name.
- * Without that link there is no name: the pod's sandbox has a container id
- * of its own, so even a pod of one container does not tell.
+ * Whether a process's command line is to be read: a hypervisor's (by its
+ * command name, as /proc/PID/stat cuts it to 15 bytes), or any process in a
+ * libvirt machine scope (QEMU's helpers, swtpm and virtiofsd, are in it).
  */
-void
-kp_identity_from_pods_log(const char *dir, struct kp_identity *id)
+int
+kp_identity_wants_cmdline(const char *comm, const struct kp_identity *id)
 {
-	char path[1024];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	const char *sep = NULL;
-	size_t nlen, ulen = strlen(id->pod_id);
+	static const char *const cmds[] = { "kvm", "vmware-vmx", NULL };
+	size_t n = strlen(comm);
 
-	if (dir == NULL || *dir == '\0' || ulen == 0 ||
-	    (d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		nlen = strlen(de->d_name);
-		if (nlen > ulen + 3 && de->d_name[nlen - ulen - 1] == '_' &&
-		    strcmp(de->d_name + nlen - ulen, id->pod_id) == 0 &&
-		    (sep = strchr(de->d_name, '_')) < de->d_name + nlen - ulen - 1)
-			break;
-	}
-	if (de == NULL) {
-		closedir(d);
-		return;
-	}
-	COPY(id->pod_namespace, de->d_name, (size_t)(sep - de->d_name));
-	COPY(id->pod_name, sep + 1, nlen - ulen - 2 - (size_t)(sep - de->d_name));
-	snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-	closedir(d);
-	if (id->container_id[0] == '\0' || (d = opendir(path)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/../containers/%s_%s_%s-%s.log",
-		    dir, id->pod_name, id->pod_namespace, de->d_name,
-		    id->container_id);
-		if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			COPY(id->container_name, de->d_name,
-			    strlen(de->d_name));
-			break;
-		}
-	}
-	closedir(d);
+	return id->vm_from_scope || has_prefix(comm, n, "qemu") ||
+	    one_of(comm, n, cmds) || one_of(comm, n, virtualbox_cmds);
 }
 
 /* What the process is, from the most specific field found. */
@@ -465,24 +724,41 @@ kp_identity_classify(struct kp_identity *id, int kernel_thread)
 	COPY(id->kind, kind, strlen(kind));
 }
 
+/*
+ * The identity members of a record, in the order they are written: every
+ * stage that passes identities on copies these (kp-records(5)).
+ */
+static const struct { const char *key; size_t off; } fields[] = {
+#define F(name) { #name, offsetof(struct kp_identity, name) }
+	F(kind), F(cgroup), F(container_id), F(runtime), F(container_name),
+	F(pod_id), F(pod_name), F(pod_namespace), F(pod_qos), F(vm_id),
+	F(vm_name), F(hypervisor), F(unit), F(user_slice), F(session)
+#undef F
+};
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
 /* ,"kind":..,"cgroup":.. and each identity field found, in one order. */
 void
 kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b)
 {
-	static const struct { const char *key; size_t off; } fields[] = {
-#define F(name) { #name, offsetof(struct kp_identity, name) }
-		F(kind), F(cgroup), F(container_id), F(runtime),
-		F(container_name), F(pod_id), F(pod_name), F(pod_namespace),
-		F(pod_qos), F(vm_id), F(vm_name), F(unit), F(user_slice),
-		F(session)
-#undef F
-	};
 	size_t i;
 	const char *val;
 
-	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+	for (i = 0; i < NFIELDS; i++) {
 		val = (const char *)id + fields[i].off;
 		if (*val)
 			kp_buf_text(b, fields[i].key, val);
 	}
+}
+
+/* Each identity member rec has, as it was written, in the same order. */
+void
+kp_identity_copy(struct kp_buf *b, const struct kp_record *rec)
+{
+	const struct kp_field *f;
+	size_t i;
+
+	for (i = 0; i < NFIELDS; i++)
+		if ((f = kp_rec_get(rec, fields[i].key)) != NULL)
+			kp_buf_raw(b, fields[i].key, f->raw, f->rawlen);
 }

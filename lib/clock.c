@@ -32,6 +32,16 @@ kp_wall_us(void)
 	return now_us(CLOCK_REALTIME);
 }
 
+/* The clock of /proc/PID/stat's starttime. */
+int64_t
+kp_boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* RFC 3339 UTC with microseconds: 2026-11-22T13:48:36.123456Z */
 void
 kp_format_ts(char *buf, size_t len, int64_t wall_us)

@@ -49,6 +49,7 @@ char *kp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* clock.c */
 int64_t kp_mono_us(void);		/* CLOCK_MONOTONIC in microseconds */
 int64_t kp_wall_us(void);		/* CLOCK_REALTIME in microseconds */
+int64_t kp_boot_ns(void);		/* CLOCK_BOOTTIME in nanoseconds */
 void kp_format_ts(char *buf, size_t len, int64_t wall_us);
 struct kp_clock {		/* a producer's intervals */
 	int64_t interval_us;	/* between deadlines; 0: a one-shot run */
@@ -82,7 +83,8 @@ void kp_out_hold(void);		/* until kp_out_release: written then */
 void kp_out_release(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
 json_t *kp_rec_new(const char *type, int64_t seq);
-void kp_out_header(const char *producer);
+struct kp_node;
+void kp_out_header(const char *producer, const struct kp_node *node);
 void kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us);
 struct kp_buf {			/* one record being built by hand */
 	char *s;
@@ -193,6 +195,25 @@ int kp_zone_index(struct kp_zones *zs, const char *name, size_t len);
 json_t *kp_zones_save(const struct kp_zones *zs, const int64_t *v);
 void kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v);
 
+/* cpuinfo.c: the node's identity, for a producer's header. */
+struct kp_cpu {			/* one processor of /proc/cpuinfo */
+	int64_t processor;
+	char *vendor_id;	/* NULL: unknown */
+	char *model_name;	/* NULL: unknown */
+	int64_t physical_id;	/* -1: unknown */
+	int64_t core_id;	/* -1: unknown */
+};
+struct kp_node {
+	char *name;		/* NULL: unknown */
+	struct kp_cpu *cpus;
+	size_t ncpus;
+};
+size_t kp_cpuinfo_parse(FILE *f, struct kp_cpu **cpus);
+void kp_cpus_free(struct kp_cpu *cpus, size_t n);
+void kp_node_identify(struct kp_node *node, const char *name,
+    const char *procdir);
+void kp_node_free(struct kp_node *node);
+
 /* procfs.c: parsing /proc. */
 struct kp_cpu_times {
 	uint64_t total_ticks;	/* user..steal; guest is inside user */
@@ -221,6 +242,7 @@ int kp_open_pid_stat(int procfd, const char *pid);	/* -1: gone */
 int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 int64_t kp_ticks_to_us(uint64_t ticks);
+uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
 int kp_read_boot_id(const char *procdir, char *buf, size_t len);
 
@@ -229,25 +251,41 @@ struct kp_identity {
 	char kind[16];		/* kernel, vm, container, pod, service, ... */
 	char cgroup[512];
 	char container_id[72];
-	char runtime[16];	/* docker, containerd, cri-o, podman */
-	char container_name[64];
+	char runtime[16];	/* docker, containerd, cri-o, podman, garden */
+	char container_name[128];
 	char pod_id[40];
 	char pod_name[256];
 	char pod_namespace[64];
 	char pod_qos[16];	/* guaranteed, burstable, besteffort */
 	char vm_id[128];
 	char vm_name[128];
+	char hypervisor[16];	/* qemu, xen, virtualbox, vmware */
 	char unit[128];
 	char user_slice[32];
 	char session[16];
+	int vm_from_scope;	/* vm_id is a libvirt machine scope's name */
 };
 void kp_identity_from_cgroup_file(const char *text, struct kp_identity *id);
 void kp_identity_from_path(const char *path, struct kp_identity *id);
+int kp_identity_wants_cmdline(const char *comm, const struct kp_identity *id);
 void kp_identity_from_cmdline(const char *args, size_t len,
     struct kp_identity *id);
-void kp_identity_from_pods_log(const char *dir, struct kp_identity *id);
 void kp_identity_classify(struct kp_identity *id, int kernel_thread);
 void kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b);
+void kp_identity_copy(struct kp_buf *b, const struct kp_record *rec);
+int kp_uuid_ok(const char *s, size_t n);	/* 8-4-4-4-12 hex digits */
+
+/*
+ * names.c: names of workloads from the node's own files (the kubelet's
+ * logs, docker's and podman's stores, libvirt's domains), read once per id.
+ */
+struct kp_names;
+struct kp_names *kp_names_new(const char *root);
+void kp_names_set_pods_log(struct kp_names *n, const char *dir);
+void kp_names_add_podman_root(struct kp_names *n, const char *dir);
+void kp_names_tick(struct kp_names *n);		/* a new scan of /proc */
+int kp_names_fill(struct kp_names *n, struct kp_identity *id);
+void kp_names_free(struct kp_names *n);
 
 /*
  * cgcpu.c: cgroup CPU counters, the truth for groups (D3), in the one
@@ -318,11 +356,12 @@ int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
 /* sampler.c: node and per-process CPU time between two scans of /proc. */
 struct kp_sampler;
 struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
-void kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir);
 #define KP_EXITS_PARENT 1	/* reaping parents' residues: the detail */
 #define KP_EXITS_CGROUP 2	/* cgroup counters: the truth for groups */
 int kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root);
 size_t kp_sampler_set_keep_open(struct kp_sampler *s, size_t max);
+void kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names);
+const char *kp_sampler_error(const struct kp_sampler *s);
 int kp_sampler_scan(struct kp_sampler *s);
 int kp_sampler_has_baseline(const struct kp_sampler *s);
 void kp_sampler_emit(struct kp_sampler *s, int64_t seq,
@@ -333,6 +372,56 @@ json_t *kp_sampler_save(const struct kp_sampler *s);
 /* The number of bad process rows skipped, or -1: no baseline at all. */
 int kp_sampler_load(struct kp_sampler *s, json_t *saved);
 void kp_sampler_free(struct kp_sampler *s);
+
+/*
+ * taskstats.c: the kernel's exit records (taskstats), one fact per process
+ * that ends, its threads folded, for the processes that live between two
+ * scans of /proc (DECISIONS.md D3).  Needs CAP_NET_ADMIN in the host's
+ * user, PID and network namespaces and a kernel with CONFIG_TASKSTATS,
+ * CONFIG_TASK_DELAY_ACCT and records of version 12 or later.
+ */
+struct kp_exit {
+	pid_t pid;		/* the process (its thread group id) */
+	pid_t ppid;		/* its parent at the end: the one that reaps */
+	char comm[32];		/* its leader's, NUL-terminated */
+	uint64_t cpu_ns;	/* all its threads', its whole life, once, */
+				/* as the scheduler last counted it: short */
+				/* of wait4's by its teardown, and up to a */
+				/* tick if it computed to its end */
+	uint64_t start_ticks;	/* its start at the latest, in /proc's */
+	uint64_t start_min_ticks;	/* ticks; at the earliest */
+	uint32_t threads;	/* thread records folded into it */
+};
+typedef void kp_exit_fn(const struct kp_exit *e, void *arg);
+struct kp_taskstats_counts {
+	uint64_t dropped;	/* records the socket dropped, buffer full */
+	uint64_t unreadable;	/* messages that held no record we read */
+	uint64_t forgotten;	/* processes let go at KP_LIVE_MAX held */
+	uint64_t pending;	/* processes held: threads ended, not all */
+	uint64_t rcvbuf_bytes;	/* the receive buffer the kernel gave */
+};
+#define KP_TASKSTATS_RCVBUF (8 << 20)	/* asked for by default */
+struct kp_taskstats;
+/*
+ * Registers and proves it (a child's exit received, within 3 s): the
+ * listener, or NULL with the reason in why.  rcvbuf_bytes 0: the default.
+ * Exits before it returns are not reported.
+ */
+struct kp_taskstats *kp_taskstats_open(size_t rcvbuf_bytes, char *why,
+    size_t whylen);
+int kp_taskstats_fd(const struct kp_taskstats *ts);	/* to poll */
+/* Every record queued, without blocking, a fact per process ended to fn;
+ * 0, or -1 (errno) if reading failed. */
+int kp_taskstats_drain(struct kp_taskstats *ts, kp_exit_fn *fn, void *arg);
+int kp_taskstats_counts(struct kp_taskstats *ts,
+    struct kp_taskstats_counts *c);	/* since open; -1: errno */
+void kp_taskstats_close(struct kp_taskstats *ts);
+/* 1 if /proc's starttime is that of the process e says ended. */
+int kp_exit_same_start(const struct kp_exit *e, uint64_t starttime);
+/* The same without a socket, on one datagram read at boot_ns. */
+struct kp_taskstats *kp_taskstats_parser(uint16_t family);
+void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
+    int64_t boot_ns, kp_exit_fn *fn, void *arg);
 
 /* state.c: --state FILE, locked, replaced atomically. */
 struct kp_state;

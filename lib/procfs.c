@@ -54,6 +54,12 @@ clk_tck(void)
 	return (uint64_t)hz;
 }
 
+uint64_t
+kp_ticks_per_s(void)
+{
+	return clk_tck();
+}
+
 /* Saturates at INT64_MAX rather than wrap to a negative time. */
 int64_t
 kp_ticks_to_us(uint64_t ticks)

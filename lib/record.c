@@ -702,6 +702,31 @@ check_interval(const struct kp_record *rec)
 	return NULL;
 }
 
+/*
+ * An exited record (1.1) folds processes that no proc record showed: what
+ * every stage reads of it must be there, so that each takes the same
+ * decision on it.  cpu_us, where present, is checked as every _us is.
+ * ppid and comm are optional, since a cgroup's counter knows neither, but
+ * where present are what a parent's reaping writes.
+ */
+static const char *
+check_exited(const struct kp_record *rec)
+{
+	int64_t v;
+
+	if (!kp_rec_int(rec, "count", &v) || v < 0)
+		return "exited record without a non-negative integer \"count\"";
+	if (!kp_rec_int(rec, "cpu_us", &v))
+		return "exited record without an integer \"cpu_us\"";
+	if (kp_rec_get(rec, "ppid") != NULL &&
+	    (!kp_rec_int(rec, "ppid", &v) || v < 0))
+		return "exited record whose \"ppid\" is not a non-negative "
+		    "integer";
+	if (kp_rec_get(rec, "comm") != NULL && kp_rec_str(rec, "comm") == NULL)
+		return "exited record whose \"comm\" is not a string";
+	return NULL;
+}
+
 /* A header of another major version: nothing after it can be read. */
 static const char *
 check_header(struct kp_reader *r, const struct kp_record *rec)
@@ -820,6 +845,9 @@ scan(struct kp_reader *r, const char *line, size_t len,
 		return check_header(r, rec);
 	if (strcmp(rec->type, "interval") == 0 &&
 	    (why = check_interval(rec)) != NULL)
+		return why;
+	if (strcmp(rec->type, "exited") == 0 &&
+	    (why = check_exited(rec)) != NULL)
 		return why;
 	return check_order(r, rec);
 }

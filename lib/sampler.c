@@ -26,6 +26,7 @@ struct proc {
 	unsigned first_gen;		/* the scan that first saw it */
 	int have_identity;
 	int fd;				/* its stat kept open, or -1 */
+	int names_pending;		/* some names may come later */
 	struct kp_identity id;
 	struct kp_cgnode *cg;		/* its cgroup's counter, or NULL */
 	int64_t slice_us;		/* ended: its last slice, where known */
@@ -54,7 +55,8 @@ struct detail {
 
 struct kp_sampler {
 	char *procdir;
-	char *pods_log;			/* the kubelet's /var/log/pods, or NULL */
+	struct kp_names *names;		/* borrowed; NULL: no names */
+	char why[PATH_MAX + 128];	/* what the last failed scan could not read */
 	int emit_all;
 	int scans;			/* scans taken, a loaded one included */
 	int warned_malformed;		/* a malformed stat was reported */
@@ -91,14 +93,11 @@ kp_sampler_new(const char *procdir, int emit_all)
 	return s;
 }
 
-/* Where the kubelet keeps pod logs, for pod and container names. */
+/* Where the names of containers, pods and VMs come from; NULL: nowhere. */
 void
-kp_sampler_set_pods_log(struct kp_sampler *s, const char *dir)
+kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names)
 {
-	free(s->pods_log);
-	s->pods_log = NULL;
-	if (dir != NULL)
-		s->pods_log = kp_strdup(dir);
+	s->names = names;
 }
 
 /*
@@ -259,8 +258,10 @@ kernel_thread(const struct kp_pid_stat *ps)
 
 /*
  * Read once per process: a process does not change cgroup often enough.
- * The command line matters only to QEMU, so it is read only for a process
- * called qemu* or one inside a libvirt machine.
+ * The command line matters only to hypervisors, so it is read only for
+ * those that kp_identity_wants_cmdline names.  Names that are not there
+ * yet are asked for again at each scan (names.c looks again only once
+ * their sources change).
  */
 static void
 read_identity(struct kp_sampler *s, int procfd, struct proc *p)
@@ -274,13 +275,12 @@ read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 	kp_identity_from_cgroup_file(buf, &p->id);
 	if (s->cg != NULL)
 		p->cg = kp_cgcpu_node(s->cg, buf);
-	if (strncmp(p->stat.comm, "qemu", 4) == 0 || p->id.vm_id[0]) {
+	if (kp_identity_wants_cmdline(p->stat.comm, &p->id)) {
 		snprintf(path, sizeof(path), "%ld/cmdline", (long)p->stat.pid);
 		if ((n = kp_read_proc(procfd, path, buf, sizeof(buf))) > 0)
 			kp_identity_from_cmdline(buf, (size_t)n, &p->id);
 	}
-	if (p->id.pod_id[0])
-		kp_identity_from_pods_log(s->pods_log, &p->id);
+	p->names_pending = kp_names_fill(s->names, &p->id);
 	kp_identity_classify(&p->id, kernel_thread(&p->stat));
 	p->have_identity = 1;
 }
@@ -410,6 +410,8 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	p->gen = s->gen;
 	if (!p->have_identity)
 		read_identity(s, procfd, p);
+	else if (p->names_pending)
+		p->names_pending = kp_names_fill(s->names, &p->id);
 }
 
 static int
@@ -763,6 +765,30 @@ is_procfs(int fd)
 	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
+/*
+ * A scan that could not read file (NULL: the directory itself): why, for
+ * kp_sampler_error, naming the file; -1.  EINVAL is a file that is there
+ * but holds something else, told as bad.
+ */
+static int
+failed(struct kp_sampler *s, const char *file, const char *bad)
+{
+	int saved = errno;
+
+	snprintf(s->why, sizeof(s->why), "%s%s%s: %s", s->procdir,
+	    file ? "/" : "", file ? file : "",
+	    saved == EINVAL && bad ? bad : strerror(saved));
+	errno = saved;
+	return -1;
+}
+
+/* What the last scan that failed could not read, and why. */
+const char *
+kp_sampler_error(const struct kp_sampler *s)
+{
+	return s->why;
+}
+
 int
 kp_sampler_scan(struct kp_sampler *s)
 {
@@ -772,12 +798,16 @@ kp_sampler_scan(struct kp_sampler *s)
 	drop_terminated(s);
 	s->prev_cpu = s->cpu;
 	s->prev_uptime_ticks = s->uptime_ticks;
-	if (kp_read_cpu_times(s->procdir, &s->cpu) < 0 ||
-	    kp_read_uptime_ticks(s->procdir, &s->uptime_ticks) < 0 ||
-	    (dir = opendir(s->procdir)) == NULL)
-		return -1;
+	if (kp_read_cpu_times(s->procdir, &s->cpu) < 0)
+		return failed(s, "stat", "no cpu line as the kernel writes it");
+	if (kp_read_uptime_ticks(s->procdir, &s->uptime_ticks) < 0)
+		return failed(s, "uptime", "not an uptime as the kernel writes "
+		    "it");
+	if ((dir = opendir(s->procdir)) == NULL)
+		return failed(s, NULL, NULL);
 	if (s->procfs < 0)
 		s->procfs = is_procfs(dirfd(dir));
+	kp_names_tick(s->names);
 	s->gen++;
 	while ((de = readdir(dir)) != NULL)
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
@@ -791,8 +821,11 @@ kp_sampler_scan(struct kp_sampler *s)
 
 /*
  * The sources of detail and residues (KP_EXITS_*), and where the cgroup
- * counters are mounted; -1 if the cgroup source was asked for and root
- * holds no counters.  Call before the first scan or load.
+ * counters are mounted: "" for nowhere; NULL for this host's
+ * /sys/fs/cgroup when the sampler reads /proc, else nowhere, since a
+ * --proc tree's processes are not this host's.  -1 if the cgroup source
+ * was asked for and root holds no counters.  Call before the first scan
+ * or load.
  */
 int
 kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root)
@@ -800,7 +833,9 @@ kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root)
 	s->exits = sources;
 	kp_cgcpu_free(s->cg);
 	s->cg = NULL;
-	if (!(sources & KP_EXITS_CGROUP) || root == NULL || *root == '\0')
+	if (root == NULL)
+		root = strcmp(s->procdir, "/proc") == 0 ? "/sys/fs/cgroup" : "";
+	if (!(sources & KP_EXITS_CGROUP) || *root == '\0')
 		return 0;
 	return (s->cg = kp_cgcpu_open(root)) != NULL ? 0 : -1;
 }
@@ -1176,6 +1211,5 @@ kp_sampler_free(struct kp_sampler *s)
 	free(s->reap);
 	kp_cgcpu_free(s->cg);
 	free(s->procdir);
-	free(s->pods_log);
 	free(s);
 }

@@ -108,8 +108,35 @@ kp_rec_new(const char *type, int64_t seq)
 	return rec;
 }
 
+static void buf_key(struct kp_buf *b, const char *key);
+
+/* ,"cpu_info":[{"processor":0,...},...], what is unknown left out. */
+static void
+buf_cpu_info(struct kp_buf *b, const struct kp_cpu *cpus, size_t n)
+{
+	size_t i;
+
+	buf_key(b, "cpu_info");
+	for (i = 0; i < n; i++) {
+		kp_buf_add(b, i == 0 ? "[" : ",", 1);
+		kp_buf_add(b, "{\"processor\":", 13);
+		kp_buf_i64(b, cpus[i].processor);
+		if (cpus[i].vendor_id != NULL)
+			kp_buf_text(b, "vendor_id", cpus[i].vendor_id);
+		if (cpus[i].model_name != NULL)
+			kp_buf_text(b, "model_name", cpus[i].model_name);
+		if (cpus[i].physical_id >= 0)
+			kp_buf_int(b, "physical_id", cpus[i].physical_id);
+		if (cpus[i].core_id >= 0)
+			kp_buf_int(b, "core_id", cpus[i].core_id);
+		kp_buf_add(b, "}", 1);
+	}
+	kp_buf_add(b, "]", 1);
+}
+
+/* The header that starts a stream, with the node's identity if known. */
 void
-kp_out_header(const char *producer)
+kp_out_header(const char *producer, const struct kp_node *node)
 {
 	struct kp_buf b = { NULL, 0, 0 };
 	char version[32];
@@ -119,6 +146,10 @@ kp_out_header(const char *producer)
 	kp_buf_rec(&b, "header", 0);
 	kp_buf_text(&b, "version", version);
 	kp_buf_text(&b, "producer", producer);
+	if (node != NULL && node->name != NULL)
+		kp_buf_text(&b, "node_name", node->name);
+	if (node != NULL && node->ncpus > 0)
+		buf_cpu_info(&b, node->cpus, node->ncpus);
 	kp_out_buf(&b);
 	free(b.s);
 }

@@ -15,6 +15,7 @@ load test_helper
 	assert_line --regexp '^powercap: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^cgroup: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^state: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^taskstats: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 }
 
 # Inputs the harnesses found, through the commands that read them.
@@ -35,7 +36,7 @@ load test_helper
 	for up in '-5.00 3.00' '100000000000000000.00 3.00'; do
 		echo "$up" > "$P/uptime"
 		run -1 --separate-stderr proc-cputime --proc "$P" -n 1
-		assert_equal "$stderr" "proc-cputime: $P: Invalid argument"
+		assert_equal "$stderr" "proc-cputime: $P/uptime: not an uptime as the kernel writes it"
 	done
 }
 

@@ -469,3 +469,143 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	    --state "$S" < "$IN"
 	assert_equal "$(jq -c 'select(.type == "container") | [.pod_id, .total_uj]' <<< "$output")" '["p1",12]'
 }
+
+# Exited records (D3), as kp-attribute writes them.
+
+# exited SEQ ZONE PPID UJ [extra JSON members]
+exited() {
+	printf '{"type":"exited","seq":%s,"zone":"%s","count":3,"ppid":%s,"comm":"sh","cpu_us":5,"energy_uj":%s%s}\n' \
+	    "$1" "$2" "$3" "$4" "${5:+,$5}" >> "$IN"
+}
+
+@test "exited records are summed into their groups at every level, and into the host" {
+	process 1 package 1 7 '"container_id":"a","pod_id":"p1","unit":"u.service"'
+	exited 1 package 1 3 '"container_id":"a","pod_id":"p1","unit":"u.service"'
+	exited 1 package 1 2 '"unit":"u.service"'
+	exited 1 dram 1 4
+	interval 1
+	run -0 --separate-stderr kp-aggregate --by comm < "$IN"
+	sums() {
+		jq -r "select(.type == \"$1\") | \"\(.zone) \(.processes) \(.cpu_us) \(.energy_uj) \(.state)\"" <<< "$output" | tr '\n' ','
+	}
+	# processes counts process records; CPU time and energy count all.
+	assert_equal "$(sums container)" "package 1 15 10 running,"
+	assert_equal "$(sums pod)" "package 1 15 10 running,"
+	assert_equal "$(sums unit)" "package 1 20 12 running,"
+	assert_equal "$(jq -r 'select(.type == "host") | "\(.level) \(.zone) \(.processes) \(.energy_uj)"' <<< "$output" | tr '\n' ',')" \
+	    "container dram 0 4,container package 0 2,pod dram 0 4,pod package 0 2,vm dram 0 4,vm package 1 12,unit dram 0 4,unit package 0 0,comm dram 0 0,comm package 0 0,"
+	# --by comm: "sh" has no live process, only exited records.
+	assert_equal "$(jq -r 'select(.type == "group") | "\(.zone) \(.comm) \(.processes) \(.energy_uj) \(.state)"' <<< "$output" | tr '\n' ',')" \
+	    "dram sh 0 4 terminated,package p 1 7 running,package sh 0 5 terminated,"
+	# Passed on as they came.
+	assert_equal "$(grep -c '"type":"exited"' <<< "$output")" 3
+}
+
+@test "an exited record never ends a group; a group only exited records name ends with their interval" {
+	local S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a","state":"running"'
+	exited 1 package 1 3 '"container_id":"a"'
+	exited 1 package 1 2 '"container_id":"b"'
+	interval 1
+	exited 2 package 1 4 '"container_id":"a"'
+	exited 2 package 1 6 '"container_id":"b"'
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.seq) \(.container_id) \(.processes) \(.energy_uj) \(.total_uj) \(.state)"' <<< "$output" | tr '\n' ',')" \
+	    "1 a 1 10 10 running,1 b 0 2 2 terminated,2 a 0 4 14 running,2 b 0 6 6 terminated,"
+	# Only a, with its live member, is kept.
+	assert_equal "$(jq -c '[.data.levels.container_id.groups[].id]' "$S")" '["\"a\""]'
+	assert_equal "$(jq -c '.data.members | keys' "$S")" '["1:1"]'
+	# a's member ends: a ends with it, exited records or not.
+	: > "$IN"
+	process 3 package 1 0 '"container_id":"a","state":"terminated"'
+	exited 3 package 1 1 '"container_id":"a"'
+	interval 3
+	run -0 --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "container") | "\(.container_id) \(.energy_uj) \(.total_uj) \(.state)"' <<< "$output")" \
+	    "a 1 15 terminated"
+	assert_equal "$(jq -c '.data.levels.container_id.groups' "$S")" '[]'
+}
+
+@test "a dense stream: exited records keep no group alive" {
+	printf '{"type":"node","seq":%s,"zone":"package","energy_uj":100,"dense":true}\n' 1 >> "$IN"
+	process 1 package 1 7 '"container_id":"a"'
+	interval 1
+	printf '{"type":"node","seq":%s,"zone":"package","energy_uj":100,"dense":true}\n' 2 >> "$IN"
+	exited 2 package 1 3 '"container_id":"a"'
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container < "$IN"
+	# No process of a in dense interval 2: it ended, with the exited energy.
+	assert_equal "$(jq -c 'select(.type == "container") | [.seq, .processes, .energy_uj, .total_uj, .state]' <<< "$output" | tr '\n' ' ')" \
+	    '[1,1,7,7,"running"] [2,0,3,10,"terminated"] '
+}
+
+@test "exited records: --drop-processes drops them too; without a zone they pass on unsummed" {
+	process 1 package 1 7 '"container_id":"a"'
+	exited 1 package 1 3 '"container_id":"a"'
+	echo '{"type":"exited","seq":1,"count":3,"ppid":1,"comm":"sh","cpu_us":5,"container_id":"a"}' >> "$IN"
+	interval 1
+	run -0 --separate-stderr kp-aggregate --level container --drop-processes < "$IN"
+	assert_equal "$(jq -c 'select(.type == "container") | [.energy_uj, .cpu_us]' <<< "$output")" '[10,15]'
+	# The one kp-attribute has not seen is not its to drop either.
+	assert_equal "$(grep '"type":"exited"' <<< "$output")" \
+	    '{"type":"exited","seq":1,"count":3,"ppid":1,"comm":"sh","cpu_us":5,"container_id":"a"}'
+}
+
+@test "an exited record without energy, or whose energy overflows a sum, is rejected whole" {
+	process 1 package 1 9223372036854775800 '"container_id":"a"'
+	echo '{"type":"exited","seq":1,"zone":"package","count":3,"ppid":1,"comm":"sh","cpu_us":5}' >> "$IN"
+	exited 1 package 1 8 '"container_id":"a"'
+	exited 1 package 1 8 '"container_id":"b"'
+	interval 1
+	run -3 --separate-stderr kp-aggregate --level container < "$IN"
+	assert_equal "$stderr" "kp-aggregate: <stdin>:3: exited record without a zone and an integer energy_uj
+kp-aggregate: <stdin>:4: exited record whose energy_uj or cpu_us overflows a 64-bit sum"
+	# jq reads integers as doubles: these are compared as text.
+	assert_equal "$(grep -o '"type":"container".*"energy_uj":[0-9]*' <<< "$output" | sed 's/.*"container_id":"\([a-z]\)".*"energy_uj":/\1 /' | tr '\n' ',')" \
+	    "a 9223372036854775800,b 8,"
+}
+
+@test "an interval cut short keeps no group that only exited records named" {
+	local S=$BATS_TEST_TMPDIR/ag.state
+	process 1 package 1 7 '"container_id":"a"'
+	exited 1 package 1 3 '"container_id":"b"'
+	# Interval 1 has no interval record: interval 2 cuts it short.
+	process 2 package 1 3 '"container_id":"a"'
+	interval 2
+	run -3 --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	refute_output --partial '"container_id":"b","processes"'
+	# Nor does a stream that ends inside one: c is not stored.
+	: > "$IN"
+	process 3 package 1 3 '"container_id":"a"'
+	exited 3 package 1 3 '"container_id":"c"'
+	run -3 --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_equal "$(jq -c '[.data.levels.container_id.groups[].id]' "$S")" '["\"a\""]'
+}
+
+@test "with exited records, groups + host + unattributed = node - idle kept at every level; three --state runs are one" {
+	"$KP_ROOT/scripts/kp-gen" --seed 6 --intervals 40 --processes 40 --churn 50 --exited 6 |
+	    kp-attribute > "$IN"
+	run -0 --separate-stderr kp-aggregate --by comm < "$IN"
+	grep -q '"type":"exited"' <<< "$output"
+	run jq -s -r '
+	    group_by([.seq, .zone])[] | select(.[0].zone != null) |
+	    (map(select(.type == "node"))[0]) as $n |
+	    (map(select(.type == "unattributed"))[0].energy_uj) as $u |
+	    (map(select(.type == "process" or .type == "exited") | .energy_uj) | add) as $p |
+	    (["container", "pod", "vm", "unit", "comm"][]) as $l |
+	    (map(select((.type == $l or (.type == "group" and .by == $l)) or (.type == "host" and .level == $l)) | .energy_uj) | add) as $sum |
+	    select($sum != $p or $sum + $u != $n.energy_uj - $n.idle_kept_uj) |
+	    "broken at \(.[0].seq) \(.[0].zone) \($l)"' <<< "$output"
+	assert_output ""
+	run -0 kp-aggregate --by comm --drop-processes < "$IN"
+	one=$(printf '%s\n' "$output" | grep -v '"type":"header"')
+	S=$BATS_TEST_TMPDIR/ag.state
+	chain=
+	for part in '1,10' '11,20' '21,40'; do
+		jq -c --argjson r "[$part]" 'select(.seq >= $r[0] and .seq <= $r[1])' "$IN" > "$BATS_TEST_TMPDIR/part"
+		run -0 kp-aggregate --by comm --drop-processes --state "$S" < "$BATS_TEST_TMPDIR/part"
+		chain+=$output$'\n'
+	done
+	assert_equal "$one" "${chain%$'\n'}"
+}

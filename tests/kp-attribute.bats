@@ -23,6 +23,10 @@ cpu() {
 proc() {
 	printf '{"type":"proc","seq":%s,"pid":%s,"starttime":1,"comm":"p%s","cpu_us":%s,"state":"%s","container_id":"c%s"}\n' "$1" "$2" "$2" "$3" "${4:-running}" "$2" >> "$IN"
 }
+# exited SEQ PPID CPU_US [COUNT [COMM]]: processes born and ended in SEQ
+exited() {
+	printf '{"type":"exited","seq":%s,"count":%s,"cpu_us":%s,"ppid":%s,"comm":"%s","cgroup":"/system.slice/x.service","kind":"service","unit":"x.service"}\n' "$1" "${4:-3}" "$3" "$2" "${5:-sh}" >> "$IN"
+}
 # interval SEQ DT_US
 interval() {
 	printf '{"type":"interval","seq":%s,"ts":"2026-11-22T00:00:0%s.000000Z","dt_us":%s}\n' "$1" "$1" "${2:-1000000}" >> "$IN"
@@ -695,4 +699,184 @@ kp-attribute: <stdin>:4: the stream ends inside interval 3"
 	    --state "$S" < /dev/null
 	assert_equal "$stderr" "kp-attribute: <stdin>: empty input: the stage before failed; $S is not advanced"
 	cmp "$S" "$BATS_TEST_TMPDIR/before"
+}
+
+# Exited records (D3): processes born and ended inside an interval.
+
+# xfield FIELD [ZONE]: FIELD of the exited records, on one line.
+xfield() {
+	field exited "$1" "${2:-package}" | tr '\n' ' '
+}
+
+@test "exited records get energy as processes do and are written on per zone" {
+	header; energy 1 package 100; energy 1 dram 10
+	cpu 1 30 60; proc 1 7 10; exited 1 7 10 120 cc1; interval 1
+	attribute
+	assert_success
+	# As the worked example, with pid 9 an exited record: 17, 17, 16.
+	assert_equal "$(field process energy_uj)" 17
+	assert_equal "$(xfield energy_uj)" "17 "
+	assert_equal "$(field unattributed energy_uj)" 16
+	assert_equal "$(field unattributed cpu_us)" 10
+	assert_equal "$(xfield energy_uj dram)" "2 "
+	# All its members kept, zone and share added; no total, no pid.
+	assert_line '{"type":"exited","seq":1,"zone":"package","count":120,"ppid":7,"comm":"cc1","cgroup":"/system.slice/x.service","kind":"service","unit":"x.service","cpu_us":10,"energy_uj":17,"watts":1.7e-5}'
+	# Written after the processes, before the unattributed record.
+	assert_equal "$(jq -r '"\(.type) \(.zone)"' <<< "$output" | sed -n 2,6p | tr '\n' ',')" \
+	    "node package,process package,exited package,unattributed package,node dram,"
+}
+
+@test "exited CPU time is in the denominator: process + exited + unattributed + idle = energy" {
+	header; energy 1 package 1000; cpu 1 100 100
+	proc 1 1 40; exited 1 1 20; exited 1 1 0 1 true; interval 1
+	energy 2 package 1000; cpu 2 100 100
+	proc 2 1 100; exited 2 1 50; interval 2
+	attribute
+	assert_success
+	assert_equal "$(field process energy_uj | tr '\n' ' ')" "400 667 "
+	# One exited record with no CPU time still gets its record, with 0.
+	assert_equal "$(xfield energy_uj)" "200 0 333 "
+	assert_equal "$(field unattributed energy_uj | tr '\n' ' ')" "400 0 "
+	# Processes and exited records over the node's CPU: scaled down.
+	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "false true "
+	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "null 50 "
+}
+
+@test "rounding: a tie goes to processes, then exited records in order, then unattributed" {
+	header; energy 1 package 10; cpu 1 4 4
+	proc 1 9 1; exited 1 2 1; exited 1 3 1; interval 1
+	attribute
+	# 10 / 4 = 2.5 each: the two microjoules left go to pid 9 and the
+	# first exited record, even though its parent's pid is lower.
+	assert_equal "$(field process energy_uj)" 3
+	assert_equal "$(xfield energy_uj)" "3 2 "
+	assert_equal "$(field unattributed energy_uj)" 2
+}
+
+@test "exited records under every split: proportional idle, a baseline, Kepler's denominator" {
+	header; energy 1 package 100000000; cpu 1 400000 1000000
+	proc 1 42 100000; exited 1 42 300000; interval 1
+	attribute --idle proportional
+	assert_equal "$(xfield energy_uj)" "75000000 "
+	assert_equal "$(xfield idle_uj)" "45000000 "
+	assert_equal "$(xfield active_uj)" "30000000 "
+	assert_equal "$(field node idle_kept_uj)" 0
+	attribute --denominator processes
+	assert_equal "$(xfield energy_uj)" "30000000 "
+	assert_equal "$(field process energy_uj)" 10000000
+	assert_equal "$(field unattributed energy_uj)" 0
+	attribute --split baseline --baseline-watts 80
+	# 80 J idle, 20 J active over the node's 400 ms: 300 ms is 15 J.
+	assert_equal "$(xfield energy_uj)" "15000000 "
+	assert_equal "$(xfield active_uj)" "null "
+}
+
+@test "per-socket energy: an exited record per socket, each naming it" {
+	header
+	printf '{"type":"energy","seq":1,"zone":"package","socket":%s,"energy_uj":%s}\n' 0 3000 1 1000 >> "$IN"
+	cpu 1 100 100; proc 1 5 50; exited 1 5 50; interval 1
+	attribute
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "exited") | "\(.socket):\(.energy_uj)"' <<< "$output" | tr '\n' ' ')" "0:1500 1:500 "
+}
+
+@test "exited records are no processes: no totals, no tracker, nothing in the state" {
+	local S=$BATS_TEST_TMPDIR/ka.state
+	header
+	# Dense: pid 4 is the only live process; the exited records, whose
+	# parent it is, hold nothing past their interval.
+	printf '{"type":"cpu","seq":%s,"cpu_us":100,"total_cpu_us":100,"usage_ratio":1,"dense":true}\n' 1 >> "$IN"
+	energy 1 package 100; proc 1 4 50; exited 1 4 50; interval 1
+	# Ended in an interval without energy: passed on as they came, and
+	# not reported later, as a terminated process would be.
+	cpu 2 100 100; exited 2 4 100 7 late; interval 2
+	energy 3 package 100; cpu 3 100 100; proc 3 4 100; interval 3
+	attribute --state "$S"
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "exited") | "\(.seq) \(.comm) \(.energy_uj)"' <<< "$output" | tr '\n' ',')" \
+	    "1 sh 50,2 late null,"
+	assert_line '{"type":"exited","seq":2,"count":7,"cpu_us":100,"ppid":4,"comm":"late","cgroup":"/system.slice/x.service","kind":"service","unit":"x.service"}'
+	refute_output --partial '"type":"exited","seq":3'
+	assert_equal "$(jq -c '.data.procs | keys' "$S")" '["4:1"]'
+	assert_equal "$(jq -c '.data.terminated' "$S")" '[]'
+	assert_equal "$(field process total_uj | tr '\n' ' ')" "50 150 "
+}
+
+@test "an exited record with a zone is kp-attribute's own: it passes on as it came" {
+	header; energy 1 package 100; cpu 1 100 100
+	echo '{"type":"exited","seq":1,"zone":"package","count":3,"cpu_us":50,"ppid":4,"comm":"sh","energy_uj":50,"watts":5e-5}' >> "$IN"
+	interval 1
+	attribute
+	assert_success
+	assert_line -n 1 '{"type":"exited","seq":1,"zone":"package","count":3,"cpu_us":50,"ppid":4,"comm":"sh","energy_uj":50,"watts":5e-5}'
+	assert_equal "$(field unattributed energy_uj)" 100
+}
+
+@test "exited records in an interval without a cpu record pass on, reported" {
+	header; energy 1 package 100
+	echo '{"type":"exited","seq":1,"count":3,"cpu_us":50,"ppid":4,"comm":"sh"}' >> "$IN"
+	now_interval 1
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:4: interval 1 has 1 exited record(s) but no cpu record: they pass on unattributed (see kp-records(5))"
+	assert_line -n 1 '{"type":"exited","seq":1,"count":3,"cpu_us":50,"ppid":4,"comm":"sh"}'
+	refute_line --regexp '"type":"exited".*"zone"'
+}
+
+@test "exited CPU times whose sum with the processes' overflows are rejected" {
+	header; energy 1 package 100; cpu 1 100 100
+	proc 1 7 9223372036854775800; exited 1 7 8; exited 1 7 7; interval 1
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:5: exited record with a value whose sum overflows a 64-bit total"
+	assert_equal "$(xfield cpu_us)" "7 "
+	assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process" or .type == "exited" or .type == "unattributed") | .energy_uj] | add')" 100
+}
+
+@test "with exited records, process + exited + unattributed + idle kept = measured in every mode" {
+	header
+	awk 'BEGIN { srand(11); for (k = 1; k <= 60; k++) {
+		for (z = 0; z < 2; z++)
+			printf "{\"type\":\"energy\",\"seq\":%d,\"zone\":\"%s\",\"energy_uj\":%d}\n", k, z ? "dram" : "package", int(rand() * 1e9)
+		total = 1 + int(rand() * 4e6); active = int(rand() * total)
+		printf "{\"type\":\"cpu\",\"seq\":%d,\"cpu_us\":%d,\"total_cpu_us\":%d,\"usage_ratio\":0.5}\n", k, active, total
+		n = int(rand() * 20)
+		for (p = 1; p <= n; p++)
+			printf "{\"type\":\"proc\",\"seq\":%d,\"pid\":%d,\"starttime\":3,\"comm\":\"x\",\"cpu_us\":%d,\"state\":\"running\"}\n", k, p, int(rand() * active / 10)
+		n = int(rand() * 20)
+		for (p = 1; p <= n; p++)
+			printf "{\"type\":\"exited\",\"seq\":%d,\"count\":%d,\"cpu_us\":%d,\"ppid\":%d,\"comm\":\"y\"}\n", k, 1 + p, int(rand() * active / 8), p
+		printf "{\"type\":\"interval\",\"seq\":%d,\"ts\":\"2026-11-22T00:00:00.000000Z\",\"dt_us\":1000000}\n", k
+	} }' >> "$IN"
+	for opts in "" "--idle proportional" "--denominator processes" \
+	    "--split baseline --baseline-watts 300"; do
+		# shellcheck disable=SC2086
+		attribute $opts
+		assert_success
+		run jq -s -r '
+		    group_by([.seq, .zone])[] | select(.[0].zone != null) |
+		    (map(select(.type == "node"))[0]) as $n |
+		    (map(select(.type == "process" or .type == "exited" or .type == "unattributed") | .energy_uj) | add) as $shares |
+		    select($shares + $n.idle_kept_uj != $n.energy_uj) |
+		    "broken at \(.[0].seq) \(.[0].zone)"' <<< "$output"
+		assert_output ""
+	done
+	attribute
+	[ "$(jq -s '[.[] | select(.type == "exited" and .energy_uj > 0)] | length' <<< "$output")" -gt 500 ]
+}
+
+@test "exited records of an interval cut short, or without energy, pass on as they came" {
+	header; energy 1 package 100; cpu 1 100 100; exited 1 4 50
+	energy 2 package 100; cpu 2 100 100; exited 2 4 60; interval 2
+	cpu 3 100 100; exited 3 4 70; interval 3
+	energy 4 package 100; cpu 4 100 100; exited 4 4 80
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:5: interval 1 has no interval record
+kp-attribute: <stdin>:14: the stream ends inside interval 4"
+	# 1 cut short, 3 without energy, 4 without an end: as they came.
+	for us in 50 70 80; do
+		assert_line "$(grep "\"cpu_us\":$us," "$IN")"
+	done
+	assert_equal "$(xfield cpu_us)" "60 "
 }

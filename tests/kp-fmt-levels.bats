@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # kp-fmt on the records of the whole pipeline: unit, group and host records
-# from kp-aggregate, idle kept at node level, terminated groups, and the
-# socket of rapl-read --per-socket, in every format.
+# from kp-aggregate, idle kept at node level, terminated groups, exited
+# records, and the socket of rapl-read --per-socket, in every format.
 bats_require_minimum_version 1.5.0
 
 load test_helper
@@ -111,12 +111,12 @@ check_expositions() {
 }
 
 @test "rapl-read --per-socket: a socket label, no duplicate series, promtool passes" {
-	rapl-read --sysfs "$FIXTURES/sysfs-2socket" --per-socket -n 2 -i 50ms \
-	    >"$BATS_TEST_TMPDIR/ps.ndjson"
+	rapl-read --sysfs "$FIXTURES/sysfs-2socket" --proc "$FIXTURES/proc-model" \
+	    --per-socket -n 2 -i 50ms >"$BATS_TEST_TMPDIR/ps.ndjson"
 	check_expositions "$BATS_TEST_TMPDIR/ps.ndjson"
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/ps.ndjson"
-	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="0"} 0.000000'
-	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="1"} 0.000000'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",path="",socket="0",node_name="worker-2"} 0.000000'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",path="",socket="1",node_name="worker-2"} 0.000000'
 	# Each socket's counter is the sum of its own energy.
 	cat >"$BATS_TEST_TMPDIR/sock.ndjson" <<'EOF'
 {"type":"energy","seq":1,"zone":"package","socket":0,"energy_uj":3000000,"watts":3.0,"source":"powercap","estimated":false,"sockets":1}
@@ -128,8 +128,8 @@ check_expositions() {
 EOF
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/sock.ndjson"
 	assert_equal "$(grep '^kepler_node_cpu_joules_total' <<<"$output" | tail -n 2)" \
-	    'kepler_node_cpu_joules_total{zone="package",socket="0"} 4.000000
-kepler_node_cpu_joules_total{zone="package",socket="1"} 7.000000'
+	    'kepler_node_cpu_joules_total{zone="package",path="",socket="0"} 4.000000
+kepler_node_cpu_joules_total{zone="package",path="",socket="1"} 7.000000'
 	# The check does catch a series written twice: the socket removed.
 	sed 's/"socket":[01],//' "$BATS_TEST_TMPDIR/sock.ndjson" |
 	    kp-fmt -f prometheus | awk '/^$/ { exit } 1' >"$BATS_TEST_TMPDIR/dup.prom"
@@ -150,7 +150,7 @@ EOF2
 	    >"$BATS_TEST_TMPDIR/agg.ndjson"
 	check_expositions "$BATS_TEST_TMPDIR/agg.ndjson"
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/agg.ndjson"
-	assert_line 'kepler_node_cpu_joules_total{zone="package",socket="1"} 5.000000'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",path="",socket="1"} 5.000000'
 	assert_line --regexp '^kepler_process_cpu_joules_total\{.*zone="package".*socket="1".*\} 1\.250000$'
 	assert_line --regexp '^kepler_container_cpu_joules_total\{.*container_id="c1".*zone="package".*\} 2\.000000$'
 }
@@ -219,4 +219,155 @@ EOF2
 [0,4]
 [1,7]
 EOF
+}
+
+# Exited records (D3): streams/exited.ndjson is kp-attribute | kp-aggregate
+# of two intervals of a build in a docker container (make, its cc1 and as
+# children) and a cron job's date, which only exited records show.
+
+# Per interval of kp-fmt -f prometheus output $1, for zone package: the
+# node's joules less those of processes, exited records, unattributed and
+# idle kept.
+node_less_shares() {
+	awk 'BEGIN { n = 0 } /^$/ { n++ } /zone="package"/ {
+		if ($1 ~ /^kepler_node_cpu_joules_total/) d[n] += $2
+		if ($1 ~ /^(kepler_process|kp_exited|kp_unattributed)_cpu_joules_total/ ||
+		    $1 ~ /^kp_node_cpu_idle_kept_joules_total/) d[n] -= $2
+	} END { for (i = 0; i < n; i++) printf "%.6f\n", d[i] }' "$1"
+}
+
+@test "exited: json passes them; table shows them in a table of their own" {
+	local ex=$FIXTURES/streams/exited.ndjson
+	run -0 kp-fmt -f json <"$ex"
+	assert_output "$(cat "$ex")"
+	run -0 kp-fmt -f table <"$ex"
+	assert_line --regexp '^EXITED +PPID +COMM +ZONE +WATTS +ENERGY +CPU +CONTAINER$'
+	assert_line '   120  4300  cc1   package   4.50 W   4.50 J   1.20 s  0f1e2d3c4b5a'
+	assert_line '     1   880  date  dram     3.75 mW  3.75 mJ  10.0 ms  -'
+	# Not among the processes: those have a pid.
+	refute_line --regexp '^ *[0-9]+  (cc1|as|date) '
+	run -0 kp-fmt -f table -n 1 --carbon-intensity 400 <"$ex"
+	assert_line --regexp '^EXITED +PPID +COMM +ZONE +WATTS +ENERGY +CO2 +CPU +CONTAINER$'
+	assert_equal "$(grep -c '  cc1  ' <<<"$output")" 2
+	refute_line --partial '  as  '
+}
+
+@test "exited: csv has a row for each, with ppid and count on asking; the zones add up" {
+	local ex=$FIXTURES/streams/exited.ndjson
+	run -0 kp-fmt -f csv <"$ex"
+	assert_equal "$(grep -c ',exited,' <<<"$output")" 10
+	assert_line --regexp '^1,2026-11-22T13:48:36\.123456Z,1000000,exited,package,,,cc1,,0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0,,,,1200000,4500000,,,4\.5,,,'
+	run -0 kp-fmt -f csv -o type,zone,ppid,count,comm,energy_uj -t exited <"$ex"
+	assert_line -n 1 'exited,package,4300,120,cc1,4500000'
+	# Per interval and zone: process + exited + unattributed + idle kept
+	# is the node's energy, in the rows of the CSV.
+	kp-fmt -f csv -o seq,type,zone,energy_uj,idle_kept_uj <"$ex" >"$BATS_TEST_TMPDIR/c"
+	run -0 awk -F, 'NR > 1 && $2 == "node" { d[$1 "/" $3] += $4 - $5 }
+	    NR > 1 && $2 != "node" && $2 != "energy" && $2 != "container" &&
+	    $2 != "pod" && $2 != "vm" && $2 != "unit" && $2 != "host" { d[$1 "/" $3] -= $4 }
+	    END { for (k in d) print k, d[k] }' "$BATS_TEST_TMPDIR/c"
+	assert_equal "$(sort <<<"$output")" "1/dram 0
+1/package 0
+2/dram 0
+2/package 0"
+	# Left out, the exited rows break it: the check can fail.
+	grep -v ',exited,' "$BATS_TEST_TMPDIR/c" >"$BATS_TEST_TMPDIR/c2"
+	run -0 awk -F, 'NR > 1 && $2 == "node" { d += $4 - $5 }
+	    NR > 1 && ($2 == "process" || $2 == "unattributed") { d -= $4 }
+	    END { print d }' "$BATS_TEST_TMPDIR/c2"
+	refute_output 0
+}
+
+@test "exited: --summary sums each command's count, CPU and energy once" {
+	local ex=$FIXTURES/streams/exited.ndjson
+	run -0 kp-fmt -f json --summary -t exited <"$ex"
+	assert_equal "$(jq -r '"\(.zone) \(.comm) \(.count) \(.cpu_us) \(.energy_uj)"' <<<"$output" | sort)" \
+	    "$(jq -rs 'map(select(.type == "exited")) | group_by([.zone, .comm]) |
+	    map("\(.[0].zone) \(.[0].comm) \(map(.count) | add) \(map(.cpu_us) | add) \(map(.energy_uj) | add)") | .[]' "$ex" | sort)"
+	assert_line --partial '"comm":"cc1","kind":"container"'
+	assert_equal "$(jq -s 'map(select(.zone == "package") | .count) | add' <<<"$output")" 302
+	# Over the run: process + exited + unattributed + idle kept = node.
+	run -0 kp-fmt -f json --summary <"$ex"
+	assert_equal "$(jq -s 'map(select(.zone == "package")) |
+	    (map(select(.type == "node") | .energy_uj - .idle_kept_uj) | add) -
+	    (map(select(.type == "process" or .type == "exited" or .type == "unattributed") | .energy_uj) | add)' <<<"$output")" 0
+	run -0 kp-fmt -f table --summary <"$ex"
+	assert_line '   180  4300  cc1   package   3.38 W   6.75 J   2.10 s  0f1e2d3c4b5a'
+}
+
+@test "exited: no process series; a series per zone keeps the node's sum whole" {
+	local ex=$FIXTURES/streams/exited.ndjson
+	check_expositions "$ex"
+	check_expositions "$ex" --carbon-intensity 300
+	kp-fmt -f prometheus <"$ex" >"$BATS_TEST_TMPDIR/p"
+	run -0 cat "$BATS_TEST_TMPDIR/p"
+	# No series with a pid for them, nor any with their comm.
+	refute_output --partial 'comm="cc1"'
+	refute_output --partial 'pid=""'
+	assert_line 'kp_exited_cpu_joules_total{zone="package"} 7.962500'
+	assert_line 'kp_exited_cpu_watts{zone="dram"} 0.2875'
+	assert_line '# TYPE kp_exited_cpu_joules_total counter'
+	# A unit only exited records name ends each interval: its terminated
+	# series counts each one's energy, 37.5 mJ and then 50 mJ.
+	assert_line 'kp_unit_cpu_joules_total{unit="cron.service",zone="package",state="terminated"} 0.087500'
+	# In each exposition: process + exited + unattributed + idle kept = node.
+	run -0 node_less_shares "$BATS_TEST_TMPDIR/p"
+	assert_output "0.000000
+0.000000"
+	# Without the exited series, it is not: the check can fail.
+	grep -v '^kp_exited' "$BATS_TEST_TMPDIR/p" >"$BATS_TEST_TMPDIR/p2"
+	run -0 node_less_shares "$BATS_TEST_TMPDIR/p2"
+	refute_line -n 0 "0.000000"
+}
+
+@test "exited: a zone's series goes on, 0 W, in an interval without exited records" {
+	cat >"$BATS_TEST_TMPDIR/in.ndjson" <<'EOF'
+{"type":"energy","seq":1,"zone":"package","energy_uj":4000000,"watts":4.0}
+{"type":"cpu","seq":1,"cpu_us":1000000,"total_cpu_us":1000000,"usage_ratio":1}
+{"type":"exited","seq":1,"count":2,"cpu_us":500000,"ppid":1,"comm":"sh"}
+{"type":"interval","seq":1,"dt_us":1000000}
+{"type":"energy","seq":2,"zone":"package","energy_uj":4000000,"watts":4.0}
+{"type":"cpu","seq":2,"cpu_us":1000000,"total_cpu_us":1000000,"usage_ratio":1}
+{"type":"interval","seq":2,"dt_us":1000000}
+EOF
+	run -0 bash -c 'kp-attribute <"$1" | kp-fmt -f prometheus | grep "^kp_exited"' _ "$BATS_TEST_TMPDIR/in.ndjson"
+	assert_output - <<'EOF'
+kp_exited_cpu_joules_total{zone="package"} 2.000000
+kp_exited_cpu_watts{zone="package"} 2
+kp_exited_cpu_joules_total{zone="package"} 2.000000
+kp_exited_cpu_watts{zone="package"} 0
+EOF
+	# A stream that never had one has no such series.
+	run -0 kp-fmt -f prometheus <"$LEVELS"
+	refute_output --partial kp_exited
+}
+
+@test "exited: kp-gen pipelines with exited records, per socket too: promtool, no duplicate series" {
+	"$GEN" --intervals 3 --processes 40 --containers 12 --pods 2 \
+	    --churn 500 --exited 8 | kp-attribute | kp-aggregate --by comm \
+	    >"$BATS_TEST_TMPDIR/ex.ndjson"
+	grep -q '"type":"exited","seq":3,"zone"' "$BATS_TEST_TMPDIR/ex.ndjson"
+	check_expositions "$BATS_TEST_TMPDIR/ex.ndjson"
+	"$GEN" --intervals 3 --processes 10 --exited 3 |
+	    jq -c 'if .type == "energy" then (.socket = 0), (.socket = 1) else . end' |
+	    kp-attribute | kp-aggregate >"$BATS_TEST_TMPDIR/sock.ndjson"
+	check_expositions "$BATS_TEST_TMPDIR/sock.ndjson"
+	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/sock.ndjson"
+	assert_line --regexp '^kp_exited_cpu_joules_total\{zone="package",socket="1"\} [0-9.]+$'
+}
+
+@test "exited records without a zone, not attributed yet, are shown as proc records are" {
+	printf '%s\n' '{"type":"cpu","seq":1,"cpu_us":300000,"total_cpu_us":600000,"usage_ratio":0.5}' \
+	    '{"type":"exited","seq":1,"count":120,"cpu_us":100000,"ppid":7,"comm":"cc1","cgroup":"/","kind":"host"}' \
+	    '{"type":"interval","seq":1,"dt_us":1000000}' >"$BATS_TEST_TMPDIR/pre.ndjson"
+	run -0 kp-fmt -f table <"$BATS_TEST_TMPDIR/pre.ndjson"
+	refute_output --partial cc1
+	run -0 kp-fmt -f csv <"$BATS_TEST_TMPDIR/pre.ndjson"
+	refute_output --partial cc1
+	run -0 kp-fmt -f csv -t exited -o type,comm,count <"$BATS_TEST_TMPDIR/pre.ndjson"
+	assert_line -n 1 'exited,cc1,120'
+	run -0 kp-fmt -f json <"$BATS_TEST_TMPDIR/pre.ndjson"
+	assert_line --partial '"comm":"cc1"'
+	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/pre.ndjson"
+	refute_output --partial exited
 }

@@ -128,7 +128,7 @@ EOF2
 @test "prometheus: rapl-read alone has a CO2 counter beside its joules counter" {
 	run -0 kp-fmt -f prometheus --carbon-intensity 400 <"$STREAMS/energy-only.ndjson"
 	# 2.460123 J + 2.594880 J at 400 g/kWh.
-	assert_line 'kepler_node_cpu_joules_total{zone="package"} 5.055003'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",path=""} 5.055003'
 	assert_line 'kp_node_cpu_co2_grams_total{zone="package"} 0.0005616670000000001'
 }
 
@@ -218,9 +218,9 @@ kp-fmt: <stdin>:7: interval 2 ends after interval 2: a replay or a disorder"
 
 @test "prometheus: kp-fmt sums the energy itself when records have no totals" {
 	run -0 kp-fmt -f prometheus <"$STREAMS/no-totals.ndjson"
-	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
-	assert_line 'kepler_node_cpu_active_joules_total{zone="psys"} 30.000000'
-	assert_line 'kepler_process_cpu_joules_total{pid="7",comm="job",zone="psys",state="running",container_id="",pod_id="",vm_id=""} 18.750000'
+	assert_line 'kepler_node_cpu_joules_total{zone="psys",path=""} 90.000000'
+	assert_line 'kepler_node_cpu_active_joules_total{zone="psys",path=""} 30.000000'
+	assert_line 'kepler_process_cpu_joules_total{pid="7",comm="job",exe="",type="regular",zone="psys",state="running",container_id="",pod_id="",vm_id=""} 18.750000'
 	assert_line 'kp_node_platform_joules_total{source="powercap"} 90.000000'
 	assert_line 'kp_node_platform_watts{source="powercap"} 40'
 }
@@ -229,11 +229,11 @@ kp-fmt: <stdin>:7: interval 2 ends after interval 2: a replay or a disorder"
 	local tf=$BATS_TEST_TMPDIR/kp.prom
 	run -0 kp-fmt -f prometheus --summary --textfile "$tf" <"$STREAMS/no-totals.ndjson"
 	# 50 J + 40 J: the textfile's intervals do not add to the summary.
-	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
-	assert_line 'kepler_process_cpu_joules_total{pid="7",comm="job",zone="psys",state="running",container_id="",pod_id="",vm_id=""} 18.750000'
+	assert_line 'kepler_node_cpu_joules_total{zone="psys",path=""} 90.000000'
+	assert_line 'kepler_process_cpu_joules_total{pid="7",comm="job",exe="",type="regular",zone="psys",state="running",container_id="",pod_id="",vm_id=""} 18.750000'
 	# The textfile's counters are the live ones, as without --summary.
 	run -0 grep '^kepler_node_cpu_joules_total' "$tf"
-	assert_output 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+	assert_output 'kepler_node_cpu_joules_total{zone="psys",path=""} 90.000000'
 }
 
 @test "prometheus: a counter whose input total is reset never goes backwards" {
@@ -280,8 +280,8 @@ kp-fmt: <stdin>:5: "total_uj" is not a non-negative integer'
 		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
 	done >"$in"
 	run -3 --separate-stderr kp-fmt -f prometheus <"$in"
-	assert_equal "$(grep -c '^kepler_node_cpu_joules_total{zone="package"} 9223372036854.775807$' <<<"$output")" 2
-	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package"} passes 9223372036854.775807 J, held there'
+	assert_equal "$(grep -c '^kepler_node_cpu_joules_total{zone="package",path=""} 9223372036854.775807$' <<<"$output")" 2
+	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package",path=""} passes 9223372036854.775807 J, held there'
 	run -3 --separate-stderr kp-fmt -f json --summary -t energy <"$in"
 	assert_output --partial "\"energy_uj\":$max,"
 	assert_equal "$stderr" "kp-fmt: <stdin>:3: --summary: the sum of energy_uj passes $max, held there"
@@ -301,7 +301,7 @@ kp-fmt: <stdin>:5: "total_uj" is not a non-negative integer'
 9223372036854.775807
 9223372036854.775807
 EOF2
-	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package"} passes 9223372036854.775807 J, held there'
+	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package",path=""} passes 9223372036854.775807 J, held there'
 }
 
 # Peak resident kilobytes of kp-fmt $2 over $1 intervals of process churn.
@@ -376,9 +376,9 @@ forget_sample() {
 	cmp "$BATS_TEST_TMPDIR/want" "$tf"
 	# With -f as well, stdout gets the format and the counters move once.
 	run -0 kp-fmt -f prometheus --textfile "$tf" <"$STREAMS/no-totals.ndjson"
-	assert_line 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+	assert_line 'kepler_node_cpu_joules_total{zone="psys",path=""} 90.000000'
 	run -0 grep '^kepler_node_cpu_joules_total' "$tf"
-	assert_output 'kepler_node_cpu_joules_total{zone="psys"} 90.000000'
+	assert_output 'kepler_node_cpu_joules_total{zone="psys",path=""} 90.000000'
 }
 
 @test "--textfile is written while the stream goes on" {
@@ -390,11 +390,11 @@ forget_sample() {
 		[ -s "$tf" ] && break
 		sleep 0.1
 	done
-	run -0 grep '^kepler_node_cpu_joules_total{zone="package"}' "$tf"
-	assert_output 'kepler_node_cpu_joules_total{zone="package"} 5035.000000'
+	run -0 grep '^kepler_node_cpu_joules_total{zone="package",path=""}' "$tf"
+	assert_output 'kepler_node_cpu_joules_total{zone="package",path=""} 5035.000000'
 	wait
-	run -0 grep '^kepler_node_cpu_joules_total{zone="package"}' "$tf"
-	assert_output 'kepler_node_cpu_joules_total{zone="package"} 5076.000123'
+	run -0 grep '^kepler_node_cpu_joules_total{zone="package",path=""}' "$tf"
+	assert_output 'kepler_node_cpu_joules_total{zone="package",path=""} 5076.000123'
 }
 
 @test "--textfile in a directory that cannot be written fails at the start" {

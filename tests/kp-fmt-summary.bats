@@ -132,3 +132,22 @@ two_crowds() {
 	run -2 --separate-stderr kp-fmt --summary --summary-rows x </dev/null
 	assert_equal "$stderr" "kp-fmt: --summary-rows must be an integer from 1 to 1000000: 'x'"
 }
+
+@test "--summary-rows: exited records fold into an other row of ppid 0, its count summed" {
+	"$KP_ROOT/scripts/kp-gen" --seed 4 --intervals 20 --processes 20 \
+	    --churn 100 --exited 5 | kp-attribute > "$BATS_TEST_TMPDIR/in"
+	run -0 kp-fmt -f json --summary --summary-rows 2 < "$BATS_TEST_TMPDIR/in"
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/sum"
+	# 2 rows and an other row per zone, which reads back as a record.
+	assert_equal "$(jq -c 'select(.type == "exited" and .zone == "package") | [.comm, .ppid]' \
+	    "$BATS_TEST_TMPDIR/sum" | tail -n 1)" '["(other)",0]'
+	assert_equal "$(jq -s '[.[] | select(.type == "exited" and .zone == "dram")] | length' \
+	    "$BATS_TEST_TMPDIR/sum")" 3
+	# Rows and other together are the stream's energy, count and CPU time.
+	for f in energy_uj count cpu_us; do
+		assert_equal "$(jq -s "[.[] | select(.type == \"exited\" and .zone == \"package\") | .$f] | add" "$BATS_TEST_TMPDIR/sum")" \
+		    "$(jq -s "[.[] | select(.type == \"exited\" and .zone == \"package\") | .$f] | add" "$BATS_TEST_TMPDIR/in")"
+	done
+	run -0 kp-fmt -f table --summary --summary-rows 2 < "$BATS_TEST_TMPDIR/in"
+	assert_line --regexp '^ +[0-9]+ +0  \(other\)  package '
+}

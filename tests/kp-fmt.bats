@@ -7,8 +7,8 @@ setup() {
 	STREAMS=$FIXTURES/streams
 	TWO=$STREAMS/two-intervals.ndjson
 	USAGE='usage: kp-fmt [-Hh] [-f format] [-n rows] [-o columns] [-t types] [-u unit]
-              [--carbon-intensity g_per_kwh] [--list-columns] [--summary]
-              [--summary-rows rows] [--textfile path]'
+              [--carbon-intensity g_per_kwh] [--list-columns] [--node-name name]
+              [--summary] [--summary-rows rows] [--textfile path]'
 }
 
 # The last three lines of $stderr: the usage message after getopt's.
@@ -178,22 +178,22 @@ EOF
 
 @test "prometheus: Kepler's families, exact joules, gauges from watts" {
 	run -0 --separate-stderr kp-fmt -f prometheus <"$TWO"
-	assert_line 'kepler_process_cpu_joules_total{pid="42",comm="burn",zone="package",state="running",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 12.500000'
-	assert_line 'kepler_process_cpu_watts{pid="1500",comm="qemu-system-x86",zone="dram",state="running",container_id="",pod_id="",vm_id="qemu-1-ubuntu"} 0.084375'
-	assert_line 'kepler_process_cpu_watts{pid="4242",comm="gzip",zone="package",state="terminated",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 0'
-	assert_line 'kepler_node_cpu_joules_total{zone="package"} 5076.000123'
-	assert_line 'kepler_node_cpu_active_joules_total{zone="dram"} 204.100131'
-	assert_line 'kepler_node_cpu_idle_joules_total{zone="dram"} 405.000325'
-	assert_line 'kepler_node_cpu_watts{zone="package"} 40.99840106715518'
-	assert_line 'kepler_node_cpu_active_watts{zone="package"} 14'
-	assert_line 'kepler_node_cpu_idle_watts{zone="dram"} 2.7'
+	assert_line 'kepler_process_cpu_joules_total{pid="42",comm="burn",exe="",type="container",zone="package",state="running",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 12.500000'
+	assert_line 'kepler_process_cpu_watts{pid="1500",comm="qemu-system-x86",exe="",type="vm",zone="dram",state="running",container_id="",pod_id="",vm_id="qemu-1-ubuntu"} 0.084375'
+	assert_line 'kepler_process_cpu_watts{pid="4242",comm="gzip",exe="",type="container",zone="package",state="terminated",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 0'
+	assert_line 'kepler_node_cpu_joules_total{zone="package",path=""} 5076.000123'
+	assert_line 'kepler_node_cpu_active_joules_total{zone="dram",path=""} 204.100131'
+	assert_line 'kepler_node_cpu_idle_joules_total{zone="dram",path=""} 405.000325'
+	assert_line 'kepler_node_cpu_watts{zone="package",path=""} 40.99840106715518'
+	assert_line 'kepler_node_cpu_active_watts{zone="package",path=""} 14'
+	assert_line 'kepler_node_cpu_idle_watts{zone="dram",path=""} 2.7'
 	assert_line 'kepler_node_cpu_usage_ratio 0.49997900088196295'
-	assert_line 'kepler_container_cpu_joules_total{container_id="a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90",pod_id="",zone="dram"} 0.512516'
-	assert_line 'kepler_container_cpu_watts{container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",zone="package"} 11.375'
-	assert_line 'kepler_pod_cpu_joules_total{pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",zone="package"} 27.261880'
-	assert_line 'kepler_pod_cpu_watts{pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",zone="dram"} 1.4625'
-	assert_line 'kepler_vm_cpu_joules_total{vm_id="qemu-1-ubuntu",zone="package"} 1.937450'
-	assert_line 'kepler_vm_cpu_watts{vm_id="qemu-1-ubuntu",zone="package"} 0.65625'
+	assert_line 'kepler_container_cpu_joules_total{container_id="a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90",container_name="",runtime="unknown",pod_id="",zone="dram"} 0.512516'
+	assert_line 'kepler_container_cpu_watts{container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",container_name="",runtime="kubernetes",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",zone="package"} 11.375'
+	assert_line 'kepler_pod_cpu_joules_total{pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",pod_name="",pod_namespace="",zone="package"} 27.261880'
+	assert_line 'kepler_pod_cpu_watts{pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",pod_name="",pod_namespace="",zone="dram"} 1.4625'
+	assert_line 'kepler_vm_cpu_joules_total{vm_id="qemu-1-ubuntu",vm_name="",hypervisor="unknown",zone="package"} 1.937450'
+	assert_line 'kepler_vm_cpu_watts{vm_id="qemu-1-ubuntu",vm_name="",hypervisor="unknown",zone="package"} 0.65625'
 	assert_line 'kp_unattributed_cpu_joules_total{zone="dram"} 0.264380'
 	assert_line 'kp_unattributed_cpu_watts{zone="package"} 0.21875'
 	assert_equal "$stderr" ""
@@ -202,9 +202,10 @@ EOF
 @test "prometheus: HELP and TYPE once per family, an empty line per interval" {
 	local out=$BATS_TEST_TMPDIR/out
 	kp-fmt -f prometheus <"$TWO" >"$out"
-	# 17 families in each of the two intervals.
-	assert_equal "$(grep -c '^# HELP ' "$out")" 34
-	assert_equal "$(grep -c '^# TYPE ' "$out")" 34
+	# 20 families in each of the two intervals, kepler_build_info and the
+	# CPU seconds of processes and containers among them.
+	assert_equal "$(grep -c '^# HELP ' "$out")" 40
+	assert_equal "$(grep -c '^# TYPE ' "$out")" 40
 	assert_equal "$(grep '^# TYPE ' "$out" | sort | uniq -c | awk '$1 != 2' | wc -l)" 0
 	assert_equal "$(grep -c '^# TYPE kepler_node_cpu_joules_total counter$' "$out")" 2
 	assert_equal "$(grep -c '^# TYPE kepler_process_cpu_watts gauge$' "$out")" 2
@@ -214,17 +215,18 @@ EOF
 	assert_equal "$(grep -c '^kepler_node_cpu_usage_ratio ' "$out")" 2
 	# Every sample is a name with labels and a value: no timestamps.
 	assert_equal "$(grep -v '^#' "$out" | grep -v '^$' |
-	    grep -cvE '^[a-z_]+(\{[^ ]*\})? [0-9.e+-]+$')" 0
+	    grep -cvE '^[a-z_]+(\{([^" ]|"([^"\\]|\\.)*")*\})? [0-9.e+-]+$')" 0
 }
 
 @test "prometheus: only families with samples in the interval" {
 	# rapl-read's own records: the node's energy and power alone, the
 	# counter kp-fmt's sum of the intervals' energy.
 	run -0 kp-fmt -f prometheus <"$STREAMS/energy-only.ndjson"
-	assert_equal "$(grep -c '^# TYPE ' <<<"$output")" 4
+	assert_equal "$(grep -c '^# TYPE ' <<<"$output")" 6
+	assert_equal "$(grep -c '^# TYPE kepler_build_info gauge$' <<<"$output")" 2
 	assert_equal "$(grep '^kepler_node_cpu_joules_total' <<<"$output" | paste -sd' ')" \
-	    'kepler_node_cpu_joules_total{zone="package"} 2.460123 kepler_node_cpu_joules_total{zone="package"} 5.055003'
-	assert_line 'kepler_node_cpu_watts{zone="package"} 12.975048752437623'
+	    'kepler_node_cpu_joules_total{zone="package",path=""} 2.460123 kepler_node_cpu_joules_total{zone="package",path=""} 5.055003'
+	assert_line 'kepler_node_cpu_watts{zone="package",path=""} 12.975048752437623'
 	refute_line --partial "active"
 	run -0 kp-fmt -f prometheus <"$STREAMS/odd-names.ndjson"
 	refute_line --partial "kepler_node_"
@@ -232,16 +234,16 @@ EOF
 }
 
 @test "prometheus escapes backslash, quote and newline in label values" {
-	run -0 kp-fmt -f prometheus <"$STREAMS/odd-names.ndjson"
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | sed "/kepler_build_info/d; /_seconds_total/d"' _ "$STREAMS/odd-names.ndjson"
 	assert_output - <<'EOF'
 # HELP kepler_process_cpu_joules_total Energy attributed to the process, in joules
 # TYPE kepler_process_cpu_joules_total counter
-kepler_process_cpu_joules_total{pid="42",comm="a \"q\" \\b",zone="package",state="running",container_id="",pod_id="",vm_id=""} 2.500000
-kepler_process_cpu_joules_total{pid="43",comm="x,y\nz",zone="package",state="running",container_id="",pod_id="",vm_id=""} 0.500000
+kepler_process_cpu_joules_total{pid="42",comm="a \"q\" \\b",exe="",type="regular",zone="package",state="running",container_id="",pod_id="",vm_id=""} 2.500000
+kepler_process_cpu_joules_total{pid="43",comm="x,y\nz",exe="",type="regular",zone="package",state="running",container_id="",pod_id="",vm_id=""} 0.500000
 # HELP kepler_process_cpu_watts Power attributed to the process, in watts
 # TYPE kepler_process_cpu_watts gauge
-kepler_process_cpu_watts{pid="42",comm="a \"q\" \\b",zone="package",state="running",container_id="",pod_id="",vm_id=""} 2.5
-kepler_process_cpu_watts{pid="43",comm="x,y\nz",zone="package",state="running",container_id="",pod_id="",vm_id=""} 0.5
+kepler_process_cpu_watts{pid="42",comm="a \"q\" \\b",exe="",type="regular",zone="package",state="running",container_id="",pod_id="",vm_id=""} 2.5
+kepler_process_cpu_watts{pid="43",comm="x,y\nz",exe="",type="regular",zone="package",state="running",container_id="",pod_id="",vm_id=""} 0.5
 EOF
 }
 

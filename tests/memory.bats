@@ -58,6 +58,17 @@ clean() {
 	clean
 }
 
+@test "proc-cputime: no leaks with every name source, their indexes and cache" {
+	run vg proc-cputime -a --proc "$FIXTURES/proc-identity" \
+	    --root "$FIXTURES/node-root" --podman-root "$BATS_TEST_TMPDIR" -n 2 -i 10ms
+	clean
+	# A group record's names, taken and replaced.
+	proc-cputime -a --proc "$FIXTURES/proc-identity" --root "$FIXTURES/node-root" < "$IN" |
+	    kp-attribute > "$BATS_TEST_TMPDIR/named" || true
+	run vg kp-aggregate --level container,pod,vm < "$BATS_TEST_TMPDIR/named"
+	clean
+}
+
 @test "kp-attribute: no leaks, with and without --state" {
 	run vg kp-attribute --proc "$P" < "$IN"
 	clean

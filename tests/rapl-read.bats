@@ -22,7 +22,8 @@ shape() {
 	    <<< "$output"
 }
 
-HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
+# proc-model names the node worker-2 and has no cpuinfo.
+HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_name":"worker-2"}'
 
 @test "usage matches the manual's synopsis" {
 	# The synopsis wraps, and col(1) turns the indentation into tabs.
@@ -146,7 +147,7 @@ HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
 }
 
 @test "-n 2: two intervals, each after its energy records" {
-	run --separate-stderr rapl-read --sysfs "$SY" -n 2 -i 10ms
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" -n 2 -i 10ms
 	assert_success
 	assert_line -n 0 "$HEADER"
 	assert_equal "$(shape)" "$(cat <<-'EOF'
@@ -343,7 +344,7 @@ HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
 @test "a closed pipe downstream is a quiet stop" {
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	run --separate-stderr bash -c \
-	    'set -o pipefail; rapl-read -i 10ms --sysfs "$1" | head -1' _ "$SY"
+	    'set -o pipefail; rapl-read -i 10ms --sysfs "$1" --proc "$2" | head -1' _ "$SY" "$P"
 	assert_success
 	assert_output "$HEADER"
 	assert_equal "$stderr" ""

@@ -103,6 +103,20 @@ assert "--textfile " + d + "/" in cmd, cmd
 assert "--collector.textfile.directory=" + d in cs["node-exporter"]["args"]
 for c in cs.values():
     assert c["image"]
+# The node's name from the downward API, for the header and node_name.
+env = {e["name"]: e for e in cs["kp"]["env"]}
+assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+# Every directory a name comes from (proc-cputime(1), "Names"), read-only
+# below the root that proc-cputime is given, in the pipeline only.
+assert "proc-cputime --proc /host/proc --root /host " in cmd, cmd
+byhost = {vols[m["name"]]["hostPath"]["path"]: m for m in cs["kp"]["volumeMounts"]
+          if "hostPath" in vols[m["name"]]}
+for path in ("/var/log/pods", "/var/log/containers", "/var/lib/docker/containers",
+             "/var/lib/containers/storage/overlay-containers", "/run/libvirt/qemu",
+             "/etc/libvirt/qemu", "/etc/passwd", "/home"):
+    assert byhost[path]["mountPath"] == "/host" + path, path
+    assert byhost[path]["readOnly"] is True, path
+    assert byhost[path]["name"] not in mounts["node-exporter"], path
 print(cmd.split(" -c ", 1)[1])
 PY
 	# The pipeline itself runs, here on this host's /proc and /sys.
@@ -110,8 +124,8 @@ PY
 	cmd=${cmd//\/host\//\/}
 	cmd=${cmd//\/var\/lib\/kp\/textfile/$BATS_TEST_TMPDIR}
 	cmd=${cmd//-i 10s/-n 2 -i 200ms}
-	sh -c "$cmd" 2>/dev/null
-	run -0 grep -c '^kepler_node_cpu_joules_total{zone="package"} ' "$BATS_TEST_TMPDIR/kp.prom"
+	NODE_NAME=node-7 sh -c "$cmd" 2>/dev/null
+	run -0 grep -c '^kepler_node_cpu_joules_total{zone="package",path="",node_name="node-7"} ' "$BATS_TEST_TMPDIR/kp.prom"
 	assert_output 1
 }
 
@@ -262,6 +276,29 @@ EOF2
 	assert_output '[false]'
 	[ "$(grep -c '"type":"proc"' "$BATS_TEST_TMPDIR/sparse")" -lt \
 	    "$(grep -c '"type":"proc"' "$BATS_TEST_TMPDIR/gen")" ]
+}
+
+@test "kp-gen --exited N: N exited records an interval, within the node's CPU time but when skewed" {
+	local gen=$BATS_TEST_TMPDIR/gen
+	"$SCRIPTS/kp-gen" --seed 3 --intervals 600 --processes 20 --exited 4 > "$gen"
+	# Every line reads by the rules, exited records included.
+	run -0 --separate-stderr kp-fmt -f json < "$gen"
+	# 4 an interval, but in the rare intervals without any record.
+	run -0 jq -s -c '[group_by(.seq)[] | map(select(.type == "exited")) | length] | unique' "$gen"
+	assert_output '[0,4]'
+	# Processes and exited records within the node's CPU time, but in the
+	# rare skewed intervals, which kp-attribute scales down.
+	run -0 jq -s -r '[group_by(.seq)[] | select(.[0].seq > 0) |
+	    (map(select(.type == "proc" or .type == "exited") | .cpu_us) | add // 0) as $w |
+	    map(select(.type == "cpu"))[0].cpu_us as $n |
+	    select($w > $n) | .[0].seq] | length' "$gen"
+	[ "$output" -gt 0 ] && [ "$output" -lt 20 ]
+	skewed=$output
+	run -0 bash -c 'kp-attribute < "$1" | jq -s "[.[] | select(.type == \"unattributed\" and .zone == \"package\" and .scaled_down)] | length"' _ "$gen"
+	assert_output "$skewed"
+	# Seeded, and without it there are none.
+	cmp "$gen" <("$SCRIPTS/kp-gen" --seed 3 --intervals 600 --processes 20 --exited 4)
+	refute grep -q '"type":"exited"' <("$SCRIPTS/kp-gen" --seed 3 --intervals 600 --processes 20)
 }
 
 @test "the README's crontab line with a failing rapl-read: no stage's window moves" {

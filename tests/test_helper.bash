@@ -11,6 +11,9 @@ KP_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 FIXTURES="$KP_ROOT/tests/fixtures"
 PATH="$KP_ROOT/cmd:$PATH"
 export KP_ROOT FIXTURES PATH
+# A producer's header names the node from NODE_NAME before the host name:
+# the tests set it where they mean to.
+unset NODE_NAME
 
 # A copy of a fixture tree that the test may change between runs.
 fixture_copy() {

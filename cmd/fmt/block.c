@@ -214,6 +214,16 @@ rec_is(const struct kp_record *rec, const char *type)
 	return strcmp(rec->type, type) == 0;
 }
 
+/*
+ * An exited record without a zone, as proc-cputime writes it: it has no
+ * energy yet, and is shown where proc records are, not beside processes.
+ */
+int
+rec_is_unattributed_exited(const struct kp_record *rec)
+{
+	return rec_is(rec, "exited") && kp_rec_get(rec, "zone") == NULL;
+}
+
 /* The field that a group record's "by" names, or NULL. */
 const struct kp_field *
 by_field(const struct kp_record *rec)

@@ -21,13 +21,13 @@ static const char *const all_columns[] = {
 	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
 	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
 	"idle_kept_uj", "source", "estimated", "sockets", "scaled_down",
-	"excess_cpu_us",
+	"excess_cpu_us", "ppid", "count",
 };
 #define DEFAULT_COLUMNS 23
 
 static const char *const default_types[] = {
-	"energy", "node", "process", "unattributed", "container", "pod", "vm",
-	"unit", "group", "host", NULL
+	"energy", "node", "process", "exited", "unattributed", "container",
+	"pod", "vm", "unit", "group", "host", NULL
 };
 
 /*
@@ -228,7 +228,8 @@ csv_block(struct fmt *ctx, void *st, const struct block *b,
 	for (i = 0; i < b->n; i++) {
 		rec = b->recs[i];
 		if (ctx->types == NULL &&
-		    !str_in_list(default_types, rec->type))
+		    (!str_in_list(default_types, rec->type) ||
+		    rec_is_unattributed_exited(rec)))
 			continue;
 		for (j = 0; ctx->columns[j] != NULL; j++) {
 			if (j > 0)

@@ -29,6 +29,7 @@ void block_free(struct block *b);
 int block_has_type(const struct block *b, const char *type);
 int block_has_node(const struct block *b, const char *zone);
 int rec_is(const struct kp_record *rec, const char *type);
+int rec_is_unattributed_exited(const struct kp_record *rec);
 const struct kp_field *by_field(const struct kp_record *rec);
 int str_in_list(const char *const *list, const char *s);
 
@@ -83,6 +84,7 @@ struct fmt {
 	int summary;			/* --summary */
 	size_t summary_rows;		/* --summary-rows */
 	const char *textfile;		/* --textfile */
+	const char *node_name;		/* --node-name */
 
 	const char *input_name;
 	struct kp_reader *reader;	/* top waits on it for input */

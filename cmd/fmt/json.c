@@ -50,7 +50,8 @@ static void
 json_header(struct fmt *ctx, void *st, const struct kp_record *rec)
 {
 	(void)st;
-	json_line(ctx, rec);
+	if (type_wanted(ctx, "header"))
+		json_line(ctx, rec);
 }
 
 static void

@@ -35,8 +35,9 @@ usage(void)
 	fprintf(stderr, "usage: kp-fmt [-Hh] [-f format] [-n rows] "
 	    "[-o columns] [-t types] [-u unit]\n"
 	    "              [--carbon-intensity g_per_kwh] [--list-columns] "
-	    "[--summary]\n"
-	    "              [--summary-rows rows] [--textfile path]\n");
+	    "[--node-name name]\n"
+	    "              [--summary] [--summary-rows rows] "
+	    "[--textfile path]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -100,8 +101,8 @@ co2_grams(const struct fmt *ctx, int64_t uj)
 static void
 parse_options(struct fmt *ctx, int argc, char *argv[])
 {
-	enum { OPT_CARBON = 256, OPT_LIST_COLUMNS, OPT_SUMMARY, OPT_SUMMARY_ROWS,
-	    OPT_TEXTFILE };
+	enum { OPT_CARBON = 256, OPT_LIST_COLUMNS, OPT_NODE_NAME, OPT_SUMMARY,
+	    OPT_SUMMARY_ROWS, OPT_TEXTFILE };
 	static const struct option longopts[] = {
 		{ "carbon-intensity", required_argument, NULL, OPT_CARBON },
 		{ "columns", required_argument, NULL, 'o' },
@@ -109,6 +110,7 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "list-columns", no_argument, NULL, OPT_LIST_COLUMNS },
+		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "rows", required_argument, NULL, 'n' },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
@@ -150,6 +152,11 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			break;
 		case OPT_LIST_COLUMNS:
 			csv_list_columns();
+			break;
+		case OPT_NODE_NAME:
+			if (*optarg == '\0')
+				errx(KP_EXIT_USAGE, "--node-name wants a name");
+			ctx->node_name = optarg;
 			break;
 		case OPT_SUMMARY:
 			ctx->summary = 1;
@@ -266,11 +273,9 @@ format_stream(struct fmt *ctx, struct kp_reader *r)
 			sinks_block(ctx, &k, &b, NULL);
 		if (rec_is(&rec, "interval"))
 			sinks_block(ctx, &k, &b, &rec);
-		else if (!type_wanted(ctx, rec.type))
-			continue;
 		else if (rec_is(&rec, "header"))
-			sinks_header(ctx, &k, &rec);
-		else
+			sinks_header(ctx, &k, &rec);	/* -t: the sink's */
+		else if (type_wanted(ctx, rec.type))
 			block_add(&b, &rec);
 	}
 	sinks_end(ctx, &k, &b);

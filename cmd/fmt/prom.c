@@ -3,7 +3,9 @@
  * the Prometheus text format 0.0.4, with the metric families and labels of
  * Kepler.  A counter series keeps what it showed, so that it never goes
  * backwards; a workload's series without a sample for a while is
- * forgotten.
+ * forgotten.  The node's name, from the stream's header, labels every
+ * series; the node zone, every zone counted once, has families of its own,
+ * so that a sum over a kepler_* family's zones counts nothing twice.
  */
 #include <err.h>
 #include <inttypes.h>
@@ -14,8 +16,49 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "build.h"
 
-enum { GAUGE, COUNTER_J, COUNTER_CO2 };
+/*
+ * kepler_build_info's arch, as Go's GOARCH names it, and its goversion,
+ * the C compiler and its version: both as the compiler knows them.
+ */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#if defined(__x86_64__)
+#define BUILD_ARCH "amd64"
+#elif defined(__aarch64__)
+#define BUILD_ARCH "arm64"
+#elif defined(__i386__)
+#define BUILD_ARCH "386"
+#elif defined(__arm__)
+#define BUILD_ARCH "arm"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define BUILD_ARCH "ppc64le"
+#elif defined(__powerpc64__)
+#define BUILD_ARCH "ppc64"
+#elif defined(__s390x__)
+#define BUILD_ARCH "s390x"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define BUILD_ARCH "riscv64"
+#else
+#define BUILD_ARCH "unknown"
+#endif
+#if defined(__clang__)
+#define BUILD_COMPILER "clang " STR(__clang_major__) "." \
+    STR(__clang_minor__) "." STR(__clang_patchlevel__)
+#elif defined(__GNUC__)
+#define BUILD_COMPILER "gcc " STR(__GNUC__) "." STR(__GNUC_MINOR__) "." \
+    STR(__GNUC_PATCHLEVEL__)
+#else
+#define BUILD_COMPILER "unknown"
+#endif
+
+/*
+ * A COUNTER_S family counts seconds of CPU time, the same in each zone's
+ * record of a workload: it has no zone label, and takes one record per
+ * series and interval.
+ */
+enum { GAUGE, COUNTER_J, COUNTER_CO2, COUNTER_S };
 
 /* Prometheus metric family: one sample per record of rectype. */
 struct family {
@@ -39,19 +82,38 @@ struct family {
 	const char *help;
 };
 
-/* Label sets, shared by the families that have them. */
+/*
+ * Label sets, shared by the families that have them; every series also has
+ * node_name where the stream names its node.  A name that starts with '='
+ * is one of Kepler's labels that no record field holds as it is, made
+ * from the record (label_mapped).
+ */
 static const char *const no_labels[] = { NULL };
 static const char *const zone_labels[] = { "zone", "?socket", NULL };
+static const char *const node_labels[] = {
+	"zone", "=path", "?socket", NULL
+};
 static const char *const source_labels[] = { "source", "?socket", NULL };
 static const char *const process_labels[] = {
-	"pid", "comm", "zone", "state", "container_id", "pod_id", "vm_id",
-	"?socket", NULL
+	"pid", "comm", "exe", "=type", "zone", "state", "container_id",
+	"pod_id", "vm_id", "?socket", NULL
+};
+static const char *const process_cpu_labels[] = {
+	"pid", "comm", "exe", "=type", "container_id", "pod_id", "vm_id", NULL
 };
 static const char *const container_labels[] = {
-	"container_id", "pod_id", "zone", "?state", NULL
+	"container_id", "container_name", "=runtime", "pod_id", "zone",
+	"?state", NULL
 };
-static const char *const pod_labels[] = { "pod_id", "zone", "?state", NULL };
-static const char *const vm_labels[] = { "vm_id", "zone", "?state", NULL };
+static const char *const container_cpu_labels[] = {
+	"container_id", "container_name", "=runtime", "pod_id", NULL
+};
+static const char *const pod_labels[] = {
+	"pod_id", "pod_name", "pod_namespace", "zone", "?state", NULL
+};
+static const char *const vm_labels[] = {
+	"vm_id", "vm_name", "=hypervisor", "zone", "?state", NULL
+};
 static const char *const unit_labels[] = { "unit", "zone", "?state", NULL };
 static const char *const group_labels[] = {
 	"by", "group", "zone", "?state", NULL
@@ -60,23 +122,23 @@ static const char *const host_labels[] = { "level", "zone", NULL };
 
 static const struct family families[] = {
 	{ "kepler_node_cpu_joules_total", "node", "energy", NULL,
-	    "total_uj", "energy_uj", COUNTER_J, zone_labels,
+	    "total_uj", "energy_uj", COUNTER_J, node_labels,
 	    "Energy used by the CPU zone of the node, in joules" },
 	{ "kepler_node_cpu_active_joules_total", "node", NULL, NULL,
-	    "active_total_uj", "active_uj", COUNTER_J, zone_labels,
+	    "active_total_uj", "active_uj", COUNTER_J, node_labels,
 	    "Energy used by the CPU zone of the node while active, in "
 	    "joules" },
 	{ "kepler_node_cpu_idle_joules_total", "node", NULL, NULL,
-	    "idle_total_uj", "idle_uj", COUNTER_J, zone_labels,
+	    "idle_total_uj", "idle_uj", COUNTER_J, node_labels,
 	    "Energy used by the CPU zone of the node while idle, in joules" },
 	{ "kepler_node_cpu_watts", "node", "energy", NULL,
-	    "watts", NULL, GAUGE, zone_labels,
+	    "watts", NULL, GAUGE, node_labels,
 	    "Power of the CPU zone of the node, in watts" },
 	{ "kepler_node_cpu_active_watts", "node", NULL, NULL,
-	    "active_watts", NULL, GAUGE, zone_labels,
+	    "active_watts", NULL, GAUGE, node_labels,
 	    "Power of the CPU zone of the node while active, in watts" },
 	{ "kepler_node_cpu_idle_watts", "node", NULL, NULL,
-	    "idle_watts", NULL, GAUGE, zone_labels,
+	    "idle_watts", NULL, GAUGE, node_labels,
 	    "Power of the CPU zone of the node while idle, in watts" },
 	{ "kp_node_cpu_idle_kept_joules_total", "node", NULL, NULL,
 	    NULL, "idle_kept_uj", COUNTER_J, zone_labels,
@@ -97,12 +159,20 @@ static const struct family families[] = {
 	{ "kepler_process_cpu_watts", "process", NULL, NULL,
 	    "watts", NULL, GAUGE, process_labels,
 	    "Power attributed to the process, in watts" },
+	{ "kepler_process_cpu_seconds_total", "process", NULL, NULL,
+	    NULL, "cpu_us", COUNTER_S, process_cpu_labels,
+	    "CPU time of the process, user and system, in seconds, since "
+	    "kp-fmt first saw it" },
 	{ "kepler_container_cpu_joules_total", "container", NULL, NULL,
 	    "total_uj", "energy_uj", COUNTER_J, container_labels,
 	    "Energy attributed to the container, in joules" },
 	{ "kepler_container_cpu_watts", "container", NULL, NULL,
 	    "watts", NULL, GAUGE, container_labels,
 	    "Power attributed to the container, in watts" },
+	{ "kepler_container_cpu_seconds_total", "container", NULL, NULL,
+	    NULL, "cpu_us", COUNTER_S, container_cpu_labels,
+	    "CPU time of the container's processes, user and system, in "
+	    "seconds, since kp-fmt first saw it" },
 	{ "kepler_pod_cpu_joules_total", "pod", NULL, NULL,
 	    "total_uj", "energy_uj", COUNTER_J, pod_labels,
 	    "Energy attributed to the pod, in joules" },
@@ -181,6 +251,27 @@ static const struct family families[] = {
 	    "grams of CO2 equivalent" },
 };
 
+/*
+ * Exited records (D3) fold processes born and ended inside an interval, by
+ * parent and comm, and have no pid: they are no process series.  Their
+ * energy is summed per zone, so that process, exited, unattributed and
+ * idle kept series still add up to the node's.
+ */
+static const struct family exited_families[] = {
+	{ "kp_exited_cpu_joules_total", "exited", NULL, NULL,
+	    NULL, "energy_uj", COUNTER_J, zone_labels,
+	    "Energy attributed to processes born and ended inside an "
+	    "interval, in joules" },
+	{ "kp_exited_cpu_watts", "exited", NULL, NULL,
+	    "watts", NULL, GAUGE, zone_labels,
+	    "Power attributed to processes born and ended inside an "
+	    "interval, in watts" },
+	{ "kp_exited_cpu_co2_grams_total", "exited", NULL, NULL,
+	    NULL, "energy_uj", COUNTER_CO2, zone_labels,
+	    "Emissions attributed to processes born and ended inside an "
+	    "interval, in grams of CO2 equivalent" },
+};
+
 /* The record types of workloads, which end; zones and levels stay. */
 static const char *const workload_types[] = {
 	"process", "container", "pod", "vm", "unit", "group", NULL
@@ -201,6 +292,7 @@ struct series {
 	int64_t shown_uj;	/* the counter's last sample */
 	int seen;
 	int saturated;		/* reported as held at INT64_MAX */
+	int ended;		/* its last record said terminated */
 	int forgettable;	/* of a workload that ends, not of a zone */
 	unsigned long seen_gen;	/* the block it last had a sample in */
 };
@@ -211,8 +303,10 @@ struct series {
  */
 struct labels {
 	const char *const *set;
+	int node_zone;			/* the node zone's: no zone label */
 	struct kp_buf *text;		/* one per record */
 	char *made;			/* text[i] is made */
+	signed char *in_node_zone;	/* record i's zone is node; -1: unknown */
 	size_t cap;
 };
 
@@ -225,6 +319,11 @@ struct prom {
 	struct labels labels;
 	struct kp_buf text;		/* the exposition of the block */
 	struct kp_buf key;		/* a series' name and labels */
+	char *node_name;		/* the header's; NULL: none */
+	const char *default_node_name;	/* --node-name; NULL: none */
+	struct kp_buf cpu_info;		/* kepler_node_cpu_info's samples */
+	char *node_zone_name[NELEM(families)];	/* NULL: not zoned */
+	char *exited_node_zone_name[NELEM(exited_families)];
 };
 
 /* Text format 0.0.4: backslash, double quote and newline are escaped. */
@@ -242,6 +341,63 @@ label_text(struct kp_buf *b, const char *s)
 		run = s + 1;
 	}
 	kp_buf_add(b, run, (size_t)(s - run));
+}
+
+/* Kepler's process type: vm, container (in a container), or regular. */
+static const char *
+process_type(const struct kp_record *rec)
+{
+	if (kp_rec_get(rec, "vm_id") != NULL)
+		return "vm";
+	return kp_rec_get(rec, "container_id") != NULL ? "container" :
+	    "regular";
+}
+
+/*
+ * Kepler's runtime of a container: kp's cri-o is crio; a container of a
+ * pod whose runtime is not known is kubernetes's, any other unknown.
+ */
+static const char *
+container_runtime(const struct kp_record *rec)
+{
+	static const char *const names[][2] = {
+		{ "docker", "docker" }, { "containerd", "containerd" },
+		{ "cri-o", "crio" }, { "podman", "podman" }
+	};
+	const char *runtime = kp_rec_str(rec, "runtime");
+	size_t i;
+
+	for (i = 0; runtime != NULL && i < NELEM(names); i++)
+		if (strcmp(runtime, names[i][0]) == 0)
+			return names[i][1];
+	return kp_rec_get(rec, "pod_id") != NULL ? "kubernetes" : "unknown";
+}
+
+/* Kepler's hypervisor of a VM: kvm for kp's qemu, as Kepler names QEMU's. */
+static const char *
+vm_hypervisor(const struct kp_record *rec)
+{
+	const char *hypervisor = kp_rec_str(rec, "hypervisor");
+
+	if (hypervisor == NULL)
+		return "unknown";
+	return strcmp(hypervisor, "qemu") == 0 ? "kvm" : hypervisor;
+}
+
+/*
+ * The value of one of Kepler's labels that no record field holds as it
+ * is.  kp's records name no sysfs path for a zone, which may sum several
+ * sockets' counters, so path is empty, as Kepler writes what it does not
+ * know.
+ */
+static const char *
+label_mapped(const char *name, const struct kp_record *rec)
+{
+	if (strcmp(name, "type") == 0)
+		return process_type(rec);
+	if (strcmp(name, "runtime") == 0)
+		return container_runtime(rec);
+	return strcmp(name, "hypervisor") == 0 ? vm_hypervisor(rec) : "";
 }
 
 /* A label's value; Kepler writes one that is unknown as the empty string. */
@@ -262,30 +418,60 @@ label_value(struct kp_buf *b, const char *name, const struct kp_record *rec)
 		put_number(b, v);
 }
 
-/* {name="value",...} of a record, or nothing for a family without labels. */
+/* ,name="value" or name="value" as the first label. */
 static void
-labels_make(struct kp_buf *b, const struct family *f,
+label_pair(struct kp_buf *b, size_t *n, const char *name, const char *value,
     const struct kp_record *rec)
+{
+	if ((*n)++ > 0)
+		kp_buf_add(b, ",", 1);
+	kp_buf_add(b, name, strlen(name));
+	kp_buf_add(b, "=\"", 2);
+	if (value != NULL)
+		label_text(b, value);
+	else
+		label_value(b, name, rec);
+	kp_buf_add(b, "\"", 1);
+}
+
+/* The node's name for the labels: the stream's, else --node-name's. */
+static const char *
+node_name(const struct prom *p)
+{
+	return p->node_name != NULL ? p->node_name : p->default_node_name;
+}
+
+/*
+ * {name="value",...} of a record, node_name last, or nothing for a series
+ * without labels; the node zone's families have no zone label.
+ */
+static void
+labels_make(const struct prom *p, struct kp_buf *b, const struct family *f,
+    const struct kp_record *rec, int node_zone)
 {
 	const char *name;
 	size_t i, n = 0;
 
 	b->len = 0;
-	if (f->labels[0] == NULL)
-		return;
 	kp_buf_add(b, "{", 1);
 	for (i = 0; f->labels[i] != NULL; i++) {
 		name = f->labels[i];
 		if (*name == '?' && kp_rec_get(rec, ++name) == NULL)
 			continue;
-		if (n++ > 0)
-			kp_buf_add(b, ",", 1);
-		kp_buf_add(b, name, strlen(name));
-		kp_buf_add(b, "=\"", 2);
-		label_value(b, name, rec);
-		kp_buf_add(b, "\"", 1);
+		if (node_zone && strcmp(name, "zone") == 0)
+			continue;
+		if (*name == '=')
+			label_pair(b, &n, name + 1, label_mapped(name + 1, rec),
+			    rec);
+		else
+			label_pair(b, &n, name, NULL, rec);
 	}
-	kp_buf_add(b, "}", 1);
+	if (node_name(p) != NULL)
+		label_pair(b, &n, "node_name", node_name(p), rec);
+	if (n == 0)
+		b->len = 0;
+	else
+		kp_buf_add(b, "}", 1);
 }
 
 /* Ready for the records of a block of n. */
@@ -296,25 +482,44 @@ labels_prepare(struct labels *l, size_t n)
 		l->text = kp_reallocarray(l->text, n, sizeof(*l->text));
 		memset(l->text + l->cap, 0, (n - l->cap) * sizeof(*l->text));
 		l->made = kp_reallocarray(l->made, n, 1);
+		l->in_node_zone = kp_reallocarray(l->in_node_zone, n, 1);
 		l->cap = n;
 	}
+	if (n > 0)
+		memset(l->in_node_zone, -1, n);
 	l->set = NULL;
 }
 
-/* The labels of record i of b in family f. */
+/* The labels of record i of b in family f, or in its node zone family. */
 static const struct kp_buf *
-labels_of(struct labels *l, const struct family *f, const struct block *b,
-    size_t i)
+labels_of(struct prom *p, const struct family *f, const struct block *b,
+    size_t i, int node_zone)
 {
-	if (l->set != f->labels) {
+	struct labels *l = &p->labels;
+
+	if (l->set != f->labels || l->node_zone != node_zone) {
 		l->set = f->labels;
+		l->node_zone = node_zone;
 		memset(l->made, 0, b->n);
 	}
 	if (!l->made[i]) {
-		labels_make(&l->text[i], f, b->recs[i]);
+		labels_make(p, &l->text[i], f, b->recs[i], node_zone);
 		l->made[i] = 1;
 	}
 	return &l->text[i];
+}
+
+/* Whether record i of b is of the node zone, looked up once a block. */
+static int
+in_node_zone(struct labels *l, const struct block *b, size_t i)
+{
+	const char *zone;
+
+	if (l->in_node_zone[i] < 0) {
+		zone = kp_rec_str(b->recs[i], "zone");
+		l->in_node_zone[i] = zone != NULL && strcmp(zone, "node") == 0;
+	}
+	return l->in_node_zone[i];
 }
 
 static void
@@ -326,6 +531,7 @@ labels_free(struct labels *l)
 		free(l->text[i].s);
 	free(l->text);
 	free(l->made);
+	free(l->in_node_zone);
 }
 
 /*
@@ -403,38 +609,42 @@ forget_stale(struct prom *p)
 	free(st.keys);
 }
 
+/* The series of p->key; *fresh: not sampled yet in this block. */
 static struct series *
-series_get(struct prom *p, const struct family *f, const char *series_key)
+series_get(struct prom *p, const struct family *f, int *fresh)
 {
 	struct series *s;
 
-	if ((s = kp_map_get(p->series, series_key)) == NULL) {
+	if ((s = kp_map_get(p->series, p->key.s)) == NULL) {
 		s = kp_calloc(1, sizeof(*s));
 		s->forgettable = str_in_list(workload_types, f->rectype);
-		kp_map_put(p->series, series_key, s);
+		kp_map_put(p->series, p->key.s, s);
+		s->seen_gen = p->gen - 1;
 	}
+	*fresh = s->seen_gen != p->gen;
 	s->seen_gen = p->gen;
 	return s;
 }
 
 /*
- * The cumulative microjoules of a counter series: the record's own total,
- * with anything the total lost in a reset (a restarted stage) kept, or
- * kp-fmt's own sum of the interval's energy when the record has no total.
- * Returns 0 when the record has neither.
+ * The cumulative microjoules (or microseconds) of counter series s: the
+ * record's own total, with anything the total lost in a reset (a restarted
+ * stage) kept, or kp-fmt's own sum of the interval's part when the record
+ * has no total.  Returns 0 when the record has neither.
  */
 static int
-counter_uj(struct fmt *ctx, struct prom *p, const struct family *f,
-    const struct kp_record *rec, int64_t *uj)
+counter_uj(struct fmt *ctx, struct prom *p, struct series *s,
+    const struct family *f, const struct kp_record *rec, int64_t *uj)
 {
-	struct series *s = series_get(p, f, p->key.s);
 	int64_t v;
 	int over = 0;
 
 	if (f->field != NULL && kp_rec_int(rec, f->field, &v)) {
-		if (s->seen && v < s->last_in)
+		/* After a terminated record, a total is a new workload's. */
+		if (s->seen && (v < s->last_in || s->ended))
 			s->offset = add_saturated(s->offset, s->last_in,
 			    &over);
+		s->ended = kp_rec_terminated(rec);
 		s->last_in = v;
 		s->seen = 1;
 		*uj = add_saturated(s->offset, v, &over);
@@ -455,11 +665,13 @@ counter_uj(struct fmt *ctx, struct prom *p, const struct family *f,
 /* Writes the sample value of rec in family f; 0 when it has none. */
 static int
 sample_value(struct fmt *ctx, struct prom *p, struct kp_buf *out,
-    const struct family *f, const struct kp_record *rec,
+    const struct family *f, const char *name, const struct kp_record *rec,
     const struct kp_buf *labels)
 {
 	const struct kp_field *v;
+	struct series *s;
 	int64_t uj;
+	int fresh;
 
 	if (f->kind == GAUGE) {
 		v = kp_rec_get(rec, f->field);
@@ -469,27 +681,44 @@ sample_value(struct fmt *ctx, struct prom *p, struct kp_buf *out,
 		return 1;
 	}
 	p->key.len = 0;
-	kp_buf_add(&p->key, f->name, strlen(f->name));
+	kp_buf_add(&p->key, name, strlen(name));
 	kp_buf_add(&p->key, labels->s, labels->len);
 	kp_buf_add(&p->key, "", 1);
-	if (!counter_uj(ctx, p, f, rec, &uj))
+	s = series_get(p, f, &fresh);
+	/* A zone's record after the first repeats the CPU time. */
+	if (f->kind == COUNTER_S && !fresh)
 		return 0;
-	if (f->kind == COUNTER_J)
-		put_joules(out, uj);
-	else
+	if (!counter_uj(ctx, p, s, f, rec, &uj))
+		return 0;
+	if (f->kind == COUNTER_CO2)
 		put_double(out, co2_grams(ctx, uj));
+	else
+		put_joules(out, uj);
 	return 1;
 }
 
-/* Whether rec has a sample in family f. */
+/* Whether family f has a zone label, and so a node zone family. */
 static int
-family_has(const struct family *f, const struct block *b,
-    const struct kp_record *rec)
+family_zoned(const struct family *f)
 {
+	return str_in_list(f->labels, "zone");
+}
+
+/*
+ * Whether record i of b has a sample in family f, or in its node zone
+ * family; zoned: f has a zone label.
+ */
+static int
+family_has(struct prom *p, const struct family *f, int zoned,
+    const struct block *b, size_t i, int node_zone)
+{
+	const struct kp_record *rec = b->recs[i];
 	const char *zone;
 
 	if (!rec_is(rec, f->rectype) && (f->rectype2 == NULL ||
 	    !rec_is(rec, f->rectype2)))
+		return 0;
+	if (zoned && in_node_zone(&p->labels, b, i) != node_zone)
 		return 0;
 	if (f->zone == NULL && !rec_is(rec, "energy"))
 		return 1;
@@ -502,28 +731,30 @@ family_has(const struct family *f, const struct block *b,
 }
 
 static void
-family_head(struct kp_buf *out, const struct family *f)
+family_head(struct kp_buf *out, const struct family *f, const char *name,
+    int node_zone)
 {
-	kp_buf_printf(out, "# HELP %s %s\n", f->name, f->help);
-	kp_buf_printf(out, "# TYPE %s %s\n", f->name,
+	kp_buf_printf(out, "# HELP %s %s%s\n", name, f->help, node_zone ?
+	    ", in the node zone: every zone counted once" : "");
+	kp_buf_printf(out, "# TYPE %s %s\n", name,
 	    f->kind == GAUGE ? "gauge" : "counter");
 }
 
 /* One sample: name{labels} value; its HELP and TYPE before the first. */
 static void
 family_sample(struct fmt *ctx, struct prom *p, const struct family *f,
-    const struct kp_record *rec, const struct kp_buf *labels,
-    size_t *samples)
+    const char *name, int node_zone, const struct kp_record *rec,
+    const struct kp_buf *labels, size_t *samples)
 {
 	struct kp_buf *out = &p->text;
 	size_t mark = out->len;
 
 	if (*samples == 0)
-		family_head(out, f);
-	kp_buf_add(out, f->name, strlen(f->name));
+		family_head(out, f, name, node_zone);
+	kp_buf_add(out, name, strlen(name));
 	kp_buf_add(out, labels->s, labels->len);
 	kp_buf_add(out, " ", 1);
-	if (!sample_value(ctx, p, out, f, rec, labels)) {
+	if (!sample_value(ctx, p, out, f, name, rec, labels)) {
 		out->len = mark;
 		return;
 	}
@@ -531,21 +762,231 @@ family_sample(struct fmt *ctx, struct prom *p, const struct family *f,
 	(*samples)++;
 }
 
-static void
-family_write(struct fmt *ctx, struct prom *p, const struct family *f,
-    const struct block *b)
+/* Whether records a and b are of one zone and socket. */
+static int
+same_zone(const struct kp_record *a, const struct kp_record *b)
 {
+	const char *za = kp_rec_str(a, "zone"), *zb = kp_rec_str(b, "zone");
+	int64_t sa = -1, sb = -1;
+
+	kp_rec_int(a, "socket", &sa);
+	kp_rec_int(b, "socket", &sb);
+	return sa == sb && (za == NULL ? zb == NULL :
+	    zb != NULL && strcmp(za, zb) == 0);
+}
+
+/*
+ * Family number fi, or its node zone family, of block b.  A COUNTER_S
+ * family takes the records of the first zone it finds: the others repeat
+ * their CPU time.
+ */
+static void
+family_write(struct fmt *ctx, struct prom *p, size_t fi,
+    const struct block *b, int node_zone)
+{
+	const struct family *f = &families[fi];
+	const char *name = node_zone ? p->node_zone_name[fi] : f->name;
+	const struct kp_record *first = NULL;
+	int zoned = family_zoned(f);
 	size_t i, samples = 0;
 
 	for (i = 0; i < b->n; i++) {
-		if (!family_has(f, b, b->recs[i]))
+		if (!family_has(p, f, zoned, b, i, node_zone))
 			continue;
-		family_sample(ctx, p, f, b->recs[i],
-		    labels_of(&p->labels, f, b, i), &samples);
+		if (first == NULL)
+			first = b->recs[i];
+		else if (f->kind == COUNTER_S && !same_zone(first, b->recs[i]))
+			continue;
+		family_sample(ctx, p, f, name, node_zone, b->recs[i],
+		    labels_of(p, f, b, i, node_zone), &samples);
 		/* Without labels a second sample would repeat the series. */
 		if (f->labels[0] == NULL && samples > 0)
 			break;
 	}
+}
+
+/*
+ * The name of family f's node zone family: kp_ for kepler_, and total for
+ * cpu, as in kp_process_total_joules_total; NULL for a family without a
+ * zone label.
+ */
+static char *
+node_zone_name(const struct family *f)
+{
+	const char *name = f->name, *cpu;
+
+	if (!family_zoned(f) || (cpu = strstr(name, "_cpu_")) == NULL)
+		return NULL;
+	if (strncmp(name, "kepler_", 7) == 0)
+		name += 7;
+	else if (strncmp(name, "kp_", 3) == 0)
+		name += 3;
+	return kp_asprintf("kp_%.*s_total_%s", (int)(cpu - name), name,
+	    cpu + 5);
+}
+
+/* Whether a record of b is of the node zone. */
+static int
+block_in_node_zone(struct prom *p, const struct block *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (in_node_zone(&p->labels, b, i))
+			return 1;
+	return 0;
+}
+
+/* kepler_build_info: what kp-fmt is, as Kepler says what it is. */
+static void
+build_info(struct prom *p)
+{
+	struct kp_buf *out = &p->text;
+	size_t n = 0;
+
+	kp_buf_printf(out, "# HELP kepler_build_info The build of kp-fmt: its "
+	    "version, git branch and revision, CPU architecture, and in "
+	    "goversion its C compiler; always 1\n"
+	    "# TYPE kepler_build_info gauge\nkepler_build_info{");
+	label_pair(out, &n, "arch", BUILD_ARCH, NULL);
+	label_pair(out, &n, "branch", BUILD_BRANCH, NULL);
+	label_pair(out, &n, "revision", BUILD_REVISION, NULL);
+	label_pair(out, &n, "version", VERSION, NULL);
+	label_pair(out, &n, "goversion", BUILD_COMPILER, NULL);
+	if (node_name(p) != NULL)
+		label_pair(out, &n, "node_name", node_name(p), NULL);
+	kp_buf_add(out, "} 1\n", 4);
+}
+
+/* One zone's exited records in a block: their labels and sums. */
+struct zone_sum {
+	const struct kp_buf *labels;
+	const struct kp_record *last;	/* for a message */
+	int64_t uj;
+	double watts;
+	int has;			/* it has exited records */
+};
+
+/*
+ * The exited records of a block summed per zone (and socket), with a row
+ * for each zone of a node record too, so that a zone's series goes on in
+ * intervals without exited records; n set to the rows.  The node zone's
+ * records alone, or all the others.
+ */
+static struct zone_sum *
+exited_sums(struct prom *p, const struct family *f, const struct block *b,
+    int node_zone, size_t *n)
+{
+	struct zone_sum *zs = kp_calloc(b->n + 1, sizeof(*zs));
+	const struct kp_buf *l;
+	const struct kp_record *rec;
+	size_t i, j;
+	int64_t uj;
+	int over = 0;
+
+	for (*n = i = 0; i < b->n; i++) {
+		rec = b->recs[i];
+		if ((!rec_is(rec, "exited") && !rec_is(rec, "node")) ||
+		    kp_rec_get(rec, "zone") == NULL ||
+		    in_node_zone(&p->labels, b, i) != node_zone)
+			continue;
+		l = labels_of(p, f, b, i, node_zone);
+		for (j = 0; j < *n && (zs[j].labels->len != l->len ||
+		    memcmp(zs[j].labels->s, l->s, l->len) != 0); j++)
+			;
+		if (j == *n)
+			zs[(*n)++].labels = l;
+		if (!rec_is(rec, "exited") || !kp_rec_int(rec, "energy_uj", &uj))
+			continue;
+		zs[j].uj = add_saturated(zs[j].uj, uj, &over);
+		zs[j].watts += kp_rec_number(rec, "watts");
+		zs[j].last = rec;
+		zs[j].has = 1;
+	}
+	return zs;
+}
+
+/* The sample of one zone's sum in an exited family, named name. */
+static void
+exited_sample(struct fmt *ctx, struct prom *p, const struct family *f,
+    const char *name, const struct zone_sum *z)
+{
+	struct series *s;
+	int over = 0, fresh;
+
+	kp_buf_add(&p->text, name, strlen(name));
+	kp_buf_add(&p->text, z->labels->s, z->labels->len);
+	kp_buf_add(&p->text, " ", 1);
+	if (f->kind == GAUGE) {
+		put_double(&p->text, z->watts);
+		kp_buf_add(&p->text, "\n", 1);
+		return;
+	}
+	p->key.len = 0;
+	kp_buf_add(&p->key, name, strlen(name));
+	kp_buf_add(&p->key, z->labels->s, z->labels->len);
+	kp_buf_add(&p->key, "", 1);
+	s = series_get(p, f, &fresh);
+	s->sum_uj = add_saturated(s->sum_uj, z->uj, &over);
+	if (over && z->last != NULL)
+		report_saturated(ctx, s, p->key.s, z->last);
+	if (f->kind == COUNTER_J)
+		put_joules(&p->text, s->sum_uj);
+	else
+		put_double(&p->text, co2_grams(ctx, s->sum_uj));
+	kp_buf_add(&p->text, "\n", 1);
+}
+
+/*
+ * Whether a zone has had exited records in this stream: its counter, named
+ * name.
+ */
+static int
+exited_seen(struct prom *p, const char *name, const struct zone_sum *z)
+{
+	p->key.len = 0;
+	kp_buf_add(&p->key, name, strlen(name));
+	kp_buf_add(&p->key, z->labels->s, z->labels->len);
+	kp_buf_add(&p->key, "", 1);
+	return kp_map_get(p->series, p->key.s) != NULL;
+}
+
+/*
+ * The exited families, or the node zone's: one series per zone, from the
+ * zone's first exited record on, with 0 added in an interval without one.
+ */
+static void
+exited_write(struct fmt *ctx, struct prom *p, const struct block *b,
+    int node_zone)
+{
+	const char *names[NELEM(exited_families)];
+	const struct family *f;
+	struct zone_sum *zs;
+	size_t i, j, n;
+	char *show;
+
+	for (i = 0; i < NELEM(exited_families); i++)
+		names[i] = node_zone ? p->exited_node_zone_name[i] :
+		    exited_families[i].name;
+
+	zs = exited_sums(p, &exited_families[0], b, node_zone, &n);
+	show = kp_calloc(n + 1, 1);
+	for (j = 0; j < n; j++)
+		show[j] = zs[j].has || exited_seen(p, names[0], &zs[j]);
+	for (i = 0; i < NELEM(exited_families); i++) {
+		f = &exited_families[i];
+		if (f->kind == COUNTER_CO2 && !ctx->has_carbon)
+			continue;
+		for (j = 0; j < n && !show[j]; j++)
+			;
+		if (j < n)
+			family_head(&p->text, f, names[i], node_zone);
+		for (j = 0; j < n; j++)
+			if (show[j])
+				exited_sample(ctx, p, f, names[i], &zs[j]);
+	}
+	free(show);
+	free(zs);
 }
 
 /* The exposition of a block in p->text; it moves the counters on. */
@@ -557,9 +998,21 @@ render(struct fmt *ctx, struct prom *p, const struct block *b)
 	p->gen++;
 	p->text.len = 0;
 	labels_prepare(&p->labels, b->n);
+	build_info(p);
+	kp_buf_add(&p->text, p->cpu_info.s, p->cpu_info.len);
 	for (i = 0; i < NELEM(families); i++)
 		if (families[i].kind != COUNTER_CO2 || ctx->has_carbon)
-			family_write(ctx, p, &families[i], b);
+			family_write(ctx, p, i, b, 0);
+	exited_write(ctx, p, b, 0);
+	if (!block_in_node_zone(p, b)) {
+		forget_stale(p);
+		return;
+	}
+	for (i = 0; i < NELEM(families); i++)
+		if (p->node_zone_name[i] != NULL &&
+		    (families[i].kind != COUNTER_CO2 || ctx->has_carbon))
+			family_write(ctx, p, i, b, 1);
+	exited_write(ctx, p, b, 1);
 	forget_stale(p);
 }
 
@@ -637,26 +1090,116 @@ prom_writes_textfile(const struct fmt *ctx)
 }
 
 static struct prom *
-prom_new(const char *textfile, int to_stdout)
+prom_new(const struct fmt *ctx, const char *textfile, int to_stdout)
 {
 	struct prom *p = kp_calloc(1, sizeof(*p));
+	size_t i;
 
 	p->to_stdout = to_stdout;
 	p->textfile = textfile;
 	p->series = kp_map_new();
+	p->default_node_name = ctx->node_name;
+	for (i = 0; i < NELEM(families); i++)
+		p->node_zone_name[i] = node_zone_name(&families[i]);
+	for (i = 0; i < NELEM(exited_families); i++)
+		p->exited_node_zone_name[i] =
+		    node_zone_name(&exited_families[i]);
 	return p;
 }
 
 static void *
 prom_begin(struct fmt *ctx)
 {
-	return prom_new(prom_writes_textfile(ctx) ? ctx->textfile : NULL, 1);
+	return prom_new(ctx, prom_writes_textfile(ctx) ? ctx->textfile : NULL,
+	    1);
 }
 
 static void *
 textfile_begin(struct fmt *ctx)
 {
-	return prom_new(ctx->textfile, 0);
+	return prom_new(ctx, ctx->textfile, 0);
+}
+
+/* Whether processor number v has a sample already: it is in seen. */
+static int
+processor_seen(json_t *seen, json_int_t v)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(seen); i++)
+		if (json_integer_value(json_array_get(seen, i)) == v)
+			return 1;
+	return 0;
+}
+
+/*
+ * One processor of the header's cpu_info as a kepler_node_cpu_info
+ * sample, what is unknown empty; none for an element without a processor
+ * number or with one already written, which would repeat a series.
+ */
+static void
+cpu_info_sample(struct prom *p, json_t *cpu, json_t *seen)
+{
+	static const char *const keys[] = {
+		"processor", "vendor_id", "model_name", "physical_id", "core_id"
+	};
+	struct kp_buf *out = &p->cpu_info;
+	json_t *v = json_object_get(cpu, "processor");
+	char num[32];
+	size_t i, n = 0;
+
+	if (!json_is_integer(v) || processor_seen(seen, json_integer_value(v)))
+		return;
+	json_array_append(seen, v);
+	kp_buf_add(out, "kepler_node_cpu_info{", 21);
+	for (i = 0; i < NELEM(keys); i++) {
+		v = json_object_get(cpu, keys[i]);
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		label_pair(out, &n, keys[i], json_is_integer(v) ? num :
+		    json_is_string(v) ? json_string_value(v) : "", NULL);
+	}
+	if (node_name(p) != NULL)
+		label_pair(out, &n, "node_name", node_name(p), NULL);
+	kp_buf_add(out, "} 1\n", 4);
+}
+
+/* The samples of kepler_node_cpu_info, from a header's cpu_info. */
+static void
+cpu_info_make(struct prom *p, const struct kp_field *f)
+{
+	json_t *cpus, *seen = json_array();
+	size_t i;
+
+	kp_buf_printf(&p->cpu_info, "# HELP kepler_node_cpu_info The "
+	    "node's processors, as its header names them; always 1\n"
+	    "# TYPE kepler_node_cpu_info gauge\n");
+	cpus = json_loadb(f->raw, f->rawlen, 0, NULL);
+	for (i = 0; i < json_array_size(cpus); i++)
+		cpu_info_sample(p, json_array_get(cpus, i), seen);
+	if (json_array_size(seen) == 0)
+		p->cpu_info.len = 0;
+	json_decref(cpus);
+	json_decref(seen);
+}
+
+/*
+ * A header starts a stream: its node_name and cpu_info label what comes
+ * after it, and a header without them leaves them unknown.
+ */
+static void
+prom_header(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	struct prom *p = st;
+	const struct kp_field *f = kp_rec_get(rec, "cpu_info");
+	const char *name = kp_rec_str(rec, "node_name");
+
+	(void)ctx;
+	free(p->node_name);
+	p->node_name = name != NULL ? kp_strdup(name) : NULL;
+	p->cpu_info.len = 0;
+	if (f != NULL && f->kind == KP_V_ARRAY)
+		cpu_info_make(p, f);
 }
 
 /* The textfile shows whole intervals only. */
@@ -681,19 +1224,26 @@ static void
 prom_end(struct fmt *ctx, void *st, const struct block *rest)
 {
 	struct prom *p = st;
+	size_t i;
 
 	prom_block(ctx, st, rest, NULL);
 	kp_map_free(p->series, free);
 	labels_free(&p->labels);
 	free(p->text.s);
 	free(p->key.s);
+	free(p->node_name);
+	free(p->cpu_info.s);
+	for (i = 0; i < NELEM(families); i++)
+		free(p->node_zone_name[i]);
+	for (i = 0; i < NELEM(exited_families); i++)
+		free(p->exited_node_zone_name[i]);
 	free(p);
 }
 
 const struct format fmt_prometheus = {
-	"prometheus", prom_begin, prom_block, NULL, prom_end
+	"prometheus", prom_begin, prom_block, prom_header, prom_end
 };
 
 const struct format fmt_textfile = {
-	"textfile", textfile_begin, prom_block, NULL, prom_end
+	"textfile", textfile_begin, prom_block, prom_header, prom_end
 };

@@ -73,6 +73,7 @@ struct summary {
 	int64_t first_seq, last_seq, dt_us;
 	size_t intervals;		/* interval records read */
 	struct kp_buf ts;		/* of the last interval, as JSON */
+	struct block header;		/* the last header, for the summary */
 };
 
 /*
@@ -181,6 +182,17 @@ field_slot(struct workload *w)
 	return sf;
 }
 
+/*
+ * Whether a field is summed: one of sum_fields, or the count of an exited
+ * record, which the reader has checked is a non-negative integer there.
+ */
+static int
+is_summed(const struct workload *w, const char *key)
+{
+	return str_in_list(sum_fields, key) ||
+	    (strcmp(w->type, "exited") == 0 && strcmp(key, "count") == 0);
+}
+
 static void
 field_append(struct workload *w, const struct kp_field *f)
 {
@@ -188,7 +200,7 @@ field_append(struct workload *w, const struct kp_field *f)
 
 	sf->key = kp_strndup(f->key, f->keylen);
 	sf->keylen = f->keylen;
-	sf->summed = str_in_list(sum_fields, sf->key);
+	sf->summed = is_summed(w, sf->key);
 	field_set(sf, f);
 }
 
@@ -415,6 +427,9 @@ field_put_name(struct workload *o, const struct workload *w)
 			field_put(o, id[i][1], "\"(other)\"");
 			return;
 		}
+	/* Of many parents, none of whom it names: an exited record has a ppid. */
+	if (strcmp(w->type, "exited") == 0)
+		field_put(o, "ppid", "0");
 	if (by == NULL || by->kind != KP_V_STR) {
 		field_put(o, "comm", "\"(other)\"");
 		return;
@@ -743,6 +758,8 @@ summary_write(struct fmt *ctx, struct summary *s)
 	if (got <= 0 || kp_reader_errors(r) > 0)
 		errx(KP_EXIT_FAILURE, "--summary: cannot read the summary");
 	ctx->summary_first_seq = s->first_seq < 0 ? 0 : s->first_seq;
+	if (s->header.n > 0 && s->inner->header != NULL)
+		s->inner->header(ctx, s->inner_st, s->header.recs[0]);
 	s->inner->block(ctx, s->inner_st, &b, &rec);
 	kp_reader_close(r);
 	block_free(&b);
@@ -805,9 +822,24 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	kp_map_free(s->others, NULL);
 	free(s->key.s);
 	free(s->ts.s);
+	block_free(&s->header);
 	free(s);
 }
 
+/*
+ * The last header goes to the chosen format before the summary, since it
+ * names the node the summary is of.
+ */
+static void
+summary_header(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	struct summary *s = st;
+
+	(void)ctx;
+	block_clear(&s->header);
+	block_add(&s->header, rec);
+}
+
 const struct format fmt_summary = {
-	"summary", summary_begin, summary_block, NULL, summary_end
+	"summary", summary_begin, summary_block, summary_header, summary_end
 };

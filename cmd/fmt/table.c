@@ -9,7 +9,7 @@
 
 #include "fmt.h"
 
-#define TABLE_COLS 8
+#define TABLE_COLS 9
 
 struct table {
 	size_t ncols;
@@ -274,7 +274,8 @@ select_sorted(const struct fmt *ctx, const struct block *b, const char *type,
 
 	sel = kp_reallocarray(NULL, b->n + 1, sizeof(*sel));
 	for (*n = i = 0; i < b->n; i++)
-		if (rec_is(b->recs[i], type))
+		if (rec_is(b->recs[i], type) &&
+		    !rec_is_unattributed_exited(b->recs[i]))
 			sel[(*n)++] = b->recs[i];
 	qsort(sel, *n, sizeof(*sel), by_watts_desc);
 	if (ctx->top_rows > 0 && *n > ctx->top_rows)
@@ -451,14 +452,13 @@ cpu_line(struct kp_buf *out, const struct block *b)
 	}
 }
 
-/* The cells of one process row. */
+/* The cells of a process row after its pid, and of an exited row. */
 static void
-process_row(const struct fmt *ctx, struct table *t,
+command_cells(const struct fmt *ctx, struct table *t,
     const struct kp_record *rec)
 {
-	char pid[32], w[32], e[32], c[32], g[32], z[64];
+	char w[32], e[32], c[32], g[32], z[64];
 
-	table_cell(t, int_or_dash(pid, sizeof(pid), rec, "pid"), SIZE_MAX);
 	table_cell(t, str_or_dash(rec, "comm"), SIZE_MAX);
 	table_cell(t, zone_text(z, sizeof(z), rec), SIZE_MAX);
 	table_cell(t, cell_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
@@ -470,6 +470,17 @@ process_row(const struct fmt *ctx, struct table *t,
 	table_cell(t, cell_cpu(c, sizeof(c), rec, "cpu_us"), SIZE_MAX);
 	/* As docker ps shows it. */
 	table_cell(t, str_or_dash(rec, "container_id"), 12);
+}
+
+/* The cells of one process row. */
+static void
+process_row(const struct fmt *ctx, struct table *t,
+    const struct kp_record *rec)
+{
+	char pid[32];
+
+	table_cell(t, int_or_dash(pid, sizeof(pid), rec, "pid"), SIZE_MAX);
+	command_cells(ctx, t, rec);
 }
 
 static void
@@ -493,6 +504,51 @@ processes(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
 		table_init(&t, "rllrrrl", head);
 	for (i = 0; i < n; i++)
 		process_row(ctx, &t, sel[i]);
+	table_print(out, &t);
+	free(sel);
+}
+
+/* The cells of one exited row: how many ended, their parent, and comm. */
+static void
+exited_row(const struct fmt *ctx, struct table *t,
+    const struct kp_record *rec)
+{
+	char count[32], ppid[32];
+
+	table_cell(t, int_or_dash(count, sizeof(count), rec, "count"),
+	    SIZE_MAX);
+	table_cell(t, int_or_dash(ppid, sizeof(ppid), rec, "ppid"), SIZE_MAX);
+	command_cells(ctx, t, rec);
+}
+
+/*
+ * Exited records: processes born and ended inside the interval, folded by
+ * parent and comm, in a table of their own: they have no pid.
+ */
+static void
+exited(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+{
+	static const char *const head[] = {
+		"EXITED", "PPID", "COMM", "ZONE", "WATTS", "ENERGY", "CPU",
+		"CONTAINER"
+	};
+	static const char *const head_co2[] = {
+		"EXITED", "PPID", "COMM", "ZONE", "WATTS", "ENERGY", "CO2",
+		"CPU", "CONTAINER"
+	};
+	const struct kp_record **sel;
+	struct table t;
+	size_t i, n;
+
+	sel = select_sorted(ctx, b, "exited", &n);
+	if (n > 0)
+		kp_buf_add(out, "\n", 1);
+	if (ctx->has_carbon)
+		table_init(&t, "rrllrrrrl", head_co2);
+	else
+		table_init(&t, "rrllrrrl", head);
+	for (i = 0; i < n; i++)
+		exited_row(ctx, &t, sel[i]);
 	table_print(out, &t);
 	free(sel);
 }
@@ -618,6 +674,7 @@ table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
 		kp_buf_add(out, "\n", 1);
 	processes(ctx, out, b);
 	unattributed(ctx, out, b);
+	exited(ctx, out, b);
 	groups(ctx, out, b, "container", "container_id", "CONTAINER", 12);
 	groups(ctx, out, b, "pod", "pod_id", "POD", SIZE_MAX);
 	groups(ctx, out, b, "vm", "vm_id", "VM", SIZE_MAX);

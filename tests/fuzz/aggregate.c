@@ -3,8 +3,8 @@
  * kp-aggregate, whose code (cmd/kp-aggregate.c, included whole, its main
  * renamed) takes any input read by the one reader.  Besides not crashing,
  * each interval must be conserved when it ends: at every level and zone,
- * the groups' energy and the host's sum to the energy of the process
- * records taken, exactly; and a cut interval leaves no sum behind.
+ * the groups' energy and the host's sum to the energy of the process and
+ * exited records taken, exactly; and a cut interval leaves no sum behind.
  */
 #define main kp_aggregate_main
 #include "../../cmd/kp-aggregate.c"
@@ -12,7 +12,8 @@
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 
-static int64_t taken_uj[KP_ZONES_MAX];	/* this interval's process energy */
+static int64_t taken_uj[KP_ZONES_MAX];	/* this interval's process and */
+					/* exited energy */
 static int unchecked;			/* a sum of groups would overflow */
 
 /* Every level's groups and host hold what was taken, zone by zone. */
@@ -44,8 +45,9 @@ take(const struct kp_record *rec)
 	int64_t uj;
 	int z;
 
-	if (strcmp(rec->type, "process") == 0) {
-		if (add_process(rec) != NULL)
+	if (consumed(rec)) {
+		if ((strcmp(rec->type, "exited") == 0 ? add_exited(rec) :
+		    add_process(rec)) != NULL)
 			return;
 		zone = kp_rec_str(rec, "zone");
 		z = kp_zone_index(&zones, zone, strlen(zone));

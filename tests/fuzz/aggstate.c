@@ -91,7 +91,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK((f = fopen(path, "r")) != NULL);
 		CHECK(fscanf(f, "%63s", boot_id) == 1);
 		fclose(f);
-		CHECK(mkdtemp(strcpy(dir, "/tmp/kp-fuzz-state.XXXXXX")) != NULL);
+		/* In memory where it can be: a state file is written each run. */
+		CHECK(mkdtemp(strcpy(dir, access("/dev/shm", W_OK) == 0 ?
+		    "/dev/shm/kp-fuzz-state.XXXXXX" :
+		    "/tmp/kp-fuzz-state.XXXXXX")) != NULL);
 		snprintf(path, sizeof(path), "%s/ag.state", dir);
 		parse_levels("container,pod,vm,unit");
 		add_level("group", "comm", 1);

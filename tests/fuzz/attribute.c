@@ -4,13 +4,14 @@
  * renamed) takes any input read by the one reader and writes into memory.
  * Besides not crashing, what it writes must read back as records by the
  * same rules, and every interval and zone it attributes must be conserved:
- * the node's energy is exactly the processes', the unattributed record's
- * and the idle kept at node level.  Where no cpu record comes, it samples
+ * the node's energy is exactly the processes', the exited records', the
+ * unattributed record's and the idle kept at node level.  Where no cpu record comes, it samples
  * the proc-basic fixture, not this machine.  Inputs that hold a key "ts" or
  * a \u escape, or a header of another major version, are skipped: a ts
  * long past with no cpu record, and such a header, end the stage by design
  * (exit 3), which libFuzzer would take for a crash.  So are inputs that
- * hold the record types it writes, which it passes on as they came.
+ * hold the record types it writes, which it passes on as they came (an
+ * exited record with a zone among them).
  */
 #include <limits.h>
 
@@ -61,7 +62,8 @@ tally(struct seen *t, size_t *n, const struct kp_record *rec)
 	struct seen *s;
 
 	if (zone == NULL || (!rec_is_type(rec, "node") &&
-	    !rec_is_type(rec, "process") && !rec_is_type(rec, "unattributed")))
+	    !rec_is_type(rec, "process") && !rec_is_type(rec, "exited") &&
+	    !rec_is_type(rec, "unattributed")))
 		return;
 	kp_rec_int(rec, "socket", &sock);
 	snprintf(key, sizeof(key), "%s/%lld", zone, (long long)sock);
@@ -128,7 +130,8 @@ skipped(const uint8_t *data, size_t size)
 	while ((n = kp_reader_read(r, &rec)) != 0 && !fatal)
 		fatal = (n < 0 && kp_reader_fatal(r)) || (n > 0 &&
 		    (rec_is_type(&rec, "node") || rec_is_type(&rec, "process") ||
-		    rec_is_type(&rec, "unattributed")));
+		    rec_is_type(&rec, "unattributed") || (rec_is_type(&rec,
+		    "exited") && kp_rec_get(&rec, "zone") != NULL)));
 	kp_reader_close(r);
 	return fatal;
 }

@@ -3,11 +3,10 @@
  * cgroup path, and as a NUL-separated command line (QEMU's), each followed
  * by kp_identity_classify and kp_identity_to_buf.  Besides not crashing,
  * nor reading past the command line's bytes, an identity must keep the
- * promises of kp-records(5): ids only of their alphabets, kind, runtime
- * and pod_qos only from their lists, and members that the record reader
- * takes back as the very strings they came from.
+ * promises of kp-records(5): ids only of their alphabets, kind, runtime,
+ * pod_qos and hypervisor only from their lists, and members that the
+ * record reader takes back as the very strings they came from.
  */
-#include <ctype.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,7 +21,7 @@ static const struct { const char *key; size_t off, size; } fields[] = {
 	sizeof(((struct kp_identity *)0)->name) }
 	F(kind), F(cgroup), F(container_id), F(runtime), F(container_name),
 	F(pod_id), F(pod_name), F(pod_namespace), F(pod_qos), F(vm_id),
-	F(vm_name), F(unit), F(user_slice), F(session)
+	F(vm_name), F(hypervisor), F(unit), F(user_slice), F(session)
 #undef F
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -36,29 +35,60 @@ one_of(const char *s, const char *const *list)
 	return 0;
 }
 
-/* A container id: 64 hex digits; a pod uid: a UUID, 8-4-4-4-12. */
+static const char *hex = "0123456789abcdefABCDEF";
+
+/* Hex digits in groups of the lengths given (0 ends), joined by '-'. */
+static int
+grouped(const char *s, const size_t *groups)
+{
+	for (; *groups; groups++) {
+		if (strspn(s, hex) != *groups)
+			return 0;
+		s += *groups;
+		if (groups[1] != 0 && *s++ != '-')
+			return 0;
+	}
+	return *s == '\0';
+}
+
+/*
+ * A container id: 64 hex digits, <32 hex>-<digits> (Fargate) or, from
+ * Garden, 8-4-4-4-4; a pod uid: a UUID, 8-4-4-4-12, or 32 hex digits.
+ */
+static void
+check_ids(const struct kp_identity *id)
+{
+	static const size_t garden[] = { 8, 4, 4, 4, 4, 0 };
+	static const size_t uuid[] = { 8, 4, 4, 4, 12, 0 };
+	static const size_t static_pod[] = { 32, 0 };
+	const char *c = id->container_id;
+	size_t n = strlen(c);
+
+	CHECK(n == 0 || (n == 64 && strspn(c, hex) == 64) ||
+	    (n > 33 && strspn(c, hex) == 32 && c[32] == '-' &&
+	    strspn(c + 33, "0123456789") == n - 33) ||
+	    (grouped(c, garden) && strcmp(id->runtime, "garden") == 0));
+	CHECK(id->pod_id[0] == '\0' || grouped(id->pod_id, uuid) ||
+	    grouped(id->pod_id, static_pod));
+}
+
 static void
 check_alphabets(const struct kp_identity *id)
 {
 	static const char *const kinds[] = { "kernel", "vm", "container",
 	    "pod", "service", "session", "host", NULL };
 	static const char *const runtimes[] = { "", "docker", "containerd",
-	    "cri-o", "podman", NULL };
+	    "cri-o", "podman", "garden", NULL };
 	static const char *const qos[] = { "", "guaranteed", "burstable",
 	    "besteffort", NULL };
-	const char *hex = "0123456789abcdefABCDEF";
-	size_t i;
+	static const char *const hypervisors[] = { "", "qemu", "xen",
+	    "virtualbox", "vmware", NULL };
 
 	CHECK(one_of(id->kind, kinds));
 	CHECK(one_of(id->runtime, runtimes));
 	CHECK(one_of(id->pod_qos, qos));
-	CHECK(id->container_id[0] == '\0' ||
-	    (strlen(id->container_id) == 64 &&
-	    strspn(id->container_id, hex) == 64));
-	for (i = 0; id->pod_id[i] != '\0'; i++)
-		CHECK(i == 8 || i == 13 || i == 18 || i == 23 ?
-		    id->pod_id[i] == '-' : isxdigit((unsigned char)id->pod_id[i]));
-	CHECK(i == 0 || i == 36);
+	CHECK(one_of(id->hypervisor, hypervisors));
+	check_ids(id);
 	CHECK(id->runtime[0] == '\0' || id->container_id[0] != '\0');
 	CHECK(id->pod_qos[0] == '\0' || id->pod_id[0] != '\0');
 }

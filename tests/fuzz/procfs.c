@@ -1,13 +1,16 @@
 /*
- * libFuzzer harness for the /proc parsers of lib/procfs.c: any bytes as
- * PID/stat, as /proc/stat, as uptime and as boot_id, and as the cgroup
- * CPU counters of lib/cgcpu.c, each parser on every input.  Besides not crashing, what a parser takes must keep its promise:
+ * libFuzzer harness for the /proc parsers of lib/procfs.c and
+ * lib/cpuinfo.c: any bytes as PID/stat, as /proc/stat, as uptime, as
+ * boot_id and as cpuinfo, and as the cgroup CPU counters of lib/cgcpu.c,
+ * each parser on every input.  Besides not crashing, what a parser takes
+ * must keep its promise:
  * no time that is negative or overflows as microseconds, a comm that is
  * what lies between the first '(' and the last ')', and nothing read past
  * the line's end.
  */
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +120,31 @@ fuzz_counters(const char *buf)
 		CHECK(usage_us >= 0 && usage_us <= (int64_t)(UINT64_MAX / 1000));
 }
 
+/*
+ * The processors of a cpuinfo: counts for numbers, -1 for an id unknown,
+ * and texts that are NULL or not empty, whatever the bytes.
+ */
+static void
+fuzz_cpuinfo(const uint8_t *data, size_t size)
+{
+	struct kp_cpu *cpus;
+	FILE *f;
+	size_t i, n;
+
+	if (size == 0 || (f = fmemopen((void *)data, size, "r")) == NULL)
+		return;
+	n = kp_cpuinfo_parse(f, &cpus);
+	fclose(f);
+	for (i = 0; i < n; i++) {
+		CHECK(cpus[i].processor >= 0 && cpus[i].processor <= INT_MAX);
+		CHECK(cpus[i].physical_id >= -1 && cpus[i].core_id >= -1);
+		CHECK(cpus[i].vendor_id == NULL || *cpus[i].vendor_id != '\0');
+		CHECK(cpus[i].model_name == NULL ||
+		    *cpus[i].model_name != '\0');
+	}
+	kp_cpus_free(cpus, n);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -130,6 +158,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_uptime(buf);
 	fuzz_boot_id(buf);
 	fuzz_counters(buf);
+	fuzz_cpuinfo(data, size);
 	free(buf);
 	return 0;
 }

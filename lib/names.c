@@ -1,0 +1,920 @@
+/*
+ * The names of workloads, from the node's own files, so that no API server
+ * is asked: the kubelet's log links and pod log directories, docker's
+ * config.v2.json, podman's containers.json, libvirt's domain XML.  Each
+ * name is read once per id and kept; an id whose names are not there yet
+ * is looked up again only once one of the files they come from has
+ * changed, which is seen at most once a scan.  All paths are below a root
+ * (a mount of the host's / in a container), except those given by hand.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kp.h"
+
+#define NAMES_MAX 4096		/* ids kept; beyond, the unasked go */
+#define JSON_MAX (64 << 20)	/* bytes of a containers.json */
+#define XML_MAX (4 << 20)	/* bytes of a domain's XML */
+
+/* A file or directory whose change may bring names. */
+struct source {
+	char *path;		/* NULL: none */
+	struct stat st;		/* as last seen; all 0 while it is not there */
+	unsigned tick;		/* the scan it was last looked at */
+	int told;		/* a refused access was reported */
+};
+
+/* The names of one id, as found, or as an index holds them. */
+struct found {
+	char container_name[128];
+	char pod_name[256];
+	char pod_namespace[64];
+	char vm_name[128];
+	char vm_uuid[40];	/* a libvirt machine's */
+	unsigned changes;	/* the sources' changes when looked up */
+	unsigned used;		/* the scan that last asked for it */
+	int complete;		/* every name it can have is there */
+};
+
+/* Names read from one source and kept by id until the source changes. */
+struct index {
+	struct source src;
+	struct kp_map *map;	/* id -> struct found */
+	void (*build)(struct index *ix);
+};
+
+struct kp_names {
+	char *root;		/* without a final '/' */
+	unsigned tick;		/* scans begun */
+	unsigned changes;	/* changes seen in any source */
+	struct kp_map *cache;	/* "c:", "p:", "v:" + id -> struct found */
+	struct index containers_log, pods_log, libvirt_run, libvirt_etc;
+	struct index *podman;
+	size_t npodman;
+	struct kp_map *podman_users;	/* uids whose storage is listed */
+	struct source docker;
+};
+
+static struct found *
+found_dup(const struct found *f)
+{
+	struct found *d = kp_malloc(sizeof(*d));
+
+	memcpy(d, f, sizeof(*d));
+	return d;
+}
+
+static void
+source_init(struct source *src, const char *path)
+{
+	memset(src, 0, sizeof(*src));
+	src->path = path != NULL ? kp_strdup(path) : NULL;
+}
+
+/* A refused access is said once per source: names are missing for it. */
+static void
+refused(struct source *src, const char *path)
+{
+	if ((errno != EACCES && errno != EPERM) || src->told)
+		return;
+	warn("%s: names from it are left out", path);
+	src->told = 1;
+}
+
+static int
+same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	    a->st_size == b->st_size &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	    a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Whether src changed since it was last looked at; once a scan. */
+static int
+source_changed(struct kp_names *n, struct source *src)
+{
+	struct stat st;
+
+	if (src->path == NULL || src->tick == n->tick)
+		return 0;
+	src->tick = n->tick;
+	if (stat(src->path, &st) < 0) {
+		refused(src, src->path);
+		memset(&st, 0, sizeof(st));
+	}
+	if (same_stat(&st, &src->st))
+		return 0;
+	src->st = st;
+	n->changes++;
+	return 1;
+}
+
+static void
+index_init(struct index *ix, const char *path, void (*build)(struct index *))
+{
+	source_init(&ix->src, path);
+	ix->map = kp_map_new();
+	ix->build = build;
+}
+
+/* The index, read again if its source changed. */
+static struct kp_map *
+index_fresh(struct kp_names *n, struct index *ix)
+{
+	if (source_changed(n, &ix->src)) {
+		kp_map_free(ix->map, free);
+		ix->map = kp_map_new();
+		if (ix->src.st.st_ino != 0)
+			ix->build(ix);
+	}
+	return ix->map;
+}
+
+static void
+index_free(struct index *ix)
+{
+	free(ix->src.path);
+	kp_map_free(ix->map, free);
+}
+
+/* s[0..len) into a field of size size, if it fits whole: 1 if it did. */
+static int
+put(char *field, size_t size, const char *s, size_t len)
+{
+	if (len == 0 || len >= size)
+		return 0;
+	memcpy(field, s, len);
+	field[len] = '\0';
+	return 1;
+}
+
+#define PUT(field, s, len) put(field, sizeof(field), s, len)
+
+static int
+all_hex(const char *s, size_t n)
+{
+	return n > 0 && strspn(s, "0123456789abcdefABCDEF") >= n;
+}
+
+/*
+ * The kubelet's /var/log/containers links,
+ * <pod>_<namespace>_<container>-<id>.log, by container id.  Pod names,
+ * namespaces and container names hold no '_' (they are DNS names).
+ */
+static void
+log_link(struct index *ix, const char *name)
+{
+	size_t len = strlen(name);
+	const char *u1, *u2, *dash;
+	struct found f = { 0 };
+	char id[65];
+
+	if (len < 5 + 65 + 4 || strcmp(name + len - 4, ".log") != 0)
+		return;
+	dash = name + len - 4 - 65;
+	if (*dash != '-' || !all_hex(dash + 1, 64) ||
+	    (u1 = strchr(name, '_')) == NULL ||
+	    (u2 = strchr(u1 + 1, '_')) == NULL || u2 >= dash ||
+	    memchr(u2 + 1, '_', (size_t)(dash - u2 - 1)) != NULL)
+		return;
+	if (!PUT(f.pod_name, name, (size_t)(u1 - name)) ||
+	    !PUT(f.pod_namespace, u1 + 1, (size_t)(u2 - u1 - 1)) ||
+	    !PUT(f.container_name, u2 + 1, (size_t)(dash - u2 - 1)))
+		return;
+	memcpy(id, dash + 1, 64);
+	id[64] = '\0';
+	kp_map_put(ix->map, id, found_dup(&f));
+}
+
+/*
+ * A pod uid as the kubelet writes it: a UUID, or 32 hex digits for a
+ * static pod (a hash of its manifest).
+ */
+static int
+pod_uid(const char *s, size_t n)
+{
+	return kp_uuid_ok(s, n) || (n == 32 && all_hex(s, n));
+}
+
+/* /var/log/pods/<namespace>_<pod>_<uid>, by uid. */
+static void
+pod_dir(struct index *ix, const char *name)
+{
+	const char *u1, *u2;
+	struct found f = { 0 };
+
+	if ((u1 = strchr(name, '_')) == NULL ||
+	    (u2 = strchr(u1 + 1, '_')) == NULL || strchr(u2 + 1, '_') ||
+	    !pod_uid(u2 + 1, strlen(u2 + 1)) ||
+	    !PUT(f.pod_namespace, name, (size_t)(u1 - name)) ||
+	    !PUT(f.pod_name, u1 + 1, (size_t)(u2 - u1 - 1)))
+		return;
+	kp_map_put(ix->map, u2 + 1, found_dup(&f));
+}
+
+/* Each entry of the index's directory through fn. */
+static void
+each_entry(struct index *ix, void (*fn)(struct index *, const char *))
+{
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(ix->src.path)) == NULL) {
+		refused(&ix->src, ix->src.path);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			fn(ix, de->d_name);
+	closedir(d);
+}
+
+static void
+build_containers_log(struct index *ix)
+{
+	each_entry(ix, log_link);
+}
+
+static void
+build_pods_log(struct index *ix)
+{
+	each_entry(ix, pod_dir);
+}
+
+/*
+ * A JSON file, at most max bytes, through jansson; NULL if it is not there,
+ * not a regular file, too big or not JSON.
+ */
+static json_t *
+load_json(struct source *src, const char *path, off_t max)
+{
+	struct stat st;
+	json_error_t jerr;
+	json_t *root = NULL;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		refused(src, path);
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= max)
+		root = json_loadfd(fd, 0, &jerr);
+	close(fd);
+	return root;
+}
+
+/*
+ * A containers/storage containers.json: [{"id":..,"names":[..],..},..],
+ * the first name of each container by its id.
+ */
+static void
+build_podman(struct index *ix)
+{
+	json_t *list, *c;
+	const char *id, *name;
+	struct found f;
+	size_t i;
+
+	if ((list = load_json(&ix->src, ix->src.path, JSON_MAX)) == NULL)
+		return;
+	json_array_foreach(list, i, c) {
+		memset(&f, 0, sizeof(f));
+		id = json_string_value(json_object_get(c, "id"));
+		name = json_string_value(json_array_get(json_object_get(c,
+		    "names"), 0));
+		if (id != NULL && name != NULL &&
+		    PUT(f.container_name, name, strlen(name)))
+			kp_map_put(ix->map, id, found_dup(&f));
+	}
+	json_decref(list);
+}
+
+/* A storage root's containers.json, for each storage driver's layout. */
+void
+kp_names_add_podman_root(struct kp_names *n, const char *dir)
+{
+	static const char *const drivers[] = { "overlay", "vfs", "btrfs",
+	    "zfs" };
+	char *path;
+	size_t i;
+
+	for (i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++) {
+		n->podman = kp_reallocarray(n->podman, n->npodman + 1,
+		    sizeof(*n->podman));
+		path = kp_asprintf("%s/%s-containers/containers.json", dir,
+		    drivers[i]);
+		index_init(&n->podman[n->npodman++], path, build_podman);
+		free(path);
+	}
+}
+
+/*
+ * A minimal reader of libvirt's domain XML, for two elements only: the
+ * <name> and <uuid> children of <domain>, the document's root in
+ * /etc/libvirt/qemu and a child of <domstatus> in /run/libvirt/qemu.
+ * Comments, processing instructions and CDATA sections are skipped; a
+ * DOCTYPE makes the file unusable, so that no entity is ever defined and
+ * nothing outside the file is read; so does markup inside those two
+ * elements.  Their text may hold the five predefined entities and ASCII
+ * character references.
+ */
+struct xml {
+	const char *p, *end;
+	char name[128], uuid[40];
+};
+
+static int
+starts(const char *p, const char *end, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (size_t)(end - p) >= n && memcmp(p, s, n) == 0;
+}
+
+/* Just past the next s, or NULL. */
+static const char *
+past(const char *p, const char *end, const char *s)
+{
+	const char *q = memmem(p, (size_t)(end - p), s, strlen(s));
+
+	return q != NULL ? q + strlen(s) : NULL;
+}
+
+/* One character of an entity at p ('&'), into *c; past it, or NULL. */
+static const char *
+xml_entity(const char *p, const char *end, char *c)
+{
+	static const struct { const char *name; char c; } ents[] = {
+		{ "&lt;", '<' }, { "&gt;", '>' }, { "&amp;", '&' },
+		{ "&quot;", '"' }, { "&apos;", '\'' },
+	};
+	const char *semi;
+	char *e;
+	long v;
+	size_t i;
+
+	for (i = 0; i < sizeof(ents) / sizeof(ents[0]); i++)
+		if (starts(p, end, ents[i].name)) {
+			*c = ents[i].c;
+			return p + strlen(ents[i].name);
+		}
+	if (!starts(p, end, "&#") || (semi = memchr(p, ';',
+	    (size_t)(end - p))) == NULL || semi - p > 8)
+		return NULL;
+	errno = 0;
+	v = p[2] == 'x' ? strtol(p + 3, &e, 16) : strtol(p + 2, &e, 10);
+	if (e != semi || errno != 0 || v <= 0 || v > 127)
+		return NULL;
+	*c = (char)v;
+	return semi + 1;
+}
+
+/* An element's text, up to its end tag, into out; 0 if it is more. */
+static int
+xml_text(const char *p, const char *end, char *out, size_t size)
+{
+	size_t o = 0;
+	char c;
+
+	while (p < end && *p != '<') {
+		if (*p == '&') {
+			if ((p = xml_entity(p, end, &c)) == NULL)
+				return 0;
+		} else
+			c = *p++;
+		if (o + 1 >= size)
+			return 0;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return o > 0 && starts(p, end, "</");
+}
+
+/* The '>' that ends the tag at p, quoted attribute values skipped. */
+static const char *
+tag_end(const char *p, const char *end)
+{
+	const char *q;
+
+	for (; p < end; p++) {
+		if (*p == '>')
+			return p;
+		if (*p == '"' || *p == '\'') {
+			if ((q = memchr(p + 1, *p, (size_t)(end - p - 1))) ==
+			    NULL)
+				return NULL;
+			p = q;
+		}
+	}
+	return NULL;
+}
+
+static int
+is_tag(const char *tag, const char *end, const char *name)
+{
+	size_t n = strlen(name);
+
+	return starts(tag, end, name) && tag + n < end &&
+	    strchr(" \t\r\n/>", tag[n]) != NULL;
+}
+
+/* A start tag at depth; its text if it is <name> or <uuid> of <domain>. */
+static int
+xml_start(struct xml *x, const char *tag, const char *gt, int depth,
+    int *domain)
+{
+	if (*domain < 0 && is_tag(tag, x->end, "domain"))
+		*domain = depth;
+	else if (*domain >= 0 && depth == *domain + 1 && gt[-1] != '/') {
+		if (is_tag(tag, x->end, "name") && !x->name[0])
+			return xml_text(gt + 1, x->end, x->name,
+			    sizeof(x->name));
+		if (is_tag(tag, x->end, "uuid") && !x->uuid[0])
+			return xml_text(gt + 1, x->end, x->uuid,
+			    sizeof(x->uuid)) &&
+			    kp_uuid_ok(x->uuid, strlen(x->uuid));
+	}
+	return 1;
+}
+
+/* 1 if the document holds a domain's name and uuid. */
+static int
+xml_domain(struct xml *x)
+{
+	const char *p = x->p, *gt;
+	int depth = 0, domain = -1;
+
+	x->name[0] = x->uuid[0] = '\0';
+	while ((p = memchr(p, '<', (size_t)(x->end - p))) != NULL) {
+		if (starts(p, x->end, "<!--"))
+			p = past(p, x->end, "-->");
+		else if (starts(p, x->end, "<?"))
+			p = past(p, x->end, "?>");
+		else if (starts(p, x->end, "<![CDATA["))
+			p = past(p, x->end, "]]>");
+		else if (starts(p, x->end, "<!"))
+			return 0;
+		else if ((gt = tag_end(p, x->end)) == NULL)
+			return 0;
+		else if (p[1] == '/') {
+			if (--depth < 0 || depth == domain)
+				break;
+			p = gt + 1;
+		} else {
+			if (!xml_start(x, p + 1, gt, depth, &domain))
+				return 0;
+			depth += gt[-1] != '/';
+			p = gt + 1;
+		}
+		if (p == NULL)
+			return 0;
+	}
+	return x->name[0] && x->uuid[0];
+}
+
+/* A whole regular file of at most max bytes, in a new buffer; or NULL. */
+static char *
+slurp(struct source *src, const char *path, size_t max, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	int n;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size > max)
+		return NULL;
+	buf = kp_malloc((size_t)st.st_size + 1);
+	if ((n = kp_read_file(AT_FDCWD, path, buf,
+	    (size_t)st.st_size + 1)) < 0) {
+		refused(src, path);
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return buf;
+}
+
+/* One domain's XML file: its name and uuid, each a key to the other. */
+static void
+libvirt_file(struct index *ix, const char *file)
+{
+	struct xml x;
+	struct found f = { 0 };
+	char *path, *buf, *key;
+	size_t len = strlen(file), i;
+
+	if (len <= 4 || strcmp(file + len - 4, ".xml") != 0)
+		return;
+	path = kp_asprintf("%s/%s", ix->src.path, file);
+	buf = slurp(&ix->src, path, XML_MAX, &len);
+	free(path);
+	if (buf == NULL)
+		return;
+	x.p = buf;
+	x.end = buf + len;
+	if (xml_domain(&x) && PUT(f.vm_name, x.name, strlen(x.name)) &&
+	    PUT(f.vm_uuid, x.uuid, strlen(x.uuid))) {
+		for (i = 0; f.vm_uuid[i]; i++)
+			f.vm_uuid[i] = (char)tolower((unsigned char)f.vm_uuid[i]);
+		key = kp_asprintf("n:%s", f.vm_name);
+		kp_map_put(ix->map, key, found_dup(&f));
+		free(key);
+		key = kp_asprintf("u:%s", f.vm_uuid);
+		kp_map_put(ix->map, key, found_dup(&f));
+		free(key);
+	}
+	free(buf);
+}
+
+static void
+build_libvirt(struct index *ix)
+{
+	each_entry(ix, libvirt_file);
+}
+
+/* A path below the root. */
+static char *
+under_root(const struct kp_names *n, const char *path)
+{
+	return kp_asprintf("%s%s", n->root, path);
+}
+
+struct kp_names *
+kp_names_new(const char *root)
+{
+	struct kp_names *n = kp_calloc(1, sizeof(*n));
+	size_t len = strlen(root);
+	char *p;
+
+	while (len > 0 && root[len - 1] == '/')
+		len--;
+	n->root = kp_strndup(root, len);
+	n->tick = 1;
+	n->cache = kp_map_new();
+	n->podman_users = kp_map_new();
+	kp_names_set_pods_log(n, NULL);
+	p = under_root(n, "/run/libvirt/qemu");
+	index_init(&n->libvirt_run, p, build_libvirt);
+	free(p);
+	p = under_root(n, "/etc/libvirt/qemu");
+	index_init(&n->libvirt_etc, p, build_libvirt);
+	free(p);
+	p = under_root(n, "/var/lib/docker/containers");
+	source_init(&n->docker, p);
+	free(p);
+	p = under_root(n, "/var/lib/containers/storage");
+	kp_names_add_podman_root(n, p);
+	free(p);
+	return n;
+}
+
+/*
+ * The kubelet's pod log directory, and its links in dir/../containers;
+ * NULL: the root's /var/log/pods, "": none.
+ */
+void
+kp_names_set_pods_log(struct kp_names *n, const char *dir)
+{
+	char *pods, *containers;
+
+	if (n->pods_log.map != NULL) {
+		index_free(&n->pods_log);
+		index_free(&n->containers_log);
+	}
+	if (dir == NULL) {
+		pods = under_root(n, "/var/log/pods");
+		containers = under_root(n, "/var/log/containers");
+	} else if (*dir != '\0') {
+		pods = kp_strdup(dir);
+		containers = kp_asprintf("%s/../containers", dir);
+	} else
+		pods = containers = NULL;
+	index_init(&n->pods_log, pods, build_pods_log);
+	index_init(&n->containers_log, containers, build_containers_log);
+	free(pods);
+	free(containers);
+}
+
+/*
+ * A rootless user's storage, below the home that the root's /etc/passwd
+ * gives uid: ~/.local/share/containers/storage.
+ */
+static void
+add_podman_user(struct kp_names *n, const char *uid)
+{
+	char *path, *line = NULL, *f[7], *p;
+	size_t cap = 0, i;
+	FILE *fp;
+
+	if (kp_map_get(n->podman_users, uid) != NULL)
+		return;
+	kp_map_put(n->podman_users, uid, kp_strdup(uid));
+	path = under_root(n, "/etc/passwd");
+	fp = fopen(path, "re");
+	free(path);
+	while (fp != NULL && getline(&line, &cap, fp) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		for (i = 0, p = line; i < 7 && p != NULL; i++)
+			f[i] = strsep(&p, ":");
+		if (i == 7 && strcmp(f[2], uid) == 0 && f[5][0] == '/') {
+			path = kp_asprintf("%s%s/.local/share/containers/storage",
+			    n->root, f[5]);
+			kp_names_add_podman_root(n, path);
+			free(path);
+			break;
+		}
+	}
+	free(line);
+	if (fp != NULL)
+		fclose(fp);
+}
+
+/* The uid of a user-<uid>.slice, into uid; 0 if there is none. */
+static int
+slice_uid(const struct kp_identity *id, char *uid, size_t size)
+{
+	const char *s = id->user_slice;
+	size_t n = strlen(s);
+
+	if (n <= 11 || strncmp(s, "user-", 5) != 0)
+		return 0;
+	return put(uid, size, s + 5, n - 5 - strlen(".slice")) &&
+	    strspn(uid, "0123456789") == strlen(uid);
+}
+
+/* docker's containers/<id>/config.v2.json: "Name", and a pod's labels. */
+static void
+docker_names(struct kp_names *n, const char *cid, struct found *f)
+{
+	static const struct { const char *label; size_t off, size; } labels[] = {
+#define L(label, field) { label, offsetof(struct found, field), \
+	sizeof(((struct found *)0)->field) }
+		L("io.kubernetes.container.name", container_name),
+		L("io.kubernetes.pod.name", pod_name),
+		L("io.kubernetes.pod.namespace", pod_namespace),
+#undef L
+	};
+	json_t *cfg, *lab;
+	const char *name, *v;
+	char *path;
+	size_t i;
+
+	if (n->docker.path == NULL || !all_hex(cid, 64) || cid[64] != '\0')
+		return;
+	path = kp_asprintf("%s/%s/config.v2.json", n->docker.path, cid);
+	cfg = load_json(&n->docker, path, JSON_MAX);
+	free(path);
+	if (cfg == NULL)
+		return;
+	lab = json_object_get(json_object_get(cfg, "Config"), "Labels");
+	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if ((v = json_string_value(json_object_get(lab,
+		    labels[i].label))) != NULL)
+			put((char *)f + labels[i].off, labels[i].size, v,
+			    strlen(v));
+	if (!f->container_name[0] &&
+	    (name = json_string_value(json_object_get(cfg, "Name"))) != NULL)
+		PUT(f->container_name, name + (*name == '/'),
+		    strlen(name + (*name == '/')));
+	json_decref(cfg);
+}
+
+static const struct found *
+index_get(struct kp_names *n, struct index *ix, const char *key)
+{
+	return kp_map_get(index_fresh(n, ix), key);
+}
+
+static void
+podman_names(struct kp_names *n, const struct kp_identity *id,
+    struct found *f)
+{
+	const struct found *hit;
+	char uid[16];
+	size_t i;
+
+	if (slice_uid(id, uid, sizeof(uid)))
+		add_podman_user(n, uid);
+	for (i = 0; i < n->npodman; i++)
+		if ((hit = index_get(n, &n->podman[i], id->container_id)) !=
+		    NULL) {
+			PUT(f->container_name, hit->container_name,
+			    strlen(hit->container_name));
+			return;
+		}
+}
+
+static void
+copy_names(struct found *f, const struct found *from)
+{
+	if (from == NULL)
+		return;
+	if (!f->container_name[0])
+		PUT(f->container_name, from->container_name,
+		    strlen(from->container_name));
+	if (!f->pod_name[0] && PUT(f->pod_name, from->pod_name,
+	    strlen(from->pod_name)))
+		PUT(f->pod_namespace, from->pod_namespace,
+		    strlen(from->pod_namespace));
+}
+
+/*
+ * A container's names: the kubelet's links for a pod's, then the store of
+ * its runtime (docker's also for a bare id of unknown runtime).
+ */
+static void
+container_names(struct kp_names *n, const struct kp_identity *id,
+    struct found *f)
+{
+	const char *rt = id->runtime;
+
+	copy_names(f, index_get(n, &n->containers_log, id->container_id));
+	if (id->pod_id[0])
+		copy_names(f, index_get(n, &n->pods_log, id->pod_id));
+	if (!f->container_name[0] && (strcmp(rt, "docker") == 0 || !*rt))
+		docker_names(n, id->container_id, f);
+	if (!f->container_name[0] && strcmp(rt, "podman") == 0)
+		podman_names(n, id, f);
+	f->complete = f->container_name[0] &&
+	    (!id->pod_id[0] || f->pod_name[0]);
+}
+
+static void
+pod_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
+{
+	copy_names(f, index_get(n, &n->pods_log, id->pod_id));
+	f->complete = f->pod_name[0] != '\0';
+}
+
+/*
+ * A libvirt machine scope's domain name gives its uuid, which QEMU has as
+ * -uuid; a uuid alone gives the name.  /run holds the running domains,
+ * /etc the defined ones.
+ */
+static void
+vm_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
+{
+	const struct found *hit;
+	char *key;
+	size_t i;
+
+	key = kp_asprintf("%s:%s", id->vm_from_scope ? "n" : "u",
+	    id->vm_from_scope ? id->vm_name : id->vm_id);
+	for (i = 2; !id->vm_from_scope && key[i]; i++)
+		key[i] = (char)tolower((unsigned char)key[i]);
+	if ((hit = index_get(n, &n->libvirt_run, key)) == NULL)
+		hit = index_get(n, &n->libvirt_etc, key);
+	free(key);
+	if (hit != NULL) {
+		PUT(f->vm_name, hit->vm_name, strlen(hit->vm_name));
+		PUT(f->vm_uuid, hit->vm_uuid, strlen(hit->vm_uuid));
+	}
+	f->complete = hit != NULL;
+}
+
+/* Each source looked at, at most once a scan: a change counts. */
+static void
+look_at_sources(struct kp_names *n)
+{
+	size_t i;
+
+	index_fresh(n, &n->containers_log);
+	index_fresh(n, &n->pods_log);
+	index_fresh(n, &n->libvirt_run);
+	index_fresh(n, &n->libvirt_etc);
+	for (i = 0; i < n->npodman; i++)
+		index_fresh(n, &n->podman[i]);
+	source_changed(n, &n->docker);
+}
+
+/*
+ * The names of an id, looked up now if they never were, or if they were
+ * not all there and a source has changed since.
+ */
+static const struct found *
+lookup(struct kp_names *n, const char *kind, const char *idtext,
+    const struct kp_identity *id,
+    void (*find)(struct kp_names *, const struct kp_identity *, struct found *))
+{
+	struct found *f;
+	char *key = kp_asprintf("%s:%s", kind, idtext);
+
+	if ((f = kp_map_get(n->cache, key)) == NULL) {
+		f = kp_calloc(1, sizeof(*f));
+		kp_map_put(n->cache, key, f);
+		f->changes = n->changes - 1;
+	}
+	free(key);
+	f->used = n->tick;
+	if (f->complete)
+		return f;
+	look_at_sources(n);
+	if (f->changes != n->changes) {
+		memset(f, 0, offsetof(struct found, changes));
+		find(n, id, f);
+		f->changes = n->changes;
+	}
+	return f;
+}
+
+static void
+fill(char *field, size_t size, const char *name)
+{
+	if (!field[0])
+		put(field, size, name, strlen(name));
+}
+
+#define FILL(field, name) fill(field, sizeof(field), name)
+
+/* Whether a VM's names may come from libvirt. */
+static int
+vm_wants_names(const struct kp_identity *id)
+{
+	if (id->vm_from_scope)
+		return id->vm_name[0] != '\0';
+	return !id->vm_name[0] && kp_uuid_ok(id->vm_id, strlen(id->vm_id));
+}
+
+/*
+ * Fills in the names of a process's container, pod and VM; a libvirt
+ * machine's processes take its uuid for vm_id.  1 if some may come later.
+ */
+int
+kp_names_fill(struct kp_names *n, struct kp_identity *id)
+{
+	const struct found *f;
+	int pending = 0;
+
+	if (n == NULL)
+		return 0;
+	if (id->container_id[0] || id->pod_id[0]) {
+		f = id->container_id[0] ?
+		    lookup(n, "c", id->container_id, id, container_names) :
+		    lookup(n, "p", id->pod_id, id, pod_names);
+		FILL(id->container_name, f->container_name);
+		if (!id->pod_name[0] && f->pod_name[0]) {
+			FILL(id->pod_name, f->pod_name);
+			FILL(id->pod_namespace, f->pod_namespace);
+		}
+		pending |= !f->complete;
+	}
+	if (vm_wants_names(id)) {
+		f = lookup(n, "v", id->vm_id, id, vm_names);
+		FILL(id->vm_name, f->vm_name);
+		if (id->vm_from_scope && f->vm_uuid[0]) {
+			put(id->vm_id, sizeof(id->vm_id), f->vm_uuid,
+			    strlen(f->vm_uuid));
+			id->vm_from_scope = 0;
+		}
+		pending |= !f->complete;
+	}
+	return pending;
+}
+
+static int
+unused(void *val, void *arg)
+{
+	return ((struct found *)val)->used + 1 < *(unsigned *)arg;
+}
+
+/* A new scan: sources may be looked at again; the cache stays bounded. */
+void
+kp_names_tick(struct kp_names *n)
+{
+	if (n == NULL)
+		return;
+	n->tick++;
+	if (kp_map_count(n->cache) > NAMES_MAX)
+		kp_map_sweep(n->cache, unused, &n->tick, free);
+}
+
+void
+kp_names_free(struct kp_names *n)
+{
+	size_t i;
+
+	if (n == NULL)
+		return;
+	index_free(&n->containers_log);
+	index_free(&n->pods_log);
+	index_free(&n->libvirt_run);
+	index_free(&n->libvirt_etc);
+	for (i = 0; i < n->npodman; i++)
+		index_free(&n->podman[i]);
+	free(n->podman);
+	free(n->docker.path);
+	kp_map_free(n->podman_users, free);
+	kp_map_free(n->cache, free);
+	free(n->root);
+	free(n);
+}

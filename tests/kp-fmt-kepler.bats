@@ -1,0 +1,286 @@
+#!/usr/bin/env bats
+# kp-fmt -f prometheus as Kepler writes it: the node's name on every series,
+# kepler_build_info and kepler_node_cpu_info, Kepler's label values and
+# names, the CPU seconds of processes and containers, and the node zone in
+# families of its own.  tests/prometheus.bats runs Kepler's dashboards on it.
+
+load test_helper
+
+setup() {
+	STREAMS=$FIXTURES/streams
+	HOST=$STREAMS/kepler-host.ndjson
+	TWO=$STREAMS/two-intervals.ndjson
+	export -f last_samples
+}
+
+# The samples of the last exposition of kp-fmt -f prometheus on file $1,
+# less kepler_build_info, whose revision changes with each commit.
+last_samples() {
+	kp-fmt -f prometheus "${@:2}" <"$1" | awk '/^$/ { n++; next }
+	    { out[n] = out[n] $0 "\n" } END { printf "%s", out[n - 1] }' |
+	    grep -v '^#' | grep -v '^kepler_build_info'
+}
+
+@test "prometheus: the node's name from the header on every series, and in every exposition" {
+	local out=$BATS_TEST_TMPDIR/out
+	kp-fmt -f prometheus <"$HOST" >"$out"
+	assert_equal "$(grep -v '^#' "$out" | grep -c .)" \
+	    "$(grep -c 'node_name="node-a"}' "$out")"
+	assert_equal "$(grep -c '^kepler_build_info{.*,node_name="node-a"} 1$' "$out")" 4
+	# A header that names no node, and --node-name for it.
+	run -0 kp-fmt -f prometheus <"$TWO"
+	refute_line --partial "node_name"
+	run -0 kp-fmt -f prometheus --node-name n9 <"$TWO"
+	assert_equal "$(grep -v '^#' <<<"$output" | grep -c .)" \
+	    "$(grep -c 'node_name="n9"}' <<<"$output")"
+	# The stream's own name comes first.
+	run -0 kp-fmt -f prometheus --node-name n9 <"$HOST"
+	refute_line --partial 'node_name="n9"'
+	run -2 --separate-stderr kp-fmt --node-name ''
+	assert_equal "$stderr" "kp-fmt: --node-name wants a name"
+}
+
+@test "prometheus: a later header starts a new node: one without a name leaves it unknown" {
+	{ sed -n '1,/"type":"interval"/p' "$HOST"
+	  echo '{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_name":"node-b"}'
+	  grep '"seq":2,' "$HOST" | sed 's/"seq":2,/"seq":1,/'
+	  echo '{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
+	  grep '"seq":3,' "$HOST" | sed 's/"seq":3,/"seq":1,/'
+	} >"$BATS_TEST_TMPDIR/in"
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_node_cpu_watts{zone=\"package\""' _ "$BATS_TEST_TMPDIR/in"
+	assert_output - <<'EOF'
+kepler_node_cpu_watts{zone="package",path="",node_name="node-a"} 61.00000205
+kepler_node_cpu_watts{zone="package",path="",node_name="node-b"} 64.0000041
+kepler_node_cpu_watts{zone="package",path=""} 67.00000615
+EOF
+	# kepler_node_cpu_info goes with the header that gave it.
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep -c "^kepler_node_cpu_info"' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 4
+}
+
+@test "prometheus: kepler_node_cpu_info, a sample per processor of the header" {
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_node_cpu_info"' _ "$HOST"
+	assert_output - <<'EOF'
+kepler_node_cpu_info{processor="0",vendor_id="GenuineIntel",model_name="Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",physical_id="0",core_id="0",node_name="node-a"} 1
+kepler_node_cpu_info{processor="1",vendor_id="GenuineIntel",model_name="Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",physical_id="0",core_id="1",node_name="node-a"} 1
+kepler_node_cpu_info{processor="2",vendor_id="GenuineIntel",model_name="Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",physical_id="1",core_id="0",node_name="node-a"} 1
+kepler_node_cpu_info{processor="3",vendor_id="GenuineIntel",model_name="Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",physical_id="1",core_id="1",node_name="node-a"} 1
+EOF
+}
+
+@test "prometheus: an arm64 node's processors, what cpuinfo does not say empty" {
+	local p
+	p=$(fixture_copy proc-basic)
+	cp "$FIXTURES/cpuinfo/arm64-neoverse-n1" "$p/cpuinfo"
+	run -0 bash -c 'proc-cputime --proc "$1" -n 1 -i 1ms | kp-fmt -f prometheus | grep "^kepler_node_cpu_info"' _ "$p"
+	assert_output - <<'EOF'
+kepler_node_cpu_info{processor="0",vendor_id="0x41",model_name="0xd0c",physical_id="",core_id="",node_name="worker-1"} 1
+kepler_node_cpu_info{processor="1",vendor_id="0x41",model_name="0xd0c",physical_id="",core_id="",node_name="worker-1"} 1
+EOF
+}
+
+@test "prometheus: a cpu_info element without a processor number, or with one already written, has no sample" {
+	run -0 bash -c 'kp-fmt -f prometheus | grep "^kepler_node_cpu_info"' <<'EOF'
+{"type":"header","seq":0,"version":"1.1","producer":"x","cpu_info":[{"processor":3,"vendor_id":"v\"1"},{"vendor_id":"v2"},{"processor":3},7,{"processor":"4"}]}
+{"type":"interval","seq":1,"dt_us":1000000}
+EOF
+	assert_output 'kepler_node_cpu_info{processor="3",vendor_id="v\"1",model_name="",physical_id="",core_id=""} 1'
+}
+
+@test "prometheus: kepler_build_info says kp-fmt's version, git branch and revision, arch and compiler" {
+	local revision branch arch
+	revision=$(sed -n 's/^#define BUILD_REVISION "\(.*\)"$/\1/p' "$KP_ROOT/cmd/fmt/build.h")
+	branch=$(sed -n 's/^#define BUILD_BRANCH "\(.*\)"$/\1/p' "$KP_ROOT/cmd/fmt/build.h")
+	case $(uname -m) in
+	x86_64) arch=amd64 ;;
+	aarch64) arch=arm64 ;;
+	*) arch=$(uname -m) ;;
+	esac
+	run -0 kp-fmt -f prometheus <"$TWO"
+	assert_line "# TYPE kepler_build_info gauge"
+	assert_line --regexp "^kepler_build_info\{arch=\"$arch\",branch=\"$branch\",revision=\"$revision\",version=\"$(sed -n 's/^VERSION = //p' "$KP_ROOT/config.mk")\",goversion=\"(gcc|clang) [0-9]+\.[0-9]+\.[0-9]+\"\} 1$"
+	# Built in this git checkout: its branch and a commit.
+	if git -C "$KP_ROOT" rev-parse HEAD >/dev/null 2>&1; then
+		[[ $revision =~ ^[0-9a-f]{40}$ ]] || fail "revision '$revision'"
+		git -C "$KP_ROOT" cat-file -e "$revision^{commit}"
+	fi
+}
+
+@test "prometheus: Kepler's type of each process, runtime of each container, hypervisor of each VM" {
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_process_cpu_watts.*zone=\"package\"" |
+	    sed -E "s/.*comm=\"([^\"]*)\".*type=\"([^\"]*)\".*/\1 \2/" | sort -u' _ "$HOST"
+	assert_output - <<'EOF'
+coredns container
+nginx container
+php-fpm container
+postgres container
+qemu-system-x86 vm
+redis-server container
+sshd regular
+systemd regular
+EOF
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_container_cpu_watts.*zone=\"package\"" |
+	    sed -E "s/.*container_name=\"([^\"]*)\",runtime=\"([^\"]*)\".*/\1 \2/" | sort' _ "$HOST"
+	assert_output - <<'EOF'
+coredns containerd
+nginx containerd
+php-fpm containerd
+postgres containerd
+redis docker
+EOF
+	# kp's cri-o is Kepler's crio; a container of a pod with no runtime
+	# is kubernetes's, any other unknown.
+	run -0 bash -c 'kp-fmt -f prometheus | grep "^kepler_container_cpu_watts" | sed -E "s/.*runtime=\"([^\"]*)\".*/\1/"' <<'EOF'
+{"type":"container","seq":1,"zone":"package","container_id":"c1","runtime":"cri-o","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"container","seq":1,"zone":"package","container_id":"c2","pod_id":"p2","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"container","seq":1,"zone":"package","container_id":"c3","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"container","seq":1,"zone":"package","container_id":"c4","runtime":"podman","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"interval","seq":1,"dt_us":1000000}
+EOF
+	assert_output - <<'EOF'
+crio
+kubernetes
+unknown
+podman
+EOF
+	run -0 bash -c 'last_samples "$1" | grep -c "^kepler_vm_cpu_joules_total{.*,hypervisor=\"kvm\","' _ "$HOST"
+	assert_output 4
+	# kp's qemu is Kepler's kvm; the others as kp names them.
+	run -0 bash -c 'kp-fmt -f prometheus | grep "^kepler_vm_cpu_watts" | sed -E "s/.*hypervisor=\"([^\"]*)\".*/\1/"' <<'EOF'
+{"type":"vm","seq":1,"zone":"package","vm_id":"v1","hypervisor":"qemu","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"vm","seq":1,"zone":"package","vm_id":"v2","hypervisor":"xen","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"vm","seq":1,"zone":"package","vm_id":"v3","hypervisor":"virtualbox","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"vm","seq":1,"zone":"package","vm_id":"v4","hypervisor":"vmware","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"vm","seq":1,"zone":"package","vm_id":"v5","processes":1,"cpu_us":1,"energy_uj":1,"watts":1.0,"total_uj":1,"state":"running"}
+{"type":"interval","seq":1,"dt_us":1000000}
+EOF
+	assert_output - <<'EOF'
+kvm
+xen
+virtualbox
+vmware
+unknown
+EOF
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_node_cpu_watts"' _ "$HOST"
+	assert_line 'kepler_node_cpu_watts{zone="package",path="",node_name="node-a"} 70.0000082'
+}
+
+@test "prometheus: the names of pods, containers and VMs, and each process's exe, as labels" {
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_pod_cpu_joules_total.*zone=\"package\"" |
+	    sed -E "s/.*pod_name=\"([^\"]*)\",pod_namespace=\"([^\"]*)\".*/\2\/\1/" | sort' _ "$HOST"
+	assert_output - <<'EOF'
+kube-system/coredns-5d78c9869d-4xk2p
+shop/db-0
+shop/web-7d9f8c6b5-x2x7q
+EOF
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_vm_cpu_watts.*zone=\"dram\"" |
+	    sed -E "s/.*vm_name=\"([^\"]*)\".*/\1/"' _ "$HOST"
+	assert_output - <<'EOF'
+vm-alpha
+vm-beta
+EOF
+	run -0 bash -c 'last_samples "$1" | grep -c "^kepler_container_cpu_joules_total{container_id=\"[0-9a-f]*\",container_name=\"nginx\","' _ "$HOST"
+	assert_output 2
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_process_cpu_watts{pid=\"2230\",.*zone=\"dram\""' _ "$HOST"
+	assert_output --partial 'comm="postgres",exe="/usr/lib/postgresql/16/bin/postgres",type="container",'
+}
+
+@test "prometheus: the CPU seconds of processes and containers, once per interval whatever the zones" {
+	local want
+	# nginx's CPU time over the four intervals, from its package records.
+	want=$(jq -s 'map(select(.type == "process" and .pid == 2101 and .zone == "package") | .cpu_us) | add' "$HOST")
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_process_cpu_seconds_total{pid=\"2101\","' _ "$HOST"
+	assert_output --regexp " $(awk -v u="$want" 'BEGIN { printf "%.6f", u / 1e6 }')\$"
+	refute_output --partial "zone="
+	want=$(jq -s 'map(select(.type == "container" and .container_name == "redis" and .zone == "dram") | .cpu_us) | add' "$HOST")
+	run -0 bash -c 'last_samples "$1" | grep "^kepler_container_cpu_seconds_total{.*container_name=\"redis\""' _ "$HOST"
+	assert_output --regexp "runtime=\"docker\",pod_id=\"\",node_name=\"node-a\"\} $(awk -v u="$want" 'BEGIN { printf "%.6f", u / 1e6 }')\$"
+	run -0 bash -c 'last_samples "$1" | grep -c "^kepler_process_cpu_seconds_total"' _ "$HOST"
+	assert_output 9
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep -c "^# TYPE kepler_container_cpu_seconds_total counter$"' _ "$HOST"
+	assert_output 4
+}
+
+@test "prometheus: the node zone leaves every kepler_* family for kp_*_total_* families" {
+	local out=$BATS_TEST_TMPDIR/out node_uj
+	last_samples "$HOST" >"$out"
+	run -1 grep 'zone="node"' "$out"
+	node_uj=$(jq -s 'map(select(.type == "node" and .zone == "node")) | last | .total_uj' "$HOST")
+	run -0 grep '^kp_node_total_joules_total' "$out"
+	assert_output "kp_node_total_joules_total{path=\"\",node_name=\"node-a\"} $(awk -v u="$node_uj" 'BEGIN { printf "%.6f", u / 1e6 }')"
+	# It is the sum of the other zones: counted once, not twice.
+	assert_equal "$(grep '^kepler_node_cpu_joules_total' "$out" | awk '{ s += $2 } END { printf "%.6f", s }')" \
+	    "$(awk -v u="$node_uj" 'BEGIN { printf "%.6f", u / 1e6 }')"
+	# A family for each kepler_* and kp_* family with a zone label.
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | awk "/^\$/ { exit } 1" | sed -n "s/^# TYPE \(kp_[a-z_]*_total_[a-z_]*\) .*/\1/p"' _ "$HOST"
+	assert_output - <<'EOF'
+kp_node_total_joules_total
+kp_node_total_active_joules_total
+kp_node_total_idle_joules_total
+kp_node_total_watts
+kp_node_total_active_watts
+kp_node_total_idle_watts
+kp_node_total_idle_kept_joules_total
+kp_process_total_joules_total
+kp_process_total_watts
+kp_container_total_joules_total
+kp_container_total_watts
+kp_pod_total_joules_total
+kp_pod_total_watts
+kp_vm_total_joules_total
+kp_vm_total_watts
+kp_host_total_joules_total
+kp_host_total_watts
+kp_unattributed_total_joules_total
+kp_unattributed_total_watts
+EOF
+	run -0 bash -c 'last_samples "$1" | grep "^kp_pod_total_watts" | sed -E "s/.*pod_name=\"([^\"]*)\".*/\1/" | sort' _ "$HOST"
+	assert_output - <<'EOF'
+coredns-5d78c9869d-4xk2p
+db-0
+web-7d9f8c6b5-x2x7q
+EOF
+	# Exited records' node zone too.
+	run -0 bash -c '"$1/scripts/kp-gen" --intervals 2 --processes 5 --zones package,node --exited 2 |
+	    kp-attribute | kp-fmt -f prometheus | grep "^kp_exited"' _ "$KP_ROOT"
+	refute_line --partial 'zone="node"'
+	assert_line --regexp '^kp_exited_cpu_joules_total\{zone="package"\} '
+	assert_line --regexp '^kp_exited_total_joules_total [0-9.]+$'
+	# rapl-read's own records, and the CO2 counters, likewise.
+	run -0 bash -c 'rapl-read --source model --proc "$1" -z package,node -n 1 -i 1ms |
+	    kp-fmt -f prometheus --carbon-intensity 400 | grep "^# TYPE"' _ "$FIXTURES/proc-model"
+	assert_line "# TYPE kp_node_total_joules_total counter"
+	assert_line "# TYPE kp_node_total_co2_grams_total counter"
+	refute_line --regexp 'zone="node"'
+}
+
+@test "prometheus: promtool passes every exposition of the fixture host" {
+	local f
+	kp-fmt -f prometheus <"$HOST" | awk -v d="$BATS_TEST_TMPDIR/e" 'BEGIN { n = 1 }
+	    /^$/ { n++; next } { print > (d "." n ".prom") }'
+	for f in "$BATS_TEST_TMPDIR"/e.*.prom; do
+		run -0 promtool check metrics <"$f"
+		assert_output ""
+	done
+	[ -f "$BATS_TEST_TMPDIR/e.4.prom" ]
+}
+
+@test "-t leaves the header's identity to prometheus; json writes a header only when -t names it" {
+	run -0 kp-fmt -f prometheus -t pod <"$HOST"
+	assert_line --partial 'kepler_pod_cpu_watts{pod_id="2c9e1f7a-6b3d-4e8f-a1b2-c3d4e5f60718",pod_name="db-0",pod_namespace="shop",zone="dram",state="running",node_name="node-a"}'
+	run -0 bash -c 'kp-fmt -f json -t pod <"$1" | jq -r .type | sort -u' _ "$HOST"
+	assert_output pod
+	run -0 bash -c 'kp-fmt -f json -t header,pod <"$1" | jq -r .type | sort -u' _ "$HOST"
+	assert_output "header
+pod"
+}
+
+@test "prometheus --summary and --textfile keep the node's name" {
+	local tf=$BATS_TEST_TMPDIR/kp.prom
+	run -0 kp-fmt -f prometheus --summary <"$HOST"
+	assert_line --regexp '^kepler_node_cpu_joules_total\{zone="package",path="",node_name="node-a"\} '
+	assert_line --regexp '^kepler_node_cpu_info\{processor="0",.*node_name="node-a"\} 1$'
+	kp-fmt --textfile "$tf" <"$HOST"
+	run -0 grep -c 'node_name="node-a"' "$tf"
+	assert_output "$(grep -v '^#' "$tf" | grep -c .)"
+}
