@@ -368,21 +368,23 @@ member_end(const char *key)
 }
 
 /* Why a record cannot be added, after its type. */
-#define NO_FIELDS "record without a zone and an integer energy_uj"
 #define TOO_MANY_ZONES "record of a zone beyond the first 64: " \
     "left out (see kp-aggregate(1))"
 #define OVERFLOWS "record whose energy_uj or cpu_us overflows a 64-bit sum"
 
-/* A record's zone, as an index in *z; NULL, or why it has none. */
+/*
+ * A record's zone, as an index in *z, and its energy; NULL, or why it has
+ * no index.  The reader has checked that a process record, and an exited
+ * record with a zone, has a zone name and an integer energy_uj.
+ */
 static const char *
 record_zone(const struct kp_record *rec, int *z, int64_t *energy_uj)
 {
-	const char *zone;
+	const char *zone = kp_rec_str(rec, "zone");
 
-	if ((zone = kp_rec_str(rec, "zone")) == NULL ||
-	    (*z = kp_zone_index(&zones, zone, strlen(zone))) == -1 ||
-	    !kp_rec_int(rec, "energy_uj", energy_uj))
-		return NO_FIELDS;
+	*energy_uj = 0;
+	kp_rec_int(rec, "energy_uj", energy_uj);
+	*z = kp_zone_index(&zones, zone, strlen(zone));
 	return *z < 0 ? TOO_MANY_ZONES : NULL;
 }
 
@@ -402,7 +404,10 @@ add_process(const struct kp_record *rec)
 
 	if ((why = record_zone(rec, &z, &energy_uj)) != NULL)
 		return why;
-	/* A member is known by pid and starttime: without a pid, it is none. */
+	/*
+	 * A member is known by pid and starttime: without a pid, as in the
+	 * other row of kp-fmt --summary, which folds many, it is none.
+	 */
 	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
 		return "record without a positive integer pid";
 	kp_rec_int(rec, "cpu_us", &cpu_us);
@@ -467,8 +472,9 @@ consumed(const struct kp_record *rec)
 }
 
 /*
- * A process or exited record: added, or reported; whether it is to be
- * passed on.
+ * A process or exited record: added, or refused, which leaves the reader's
+ * ordering as it is in the stages after, which never see it; whether it is
+ * to be passed on.
  */
 static int
 take_process(struct kp_reader *r, const struct kp_record *rec)
@@ -478,7 +484,7 @@ take_process(struct kp_reader *r, const struct kp_record *rec)
 	why = strcmp(rec->type, "exited") == 0 ? add_exited(rec) :
 	    add_process(rec);
 	if (why != NULL) {
-		kp_reader_reject(r, "%s %s", rec->type, why);
+		kp_reader_refuse(r, "%s %s", rec->type, why);
 		return 0;
 	}
 	return !drop_processes;

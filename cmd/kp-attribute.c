@@ -513,7 +513,9 @@ copy_member(struct kp_buf *b, const struct kp_record *rec, const char *key)
 		kp_buf_raw(b, key, f->raw, f->rawlen);
 }
 
-#define NO_FIELDS "without its required fields (see kp-records(5))"
+#define NO_PID "without a positive integer pid"
+#define LONG_ZONE "whose zone/socket passes 31 bytes: left out " \
+    "(see kp-attribute(1))"
 #define OVERFLOW "with a value whose sum overflows a 64-bit total"
 #define TOO_MANY_ZONES "of a zone beyond the first 64: left out " \
     "(see kp-attribute(1))"
@@ -539,15 +541,21 @@ energy_fits(const struct interval *iv, int z, int64_t v)
 	    held_uj, &total_uj);
 }
 
+/*
+ * The reader has checked what each record held here must have
+ * (kp-records(5)): an energy record's zone and energy_uj, a cpu record's
+ * cpu_us and usage_ratio, a proc record's cpu_us.
+ */
 static const char *
 hold_energy(struct interval *iv, const struct kp_record *rec)
 {
 	struct energy *e;
-	int64_t v;
+	int64_t v = 0;
 	int z;
 
-	if ((z = energy_zone(rec)) == -1 || !kp_rec_int(rec, "energy_uj", &v))
-		return NO_FIELDS;
+	kp_rec_int(rec, "energy_uj", &v);
+	if ((z = energy_zone(rec)) == -1)
+		return LONG_ZONE;
 	if (z < 0)
 		return TOO_MANY_ZONES;
 	if (!energy_fits(iv, z, v))
@@ -572,10 +580,9 @@ hold_cpu(struct interval *iv, const struct kp_record *rec)
 {
 	double ratio = kp_rec_number(rec, "usage_ratio");
 	const struct kp_field *f;
-	int64_t v, t;
+	int64_t v = 0, t;
 
-	if (!kp_rec_int(rec, "cpu_us", &v) || !(ratio >= 0 && ratio <= 1))
-		return NO_FIELDS;
+	kp_rec_int(rec, "cpu_us", &v);
 	iv->has_cpu = 1;
 	iv->dense = (f = kp_rec_get(rec, "dense")) != NULL &&
 	    f->kind == KP_V_TRUE;
@@ -608,11 +615,12 @@ static const char *
 hold_proc(struct interval *iv, const struct kp_record *rec)
 {
 	struct proc *p;
-	int64_t pid, cpu_us, sum_us, starttime = 0;
+	int64_t pid = 0, cpu_us = 0, sum_us, starttime = 0;
 
-	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0 ||
-	    !kp_rec_int(rec, "cpu_us", &cpu_us))
-		return NO_FIELDS;
+	/* A process is known by pid and starttime: one without a pid is none. */
+	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
+		return NO_PID;
+	kp_rec_int(rec, "cpu_us", &cpu_us);
 	/* The shares' denominator is this sum: it must be exact. */
 	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us))
 		return OVERFLOW;
@@ -724,7 +732,9 @@ consumed(const struct kp_record *rec)
 
 /*
  * A record of the open interval, which the reader has checked is of its
- * seq (kp-records(5)): held, and its line kept to pass on if unused.
+ * seq (kp-records(5)): held, and its line kept to pass on if unused.  One
+ * refused here is untaken, so that its seq moves the reader's ordering no
+ * more than it moves that of the stages after, which never see it.
  */
 static void
 hold(struct kp_reader *r, const struct kp_record *rec, struct interval *iv)
@@ -732,7 +742,7 @@ hold(struct kp_reader *r, const struct kp_record *rec, struct interval *iv)
 	const char *why;
 
 	if ((why = hold_record(iv, rec)) != NULL) {
-		kp_reader_reject(r, "%s record %s", rec->type, why);
+		kp_reader_refuse(r, "%s record %s", rec->type, why);
 		return;
 	}
 	if (strcmp(rec->type, "proc") == 0) {

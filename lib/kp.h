@@ -162,6 +162,13 @@ int kp_reader_next(struct kp_reader *r, struct kp_record *rec);
 /* A stage's own complaint about the current line: reported and counted. */
 void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/*
+ * The same, for a record just read that the stage leaves out by a rule of
+ * its own: it is untaken, so that the ordering is as if the line had not
+ * been read, as it is in the stages after (kp-records(5)).
+ */
+void kp_reader_refuse(struct kp_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 int kp_reader_errors(const struct kp_reader *r);
 long kp_reader_lineno(const struct kp_reader *r);
 int64_t kp_reader_open_seq(const struct kp_reader *r);	/* -1: none open */

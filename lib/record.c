@@ -24,6 +24,13 @@ struct span {
 	size_t n;
 };
 
+/* What the records taken say of the ordering (kp-records(5), D1). */
+struct order {
+	int64_t last_ended;	/* the last interval ended, or -1 */
+	int64_t open_seq;	/* the interval whose records are open, or -1 */
+	int after_header;	/* the next record may go back to seq 1 */
+};
+
 struct kp_reader {
 	int fd;			/* -1: a buffer given whole */
 	const char *name;
@@ -44,9 +51,9 @@ struct kp_reader {
 	size_t nf, fcap;
 	struct span *keys;	/* keys of the nested objects being scanned */
 	size_t nkeys, keyscap;
-	int64_t last_ended;	/* the last interval ended, or -1 */
-	int64_t open_seq;	/* the interval whose records are open, or -1 */
-	int after_header;
+	struct order order;	/* as the records taken left it */
+	struct order before;	/* as it was before the last one taken */
+	int can_untake;		/* that one is the record just read */
 	int end_told;		/* the stream's end inside an interval */
 };
 
@@ -60,7 +67,7 @@ kp_reader_open(int fd, const char *name)
 
 	r->fd = fd;
 	r->name = name;
-	r->last_ended = r->open_seq = -1;
+	r->order.last_ended = r->order.open_seq = -1;
 	return r;
 }
 
@@ -688,14 +695,12 @@ is_rfc3339(const char *s)
 	    s[3] == ':' && digits(s + 4, 2, 59) && s[6] == '\0';
 }
 
+/* An interval record's ts, where present (its dt_us is in the table). */
 static const char *
-check_interval(const struct kp_record *rec)
+check_ts(const struct kp_record *rec)
 {
-	int64_t dt_us;
 	const char *ts;
 
-	if (!kp_rec_int(rec, "dt_us", &dt_us) || dt_us <= 0)
-		return "interval record without a positive integer \"dt_us\"";
 	if (kp_rec_get(rec, "ts") != NULL &&
 	    ((ts = kp_rec_str(rec, "ts")) == NULL || !is_rfc3339(ts)))
 		return "\"ts\" is not an RFC 3339 time";
@@ -703,27 +708,109 @@ check_interval(const struct kp_record *rec)
 }
 
 /*
- * An exited record (1.1) folds processes that no proc record showed: what
- * every stage reads of it must be there, so that each takes the same
- * decision on it.  cpu_us, where present, is checked as every _us is.
- * ppid and comm are optional, since a cgroup's counter knows neither, but
- * where present are what a parent's reaping writes.
+ * The members that a record of each type must have (kp-records(5)): what
+ * a stage reads of it to take its decision.  They are checked here, before
+ * the record moves the ordering, so that every stage takes the same
+ * decision on the line, and a stage after, which never sees a line
+ * rejected, is left with the same ordering.  A _uj or _us member, where
+ * present, is already a non-negative integer, and a zone a zone name.
+ * An IF_PRESENT member may be left out, as an exited record of a cgroup's
+ * counter leaves out ppid and comm, which it cannot know.
  */
-static const char *
-check_exited(const struct kp_record *rec)
-{
-	int64_t v;
+enum { NEED_INT, NEED_NONNEG, NEED_POSITIVE, NEED_STR, NEED_RATIO };
+#define IF_ZONED 0x10		/* only in a record that has a zone */
+#define IF_PRESENT 0x20		/* only where the record has it */
+#define RULE(n) ((n)->rule & ~(IF_ZONED | IF_PRESENT))
+#define NEEDS_MAX 5
+#define ENERGY { "zone", NEED_STR }, { "energy_uj", NEED_INT }
+struct need {
+	const char *key;	/* NULL: the type's list ends */
+	int rule;		/* NEED_*, IF_ZONED, IF_PRESENT */
+};
+static const struct {
+	const char *type;
+	struct need need[NEEDS_MAX];
+} needs[] = {
+	{ "interval", { { "dt_us", NEED_POSITIVE } } },
+	{ "energy", { ENERGY } },
+	{ "cpu", { { "cpu_us", NEED_INT }, { "usage_ratio", NEED_RATIO } } },
+	/*
+	 * A proc or process record without a pid, as kp-fmt --summary's
+	 * other row, which folds many processes, is no process that a stage
+	 * can hold: one that holds processes refuses it on its own.
+	 */
+	{ "proc", { { "cpu_us", NEED_INT } } },
+	/* With a zone, as kp-attribute writes it, it has its energy. */
+	{ "exited", { { "count", NEED_NONNEG }, { "cpu_us", NEED_INT },
+	    { "ppid", NEED_NONNEG | IF_PRESENT },
+	    { "comm", NEED_STR | IF_PRESENT },
+	    { "energy_uj", NEED_INT | IF_ZONED } } },
+	{ "node", { ENERGY } },
+	{ "process", { ENERGY } },
+	{ "unattributed", { ENERGY } },
+	{ "container", { ENERGY } },
+	{ "pod", { ENERGY } },
+	{ "vm", { ENERGY } },
+	{ "unit", { ENERGY } },
+	{ "group", { ENERGY } },
+	{ "host", { ENERGY } },
+};
 
-	if (!kp_rec_int(rec, "count", &v) || v < 0)
-		return "exited record without a non-negative integer \"count\"";
-	if (!kp_rec_int(rec, "cpu_us", &v))
-		return "exited record without an integer \"cpu_us\"";
-	if (kp_rec_get(rec, "ppid") != NULL &&
-	    (!kp_rec_int(rec, "ppid", &v) || v < 0))
-		return "exited record whose \"ppid\" is not a non-negative "
-		    "integer";
-	if (kp_rec_get(rec, "comm") != NULL && kp_rec_str(rec, "comm") == NULL)
-		return "exited record whose \"comm\" is not a string";
+static int
+has_need(const struct kp_record *rec, const struct need *n)
+{
+	const struct kp_field *f = kp_rec_get(rec, n->key);
+	int rule = RULE(n);
+	double v;
+
+	if (rule == NEED_STR)
+		return f != NULL && f->kind == KP_V_STR;
+	if (rule == NEED_RATIO)
+		return (v = kp_field_number(f)) >= 0 && v <= 1;
+	if (f == NULL || f->kind != KP_V_INT)
+		return 0;
+	return rule == NEED_INT || f->i >= (rule == NEED_POSITIVE);
+}
+
+static const char *
+why_need(struct kp_reader *r, const struct kp_record *rec,
+    const struct need *n)
+{
+	static const char *const what[] = {
+		[NEED_INT] = "an integer",
+		[NEED_NONNEG] = "a non-negative integer",
+		[NEED_POSITIVE] = "a positive integer",
+		[NEED_STR] = "a string",
+		[NEED_RATIO] = "a number from 0 to 1",
+	};
+
+	if (n->rule & IF_PRESENT)
+		snprintf(r->whybuf, sizeof(r->whybuf), "%s record whose \"%s\" "
+		    "is not %s", rec->type, n->key, what[RULE(n)]);
+	else
+		snprintf(r->whybuf, sizeof(r->whybuf), "%s record %swithout %s "
+		    "\"%s\"", rec->type, n->rule & IF_ZONED ?
+		    "with a \"zone\" but " : "", what[RULE(n)], n->key);
+	return r->whybuf;
+}
+
+static const char *
+check_needs(struct kp_reader *r, const struct kp_record *rec)
+{
+	const struct need *n;
+	size_t i;
+
+	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if (strcmp(needs[i].type, rec->type) == 0)
+			break;
+	if (i == sizeof(needs) / sizeof(needs[0]))
+		return NULL;
+	for (n = needs[i].need; n < needs[i].need + NEEDS_MAX &&
+	    n->key != NULL; n++)
+		if ((!(n->rule & IF_ZONED) || kp_rec_get(rec, "zone") != NULL) &&
+		    (!(n->rule & IF_PRESENT) || kp_rec_get(rec, n->key) != NULL) &&
+		    !has_need(rec, n))
+			return why_need(r, rec, n);
 	return NULL;
 }
 
@@ -752,16 +839,16 @@ check_header(struct kp_reader *r, const struct kp_record *rec)
 /*
  * Ordering and replays (kp-records(5), D1): the records of an interval
  * come before its interval record, intervals end in increasing seq, and
- * seq goes back only right after a header, and only to 1.
+ * seq goes back only right after a header, and only to 1.  A line is
+ * checked here; only a record taken moves the ordering.
  */
 static const char *
-check_order(struct kp_reader *r, struct kp_record *rec)
+check_order(struct kp_reader *r, const struct kp_record *rec)
 {
-	long long seq = rec->seq, ended = r->last_ended, open = r->open_seq;
+	const struct order *o = &r->order;
+	long long seq = rec->seq, open = o->open_seq;
+	long long ended = o->after_header && seq == 1 ? 0 : o->last_ended;
 
-	if (r->after_header && seq == 1)
-		r->last_ended = ended = 0;	/* a fresh baseline */
-	r->after_header = 0;
 	if (seq <= ended && strcmp(rec->type, "interval") == 0)
 		snprintf(r->whybuf, sizeof(r->whybuf), "interval %lld ends "
 		    "after interval %lld: a replay or a disorder", seq, ended);
@@ -779,26 +866,35 @@ check_order(struct kp_reader *r, struct kp_record *rec)
 }
 
 /*
- * A record taken: it opens or ends its interval.  One of a later interval
- * than the open one cuts that one off: the caller hears of it in cut_seq.
+ * A record taken: it opens or ends its interval, and the first after a
+ * header, of seq 1, is a fresh baseline.  One of a later interval than the
+ * open one cuts that one off: the caller hears of it in cut_seq.  The
+ * ordering before it is kept for a stage that refuses it.
  */
 static void
 take(struct kp_reader *r, struct kp_record *rec)
 {
+	struct order *o = &r->order;
+
+	r->before = *o;
+	r->can_untake = 1;
 	rec->cut_seq = -1;
+	if (o->after_header && rec->seq == 1)
+		o->last_ended = 0;
+	o->after_header = 0;
 	if (strcmp(rec->type, "header") == 0) {
-		rec->cut_seq = r->open_seq;
-		r->open_seq = -1;
-		r->after_header = 1;
+		rec->cut_seq = o->open_seq;
+		o->open_seq = -1;
+		o->after_header = 1;
 		return;
 	}
-	if (r->open_seq >= 0 && rec->seq > r->open_seq)
-		rec->cut_seq = r->open_seq;
+	if (o->open_seq >= 0 && rec->seq > o->open_seq)
+		rec->cut_seq = o->open_seq;
 	if (strcmp(rec->type, "interval") == 0) {
-		r->last_ended = rec->seq;
-		r->open_seq = -1;
+		o->last_ended = rec->seq;
+		o->open_seq = -1;
 	} else
-		r->open_seq = rec->seq;
+		o->open_seq = rec->seq;
 }
 
 static int
@@ -843,11 +939,9 @@ scan(struct kp_reader *r, const char *line, size_t len,
 		return why;
 	if (strcmp(rec->type, "header") == 0)
 		return check_header(r, rec);
-	if (strcmp(rec->type, "interval") == 0 &&
-	    (why = check_interval(rec)) != NULL)
+	if ((why = check_needs(r, rec)) != NULL)
 		return why;
-	if (strcmp(rec->type, "exited") == 0 &&
-	    (why = check_exited(rec)) != NULL)
+	if (strcmp(rec->type, "interval") == 0 && (why = check_ts(rec)) != NULL)
 		return why;
 	return check_order(r, rec);
 }
@@ -864,6 +958,7 @@ kp_reader_read(struct kp_reader *r, struct kp_record *rec)
 	char *line;
 	size_t len;
 
+	r->can_untake = 0;
 	do {
 		if ((line = next_line(r, &len)) == NULL)
 			return 0;
@@ -918,6 +1013,28 @@ kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
 	r->errors++;
 }
 
+/*
+ * A stage's own rule broken by the record just read, such as a sum past
+ * 2^63-1: reported and counted as kp_reader_reject does, and the record
+ * untaken, so that the ordering is as if the line had not been read, as
+ * it is in the stages after, which never see it.  An interval that it cut
+ * short was reported as it was read, and what the stage did of that
+ * stands; the interval is open again, as it is after.
+ */
+void
+kp_reader_refuse(struct kp_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->can_untake)
+		r->order = r->before;
+	r->can_untake = 0;
+	va_start(ap, fmt);
+	warn_at(r->name, r->lineno, fmt, ap);
+	va_end(ap);
+	r->errors++;
+}
+
 /* The stages' loop: each bad line reported, counted and skipped. */
 int
 kp_reader_next(struct kp_reader *r, struct kp_record *rec)
@@ -932,9 +1049,9 @@ kp_reader_next(struct kp_reader *r, struct kp_record *rec)
 	if (n > 0 && rec->cut_seq >= 0)
 		kp_reader_reject(r, "interval %lld has no interval record",
 		    (long long)rec->cut_seq);
-	if (n == 0 && r->open_seq >= 0 && !r->end_told) {
+	if (n == 0 && r->order.open_seq >= 0 && !r->end_told) {
 		kp_reader_reject(r, "the stream ends inside interval %lld",
-		    (long long)r->open_seq);
+		    (long long)r->order.open_seq);
 		r->end_told = 1;
 	}
 	return n;
@@ -955,7 +1072,7 @@ kp_reader_lineno(const struct kp_reader *r)
 int64_t
 kp_reader_open_seq(const struct kp_reader *r)
 {
-	return r->open_seq;
+	return r->order.open_seq;
 }
 
 /*

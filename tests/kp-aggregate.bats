@@ -79,7 +79,7 @@ interval() {
 	interval 1
 	run --separate-stderr kp-aggregate < "$IN"
 	assert_failure 3
-	assert_equal "$stderr" "kp-aggregate: <stdin>:2: process record without a zone and an integer energy_uj"
+	assert_equal "$stderr" 'kp-aggregate: <stdin>:2: process record without a string "zone"'
 	assert_equal "$(jq -r 'select(.type == "container") | .energy_uj' <<< "$output")" 7
 }
 
@@ -559,8 +559,8 @@ exited() {
 	exited 1 package 1 8 '"container_id":"b"'
 	interval 1
 	run -3 --separate-stderr kp-aggregate --level container < "$IN"
-	assert_equal "$stderr" "kp-aggregate: <stdin>:3: exited record without a zone and an integer energy_uj
-kp-aggregate: <stdin>:4: exited record whose energy_uj or cpu_us overflows a 64-bit sum"
+	assert_equal "$stderr" 'kp-aggregate: <stdin>:3: exited record with a "zone" but without an integer "energy_uj"
+kp-aggregate: <stdin>:4: exited record whose energy_uj or cpu_us overflows a 64-bit sum'
 	# jq reads integers as doubles: these are compared as text.
 	assert_equal "$(grep -o '"type":"container".*"energy_uj":[0-9]*' <<< "$output" | sed 's/.*"container_id":"\([a-z]\)".*"energy_uj":/\1 /' | tr '\n' ',')" \
 	    "a 9223372036854775800,b 8,"

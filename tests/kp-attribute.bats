@@ -231,8 +231,8 @@ field() {
 	interval 1
 	attribute
 	assert_failure 3
-	assert_equal "${stderr_lines[0]}" "kp-attribute: <stdin>:2: energy record without its required fields (see kp-records(5))"
-	assert_equal "${stderr_lines[1]}" "kp-attribute: <stdin>:5: proc record without its required fields (see kp-records(5))"
+	assert_equal "${stderr_lines[0]}" 'kp-attribute: <stdin>:2: energy record without a string "zone"'
+	assert_equal "${stderr_lines[1]}" 'kp-attribute: <stdin>:5: proc record without a positive integer pid'
 	assert_equal "$(field node energy_uj)" 10
 }
 
@@ -645,6 +645,18 @@ kp-attribute: <stdin>:7: not JSON: a value is expected"
 	assert_equal "$stderr" "kp-attribute: <stdin>:66: energy record of a zone beyond the first 64: left out (see kp-attribute(1))"
 	assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process")] | length')" 64
 	assert_equal "$(field process energy_uj z63)" 100
+}
+
+@test "a zone whose name with its socket passes 31 bytes is reported and left out" {
+	local z=abcdefghijklmnopqrstuvwxyz01234
+	header
+	printf '{"type":"energy","seq":1,"zone":"%s","socket":0,"energy_uj":100}\n' "$z" >> "$IN"
+	printf '{"type":"energy","seq":1,"zone":"%s","energy_uj":100}\n' "$z" >> "$IN"
+	cpu 1 1 1; interval 1
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:2: energy record whose zone/socket passes 31 bytes: left out (see kp-attribute(1))"
+	assert_equal "$(field node energy_uj "$z")" 100
 }
 
 @test "a record whose seq is not its interval's is reported and skipped" {

@@ -9,7 +9,7 @@ INTERVAL='{"type":"interval","seq":1,"dt_us":1000000}'
 
 # A record line with field x set to the JSON text $1, and its interval.
 rec_with() {
-	printf '{"type":"process","seq":1,"zone":"package","pid":1,"comm":"c","x":%s,"watts":%s}\n' "$1" "${2:-1.5}"
+	printf '{"type":"process","seq":1,"zone":"package","pid":1,"comm":"c","energy_uj":0,"x":%s,"watts":%s}\n' "$1" "${2:-1.5}"
 	printf '%s\n' "$INTERVAL"
 }
 
@@ -39,7 +39,7 @@ print(s)' "$v")
 
 @test "strings: escapes, UTF-8 and surrogate pairs are decoded" {
 	run -0 kp-fmt -f csv -H -o comm <<'EOF2'
-{"type":"process","seq":1,"comm":"a\"b\\c\/d\te\u00e9\u20ac\ud83d\ude00é"}
+{"type":"process","seq":1,"zone":"package","pid":1,"energy_uj":0,"comm":"a\"b\\c\/d\te\u00e9\u20ac\ud83d\ude00é"}
 {"type":"interval","seq":1,"dt_us":1000000}
 EOF2
 	assert_output "$(printf '"a""b\\c/d\te\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc3\xa9"')"
@@ -47,11 +47,11 @@ EOF2
 
 @test "valid JSON in any layout is read, nested values included" {
 	run -0 --separate-stderr kp-fmt -f csv -H -o seq,type,pid,comm <<'EOF2'
-  {  "type" : "process" , "seq" : 1 , "pid" : 7 , "comm" : "x" , "a" : [1, {"b": [true, null, -0.5e-3]}], "o": {} }  
+  {  "type" : "process" , "seq" : 1 , "zone" : "package" , "pid" : 7 , "energy_uj" : 0 , "comm" : "x" , "a" : [1, {"b": [true, null, -0.5e-3]}], "o": {} }  
 { "dt_us" : 1000000 , "seq" : 1 , "type" : "interval" }
-{"type":"process","seq":2,"pid":8,"comm":"y","n":null,"t":true,"f":false,"e":[]}
+{"type":"process","seq":2,"zone":"package","pid":8,"energy_uj":0,"comm":"y","n":null,"t":true,"f":false,"e":[]}
 {"type":"interval","seq":2,"dt_us":1000000}
-{"seq":3,"type":"process","pid":9,"comm":"z","big":99999999999999999999}
+{"seq":3,"type":"process","zone":"package","pid":9,"energy_uj":0,"comm":"z","big":99999999999999999999}
 {"type":"interval","seq":3,"dt_us":1000000}
 EOF2
 	assert_output - <<'EOF2'
@@ -175,7 +175,7 @@ print("{\"type\":\"interval\",\"seq\":1,\"dt_us\":1000000}")' >"$big"
 }
 
 @test "json passes a valid line through unchanged, however it is written" {
-	local line='{ "type":"node" ,"seq":1,"x":"\u00e9\/", "y": 1.50 }'
+	local line='{ "type":"node" ,"seq":1,"zone" :"package","energy_uj": 0,"x":"\u00e9\/", "y": 1.50 }'
 	run -0 kp-fmt -f json -t node < <(printf '%s\n' "$line" "$INTERVAL")
 	assert_output "$line"
 }

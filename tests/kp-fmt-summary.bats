@@ -100,7 +100,7 @@ two_crowds() {
 	awk -v dense="$1" 'BEGIN {
 		print "{\"type\":\"header\",\"seq\":0,\"version\":\"1.1\",\"producer\":\"test\"}"
 		for (k = 1; k <= 2; k++) {
-			printf "{\"type\":\"cpu\",\"seq\":%d,\"cpu_us\":1,\"total_cpu_us\":2%s}\n", k, dense
+			printf "{\"type\":\"cpu\",\"seq\":%d,\"cpu_us\":1,\"total_cpu_us\":2,\"usage_ratio\":0.5%s}\n", k, dense
 			for (i = 0; i < 12000; i++)
 				printf "{\"type\":\"proc\",\"seq\":%d,\"pid\":%d,\"starttime\":%d,\"comm\":\"p\",\"cpu_us\":1,\"state\":\"running\"}\n", k, i + 2, k
 			printf "{\"type\":\"interval\",\"seq\":%d,\"dt_us\":1000000}\n", k
@@ -120,7 +120,7 @@ two_crowds() {
 	assert_equal "$stderr" ""
 	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 24000
 	# Downstream of kp-attribute, its node records say so.
-	sed 's/{"type":"cpu","seq":\([0-9]*\),/{"type":"node","seq":\1,"zone":"package",/' \
+	sed 's/{"type":"cpu","seq":\([0-9]*\),/{"type":"node","seq":\1,"zone":"package","energy_uj":0,/' \
 	    "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/node"
 	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/node"
 	assert_equal "$stderr" ""

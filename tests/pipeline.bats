@@ -107,13 +107,16 @@ q() {
 	kill "$burner"
 	assert_success
 	assert_equal "$(jq -s 'map(select(.type == "interval")) | length' <<< "$output")" 3
-	# A record with energy in each interval, and CPU time within its own.
+	# Records with energy, and CPU time within its own.  Not one in each
+	# interval: on a loaded machine an interval can pass without a tick
+	# of the burner's (seen with a load of 5 to 7 on 2 cores).
 	run -0 jq -s -c --argjson pid "$burner" 'map(select(.type == "process" and
 	    .zone == "package" and .pid == $pid)) |
-	    [map(.seq), all(.energy_uj > 0), (map(.cpu_us) | add)]' <<< "$output"
+	    [(map(.seq) | length > 0 and all(. >= 1 and . <= 3)),
+	    all(.energy_uj > 0), (map(.cpu_us) | add)]' <<< "$output"
 	local cpu_us=${output##*,}
 	cpu_us=${cpu_us%]}
-	assert_output --regexp '^\[\[1,2,3\],true,[0-9]+\]$'
+	assert_output --regexp '^\[true,true,[0-9]+\]$'
 	[ "$cpu_us" -gt 0 ]
 	[ "$cpu_us" -le $(((after - before) * 1000000 / hz)) ]
 }

@@ -140,6 +140,64 @@ run_cases() {
 	[ "$cases" -ge 50 ]
 }
 
+# A rejected line is neither passed on nor counted, in the ordering either:
+# what a stage passes on, the stage after reads with the same ordering.
+
+# pass_on_case STAGE NEXT...: the stream in $BATS_TEST_TMPDIR/in through
+# STAGE, which must say $want (its lines joined by newlines) and exit 3;
+# its output through each NEXT, which must say nothing and exit 0.
+pass_on_case() {
+	local stage=$1 next
+	shift
+	run -3 --separate-stderr run_stage "$stage" < "$BATS_TEST_TMPDIR/in"
+	assert_equal "$stderr" "$want"
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/out"
+	for next in "$@"; do
+		run -0 --separate-stderr run_stage "$next" < "$BATS_TEST_TMPDIR/out"
+		assert_equal "$stderr" ""
+	done
+}
+
+@test "a line rejected right after a header leaves the fresh baseline to the next record" {
+	local stage
+	{ macro @H; macro @E1; macro @I1; macro @E2; macro @I2; macro @H
+	  echo '{"type":"note","seq":2}'; macro @E1; macro @C1; macro @I1
+	} > "$BATS_TEST_TMPDIR/in"
+	for stage in $STAGES; do
+		run -3 --separate-stderr run_stage "$stage" < "$BATS_TEST_TMPDIR/in"
+		assert_equal "$stderr" "$stage: <stdin>:7: note record of interval 2, which has ended: a replay or a disorder"
+	done
+}
+
+@test "a record without its type's members moves no ordering: the stage after reads the same (fuzz: crash-attribute-after-header)" {
+	local stage
+	{ macro @H; macro @E1; macro @C1; macro @I1; macro @E2; macro @C2
+	  macro @I2; macro @H
+	  echo '{"type":"energy","seq":1,"zone":"package","watts":1.0}'
+	  macro @I2; } > "$BATS_TEST_TMPDIR/in"
+	for stage in proc-cputime kp-attribute kp-aggregate; do
+		want="$stage: <stdin>:9: energy record without an integer \"energy_uj\""$'\n'"$stage: <stdin>:10: interval 2 ends after interval 2: a replay or a disorder"
+		pass_on_case "$stage" kp-attribute kp-aggregate kp-fmt
+	done
+}
+
+@test "a record that kp-attribute refuses, its sum past 2^63-1, moves no ordering" {
+	{ macro @H
+	  macro @E1 | sed 's/"energy_uj":[0-9]*/"energy_uj":9223372036854775807/'
+	  macro @C1; macro @I1; macro @C2; macro @I2; macro @H; macro @E1
+	  macro @I2; } > "$BATS_TEST_TMPDIR/in"
+	want="kp-attribute: <stdin>:8: energy record with a value whose sum overflows a 64-bit total"$'\n'"kp-attribute: <stdin>:9: interval 2 ends after interval 2: a replay or a disorder"
+	pass_on_case kp-attribute kp-aggregate kp-fmt
+}
+
+@test "a record that kp-aggregate refuses, its sum past 2^63-1, moves no ordering" {
+	local p='{"type":"process","seq":1,"zone":"package","pid":1,"starttime":1,"comm":"p","cpu_us":1,"container_id":"a","energy_uj":'
+	{ macro @H; echo "${p}9223372036854775807}"; macro @I1; macro @I2
+	  macro @H; echo "${p}1}"; macro @I2; } > "$BATS_TEST_TMPDIR/in"
+	want="kp-aggregate: <stdin>:6: process record whose energy_uj or cpu_us overflows a 64-bit sum"$'\n'"kp-aggregate: <stdin>:7: interval 2 ends after interval 2: a replay or a disorder"
+	pass_on_case kp-aggregate kp-fmt
+}
+
 # The limits, with lines too long for the table.
 wide_record() {
 	awk -v n="$1" 'BEGIN { printf "{\"type\":\"note\",\"seq\":1"

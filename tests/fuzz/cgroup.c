@@ -110,7 +110,11 @@ check_member(const struct kp_identity *id, const struct kp_field *f)
 	json_decref(want);
 }
 
-/* kp_identity_to_buf's members make a record line with the rest. */
+/*
+ * kp_identity_to_buf's members make a record line with the rest: of a type
+ * that needs no members of its own (a proc record needs its cpu_us), so
+ * that the record holds only them.
+ */
 static void
 check_to_buf(const struct kp_identity *id)
 {
@@ -121,7 +125,7 @@ check_to_buf(const struct kp_identity *id)
 
 	for (i = 0; i < NFIELDS; i++)
 		set += *((const char *)id + fields[i].off) != '\0';
-	kp_buf_rec(&b, "proc", 1);
+	kp_buf_rec(&b, "identity", 1);
 	kp_identity_to_buf(id, &b);
 	kp_buf_add(&b, "}", 1);
 	r = kp_reader_open_mem(b.s, b.len, "<fuzz>");
