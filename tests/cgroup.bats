@@ -125,6 +125,14 @@ WEB='"vm_id":"5f1b2c3d-0000-4000-8000-00000000abcd","vm_name":"web-vm","hypervis
 	assert_equal "$(ident 1027)" "{\"kind\":\"vm\",$WEB}"
 }
 
+@test "virtiofsd in the guest's emulator cgroup, where libvirt puts its helpers, is the same VM" {
+	assert_equal "$(cgroup_of 1040)" '/machine.slice/machine-qemu\x2d3\x2dweb\x2dvm.scope/libvirt/emulator'
+	assert_equal "$(ident 1040)" "{\"kind\":\"vm\",$WEB}"
+	# QEMU, swtpm and virtiofsd: one VM, and none of them a VM of its own.
+	run -0 bash -c 'jq -r "select(.type == \"proc\" and .kind == \"vm\" and (.cgroup | startswith(\"/machine.slice/machine-qemu\\\\x2d3\\\\x2dweb\")) ) | .vm_id" "$1" | sort | uniq -c' _ "$BATS_FILE_TMPDIR/out"
+	assert_output "      3 5f1b2c3d-0000-4000-8000-00000000abcd"
+}
+
 @test "libvirt machine scope, unescaped; the uuid of a defined domain from /etc/libvirt/qemu" {
 	assert_equal "$(cgroup_of 1013)" '/machine.slice/machine-qemu\x2d4\x2ddb.scope'
 	assert_equal "$(ident 1013)" '{"kind":"vm","vm_id":"9d0e6f1c-2b3a-4c5d-8e7f-a0b1c2d3e4f5","vm_name":"db","hypervisor":"qemu"}'
@@ -135,6 +143,7 @@ WEB='"vm_id":"5f1b2c3d-0000-4000-8000-00000000abcd","vm_name":"web-vm","hypervis
 	local want='"vm_id":"qemu-3-web-vm","vm_name":"web-vm","hypervisor":"qemu"'
 	assert_equal "$(ident 1012 "$BATS_TEST_TMPDIR/out")" "{\"kind\":\"vm\",$want}"
 	assert_equal "$(ident 1027 "$BATS_TEST_TMPDIR/out")" "{\"kind\":\"vm\",$want}"
+	assert_equal "$(ident 1040 "$BATS_TEST_TMPDIR/out")" "{\"kind\":\"vm\",$want}"
 }
 
 @test "QEMU started by hand in a login session: -uuid and -name" {
@@ -441,6 +450,6 @@ HDR='{"type":"header","seq":0,"version":"1.1","producer":"test"}'
 	    "$I1" "$FIXTURES/proc-identity" "$FIXTURES/node-root"
 	assert_output - <<-'EOF'
 		container	app	cart-7d9f	1
-		vm	5f1b2c3d-0000-4000-8000-00000000abcd	qemu	2
+		vm	5f1b2c3d-0000-4000-8000-00000000abcd	qemu	3
 	EOF
 }

@@ -244,8 +244,8 @@ EOF
 	run -0 bash -c '"$1/scripts/kp-gen" --intervals 2 --processes 5 --zones package,node --exited 2 |
 	    kp-attribute | kp-fmt -f prometheus | grep "^kp_exited"' _ "$KP_ROOT"
 	refute_line --partial 'zone="node"'
-	assert_line --regexp '^kp_exited_cpu_joules_total\{zone="package"\} '
-	assert_line --regexp '^kp_exited_total_joules_total [0-9.]+$'
+	assert_line --regexp '^kp_exited_cpu_joules_total\{comm="[^"]+",.*,zone="package"\} '
+	assert_line --regexp '^kp_exited_total_joules_total\{comm="[^"]+",type="[a-z]+",container_id="[^"]*",pod_id="[^"]*",vm_id="[^"]*",unit="[^"]*"\} [0-9.]+$'
 	# rapl-read's own records, and the CO2 counters, likewise.
 	run -0 bash -c 'rapl-read --source model --proc "$1" -z package,node -n 1 -i 1ms |
 	    kp-fmt -f prometheus --carbon-intensity 400 | grep "^# TYPE"' _ "$FIXTURES/proc-model"
@@ -283,4 +283,107 @@ pod"
 	kp-fmt --textfile "$tf" <"$HOST"
 	run -0 grep -c 'node_name="node-a"' "$tf"
 	assert_output "$(grep -v '^#' "$tf" | grep -c .)"
+}
+
+# Three processes that end in one interval, in zones package and dram:
+# big 20 + 1 J, split 6 + 5 J (each zone below 10 J, their sum above), and
+# small 4 + 4 J; and a container that ends with 0.5 J.
+ended_stream() {
+	local p z uj
+	for p in "10 big 20000000 1000000" "11 split 6000000 5000000" \
+	    "12 small 4000000 4000000"; do
+		set -- $p
+		for z in package dram; do
+			[ "$z" = package ] && uj=$3 || uj=$4
+			printf '{"type":"process","seq":1,"zone":"%s","pid":%d,"starttime":1,"comm":"%s","cpu_us":0,"energy_uj":0,"total_uj":%d,"watts":0,"state":"terminated"}\n' "$z" "$1" "$2" "$uj"
+		done
+	done
+	printf '%s\n' '{"type":"container","seq":1,"zone":"package","container_id":"c1","energy_uj":0,"total_uj":500000,"watts":0,"state":"terminated"}' \
+	    '{"type":"interval","seq":1,"dt_us":1000000}'
+}
+
+@test "prometheus: terminated workloads below 10 J, Kepler's threshold, have no series; the threshold is summed over zones" {
+	ended_stream >"$BATS_TEST_TMPDIR/in"
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_process_cpu_joules_total" | sed -E "s/.*comm=\"([a-z]+)\".*zone=\"([a-z]+)\".* /\1 \2 /"' _ "$BATS_TEST_TMPDIR/in"
+	assert_output - <<'OUT'
+big package 20.000000
+big dram 1.000000
+split package 6.000000
+split dram 5.000000
+OUT
+	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/in"
+	refute_line --partial 'container_id="c1"'
+	# The node zone counts each zone once more: not in the sum.
+	run -1 bash -c '{ printf "%s\n" "{\"type\":\"process\",\"seq\":1,\"zone\":\"node\",\"pid\":12,\"starttime\":1,\"comm\":\"small\",\"cpu_us\":0,\"energy_uj\":0,\"total_uj\":8000000,\"watts\":0,\"state\":\"terminated\"}"; cat "$1"; } | kp-fmt -f prometheus | grep -c "comm=\"small\""' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 0
+	# 0 shows them all; 30 J none of them.
+	run -0 bash -c 'kp-fmt -f prometheus --min-terminated-energy 0 <"$1" | grep -c "^kepler_process_cpu_joules_total"' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 6
+	run -0 kp-fmt -f prometheus --min-terminated-energy 0.5 <"$BATS_TEST_TMPDIR/in"
+	assert_line --regexp '^kepler_container_cpu_joules_total\{container_id="c1",.*state="terminated"\} 0.500000$'
+	run -0 kp-fmt -f prometheus --min-terminated-energy 30 <"$BATS_TEST_TMPDIR/in"
+	refute_line --regexp '^kepler_process_cpu'
+	# The other formats show every terminated record.
+	run -0 bash -c 'kp-fmt -f csv <"$1" | grep -c ",terminated,"' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 7
+	run -2 --separate-stderr kp-fmt --min-terminated-energy -1
+	assert_equal "${stderr_lines[0]}" "kp-fmt: --min-terminated-energy must be a number from 0 to 1e+12: '-1'"
+}
+
+@test "prometheus: --max-terminated keeps the terminated workloads with the most energy" {
+	ended_stream >"$BATS_TEST_TMPDIR/in"
+	run -0 bash -c 'kp-fmt -f prometheus --min-terminated-energy 0 --max-terminated 2 <"$1" |
+	    grep "^kepler_[a-z]*_cpu_joules_total" | sed -E "s/.*(comm|container_id)=\"([a-z0-9]+)\".*zone=\"([a-z]+)\".*/\2 \3/"' _ "$BATS_TEST_TMPDIR/in"
+	assert_output - <<'OUT'
+big package
+big dram
+split package
+split dram
+OUT
+	run -1 bash -c 'kp-fmt -f prometheus --max-terminated 0 <"$1" | grep -c "state=\"terminated\""' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 0
+	run -2 --separate-stderr kp-fmt --max-terminated x
+	assert_equal "${stderr_lines[0]}" "kp-fmt: --max-terminated must be an integer from 0 to 1000000: 'x'"
+}
+
+@test "prometheus: a dense stream gives every live process, container, pod and VM its series each interval, 0 W when idle" {
+	# pid 1003, alone in its container, never runs: its process and
+	# container are at 0 W.
+	"$KP_ROOT/scripts/kp-gen" --seed 1 --intervals 3 --processes 4 \
+	    --containers 2 --pods 1 --zones package --dense 1 --churn 0 |
+	    jq -c 'if .type == "proc" and .pid == 1003 then .cpu_us = 0 else . end' |
+	    kp-attribute | kp-aggregate >"$BATS_TEST_TMPDIR/dense"
+	kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/dense" >"$BATS_TEST_TMPDIR/p"
+	run -0 grep -c '^kepler_process_cpu_watts{pid="1003",.*} 0$' "$BATS_TEST_TMPDIR/p"
+	assert_output 3
+	run -0 grep -c '^kepler_container_cpu_watts{container_id="22ac65ef[0-9a-f]*",.*} 0$' "$BATS_TEST_TMPDIR/p"
+	assert_output 3
+	# Every process, container, pod and VM in each of the 3 expositions.
+	for family in process container pod vm; do
+		run -0 bash -c 'awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_$2_cpu_watts/ { c[n]++ } END { for (i = 0; i < 3; i++) print c[i] + 0 }" "$1" | sort -u | wc -l' _ "$BATS_TEST_TMPDIR/p" "$family"
+		assert_output 1
+	done
+	run -0 bash -c 'awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_process_cpu_watts/ { c[n]++ } END { print c[0] }" "$1"' _ "$BATS_TEST_TMPDIR/p"
+	assert_output 4
+	# --hide-idle leaves the idle process out, not its container.
+	kp-fmt -f prometheus --hide-idle <"$BATS_TEST_TMPDIR/dense" >"$BATS_TEST_TMPDIR/h"
+	run -1 grep -c 'pid="1003"' "$BATS_TEST_TMPDIR/h"
+	run -0 grep -c '^kepler_container_cpu_watts{container_id="22ac65ef[0-9a-f]*",.*} 0$' "$BATS_TEST_TMPDIR/h"
+	assert_output 3
+	run -0 bash -c 'awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_process_cpu_watts/ { c[n]++ } END { print c[0] }" "$1"' _ "$BATS_TEST_TMPDIR/h"
+	assert_output 3
+}
+
+@test "prometheus: in a sparse stream an idle process has no series that interval, and its counter goes on when it runs again" {
+	local i
+	for i in 1 2 3; do
+		printf '{"type":"process","seq":%d,"zone":"package","pid":7,"starttime":1,"comm":"job","cpu_us":%d,"energy_uj":%d,"total_uj":%d,"watts":1,"state":"running"}\n' \
+		    "$i" 1000 1000000 "$((i * 1000000))" | { [ "$i" = 2 ] && cat >/dev/null || cat; }
+		printf '{"type":"interval","seq":%d,"dt_us":1000000}\n' "$i"
+	done >"$BATS_TEST_TMPDIR/sparse"
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_process_cpu_joules_total/ { print n, \$2 }"' _ "$BATS_TEST_TMPDIR/sparse"
+	assert_output - <<'OUT'
+0 1.000000
+2 3.000000
+OUT
 }

@@ -59,7 +59,7 @@ check_expositions() {
 	assert_line "# TYPE kp_unit_cpu_joules_total counter"
 	assert_line "# TYPE kp_unit_cpu_watts gauge"
 	assert_line "# TYPE kp_host_cpu_joules_total counter"
-	run -0 kp-fmt -f prometheus <"$BY"
+	run -0 kp-fmt -f prometheus --min-terminated-energy 0 <"$BY"
 	assert_line "# TYPE kp_group_cpu_joules_total counter"
 	assert_line "# TYPE kp_group_cpu_watts gauge"
 }
@@ -69,14 +69,14 @@ check_expositions() {
 	# The last interval's records, as the samples of the last exposition.
 	want=$(jq -r 'select(.seq == 3 and .type == "unit") |
 	    "kp_unit_cpu_joules_total{unit=\"\(.unit)\",zone=\"\(.zone)\",state=\"\(.state)\"} \(.total_uj)"' "$LEVELS" | sort)
-	got=$(kp-fmt -f prometheus <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
 	    grep '^kp_unit_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
 	assert_equal "$got" "$want"
 	want=$(jq -r 'select(.seq == 3 and .type == "host") |
 	    "kp_host_cpu_joules_total{level=\"\(.level)\",zone=\"\(.zone)\"} \(.total_uj)"' "$LEVELS" | sort)
-	got=$(kp-fmt -f prometheus <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
 	    grep '^kp_host_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
@@ -84,7 +84,7 @@ check_expositions() {
 	# A group's label is the value of the field it is grouped by.
 	want=$(jq -r 'select(.seq == 3 and .type == "group") |
 	    "kp_group_cpu_joules_total{by=\"comm\",group=\"\(.comm)\",zone=\"\(.zone)\",state=\"\(.state)\"} \(.total_uj)"' "$BY" | sort)
-	got=$(kp-fmt -f prometheus <"$BY" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$BY" | awk '/^$/ { n++ } n == 2' |
 	    grep '^kp_group_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
@@ -95,7 +95,7 @@ check_expositions() {
 	local n
 	n=$(jq -r 'select(.type == "container" and .state == "terminated") | .zone' "$LEVELS" | wc -l)
 	[ "$n" -gt 0 ]
-	run -0 kp-fmt -f prometheus <"$LEVELS"
+	run -0 kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS"
 	assert_equal "$(grep -c '^kepler_container_cpu_joules_total{.*state="terminated"}' <<<"$output")" "$n"
 }
 
@@ -227,13 +227,17 @@ EOF
 
 # Per interval of kp-fmt -f prometheus output $1, for zone package: the
 # node's joules less those of processes, exited records, unattributed and
-# idle kept.
+# idle kept, within a microjoule.
 node_less_shares() {
 	awk 'BEGIN { n = 0 } /^$/ { n++ } /zone="package"/ {
 		if ($1 ~ /^kepler_node_cpu_joules_total/) d[n] += $2
 		if ($1 ~ /^(kepler_process|kp_exited|kp_unattributed)_cpu_joules_total/ ||
 		    $1 ~ /^kp_node_cpu_idle_kept_joules_total/) d[n] -= $2
-	} END { for (i = 0; i < n; i++) printf "%.6f\n", d[i] }' "$1"
+	} END {
+		# Joules have six decimals: a sum of many is off by float error.
+		for (i = 0; i < n; i++)
+			printf "%.6f\n", (d[i] < 5e-7 && d[i] > -5e-7) ? 0 : d[i]
+	}' "$1"
 }
 
 @test "exited: json passes them; table shows them in a table of their own" {
@@ -295,17 +299,21 @@ node_less_shares() {
 	assert_line '   180  4300  cc1   package   3.38 W   6.75 J   2.10 s  0f1e2d3c4b5a'
 }
 
-@test "exited: no process series; a series per zone keeps the node's sum whole" {
+@test "exited: no process series; a series per comm, group and zone keeps the node's sum whole" {
 	local ex=$FIXTURES/streams/exited.ndjson
 	check_expositions "$ex"
 	check_expositions "$ex" --carbon-intensity 300
-	kp-fmt -f prometheus <"$ex" >"$BATS_TEST_TMPDIR/p"
+	kp-fmt -f prometheus --min-terminated-energy 0 <"$ex" >"$BATS_TEST_TMPDIR/p"
 	run -0 cat "$BATS_TEST_TMPDIR/p"
-	# No series with a pid for them, nor any with their comm.
-	refute_output --partial 'comm="cc1"'
-	refute_output --partial 'pid=""'
-	assert_line 'kp_exited_cpu_joules_total{zone="package"} 7.962500'
-	assert_line 'kp_exited_cpu_watts{zone="dram"} 0.2875'
+	# No process series for them, and no pid or ppid on theirs.
+	refute_output --regexp 'kepler_process[a-z_]*\{[^}]*comm="cc1"'
+	refute_output --regexp '^kp_exited[^ ]*pid='
+	# A series per comm and group (and zone), the second interval's
+	# carried on at 0 W where it had no exited record.
+	assert_line 'kp_exited_cpu_joules_total{comm="cc1",type="container",container_id="0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",pod_id="",vm_id="",unit="",zone="package"} 6.750000'
+	assert_line 'kp_exited_cpu_joules_total{comm="as",type="container",container_id="0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",pod_id="",vm_id="",unit="",zone="package"} 1.125000'
+	assert_line 'kp_exited_cpu_watts{comm="as",type="container",container_id="0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",pod_id="",vm_id="",unit="",zone="dram"} 0'
+	assert_line 'kp_exited_cpu_watts{comm="date",type="regular",container_id="",pod_id="",vm_id="",unit="cron.service",zone="dram"} 0.00375'
 	assert_line '# TYPE kp_exited_cpu_joules_total counter'
 	# A unit only exited records name ends each interval: its terminated
 	# series counts each one's energy, 37.5 mJ and then 50 mJ.
@@ -320,7 +328,7 @@ node_less_shares() {
 	refute_line -n 0 "0.000000"
 }
 
-@test "exited: a zone's series goes on, 0 W, in an interval without exited records" {
+@test "exited: a series goes on, 0 W, in intervals without exited records, and is forgotten after 60" {
 	cat >"$BATS_TEST_TMPDIR/in.ndjson" <<'EOF'
 {"type":"energy","seq":1,"zone":"package","energy_uj":4000000,"watts":4.0}
 {"type":"cpu","seq":1,"cpu_us":1000000,"total_cpu_us":1000000,"usage_ratio":1}
@@ -332,11 +340,17 @@ node_less_shares() {
 EOF
 	run -0 bash -c 'kp-attribute <"$1" | kp-fmt -f prometheus | grep "^kp_exited"' _ "$BATS_TEST_TMPDIR/in.ndjson"
 	assert_output - <<'EOF'
-kp_exited_cpu_joules_total{zone="package"} 2.000000
-kp_exited_cpu_watts{zone="package"} 2
-kp_exited_cpu_joules_total{zone="package"} 2.000000
-kp_exited_cpu_watts{zone="package"} 0
+kp_exited_cpu_joules_total{comm="sh",type="regular",container_id="",pod_id="",vm_id="",unit="",zone="package"} 2.000000
+kp_exited_cpu_watts{comm="sh",type="regular",container_id="",pod_id="",vm_id="",unit="",zone="package"} 2
+kp_exited_cpu_joules_total{comm="sh",type="regular",container_id="",pod_id="",vm_id="",unit="",zone="package"} 2.000000
+kp_exited_cpu_watts{comm="sh",type="regular",container_id="",pod_id="",vm_id="",unit="",zone="package"} 0
 EOF
+	# 60 intervals after its last exited record, the series is gone.
+	for seq in $(seq 3 62); do
+		printf '{"type":"energy","seq":%d,"zone":"package","energy_uj":4000000,"watts":4.0}\n{"type":"cpu","seq":%d,"cpu_us":1000000,"total_cpu_us":1000000,"usage_ratio":1}\n{"type":"interval","seq":%d,"dt_us":1000000}\n' "$seq" "$seq" "$seq"
+	done >>"$BATS_TEST_TMPDIR/in.ndjson"
+	run -0 bash -c 'kp-attribute <"$1" | kp-fmt -f prometheus | grep -c "^kp_exited_cpu_joules_total"' _ "$BATS_TEST_TMPDIR/in.ndjson"
+	assert_output 60
 	# A stream that never had one has no such series.
 	run -0 kp-fmt -f prometheus <"$LEVELS"
 	refute_output --partial kp_exited
@@ -353,7 +367,7 @@ EOF
 	    kp-attribute | kp-aggregate >"$BATS_TEST_TMPDIR/sock.ndjson"
 	check_expositions "$BATS_TEST_TMPDIR/sock.ndjson"
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/sock.ndjson"
-	assert_line --regexp '^kp_exited_cpu_joules_total\{zone="package",socket="1"\} [0-9.]+$'
+	assert_line --regexp '^kp_exited_cpu_joules_total\{comm="[^"]+",.*,zone="package",socket="1"\} [0-9.]+$'
 }
 
 @test "exited records without a zone, not attributed yet, are shown as proc records are" {
@@ -406,7 +420,9 @@ sources_stream() {
 	assert_line -n 2 '1,,,0,50000'
 	check_expositions "$BATS_TEST_TMPDIR/s.ndjson"
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/s.ndjson"
-	assert_line 'kp_exited_cpu_joules_total{zone="package"} 0.080000'
+	# A series per comm and group: the cgroup's, without a comm, is comm "".
+	assert_line 'kp_exited_cpu_joules_total{comm="make",type="regular",container_id="",pod_id="",vm_id="",unit="a.service",zone="package"} 0.030000'
+	assert_line 'kp_exited_cpu_joules_total{comm="",type="regular",container_id="",pod_id="",vm_id="",unit="a.service",zone="package"} 0.050000'
 	# The summary: each exited row once, its sums over both intervals,
 	# and the command's line.
 	run -0 kp-fmt -f table --summary <"$BATS_TEST_TMPDIR/s.ndjson"

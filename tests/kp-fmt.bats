@@ -7,13 +7,14 @@ setup() {
 	STREAMS=$FIXTURES/streams
 	TWO=$STREAMS/two-intervals.ndjson
 	USAGE='usage: kp-fmt [-Hh] [-f format] [-n rows] [-o columns] [-t types] [-u unit]
-              [--carbon-intensity g_per_kwh] [--list-columns] [--node-name name]
-              [--summary] [--summary-rows rows] [--textfile path]'
+              [--carbon-intensity g_per_kwh] [--hide-idle] [--list-columns]
+              [--max-terminated n] [--min-terminated-energy joules]
+              [--node-name name] [--summary] [--summary-rows rows] [--textfile path]'
 }
 
-# The last three lines of $stderr: the usage message after getopt's.
+# The last four lines of $stderr: the usage message after getopt's.
 usage_tail() {
-	printf '%s\n' "${stderr_lines[@]: -3}"
+	printf '%s\n' "${stderr_lines[@]: -4}"
 }
 
 # The number of the line holding the first interval record of file $1.
@@ -177,7 +178,7 @@ EOF
 }
 
 @test "prometheus: Kepler's families, exact joules, gauges from watts" {
-	run -0 --separate-stderr kp-fmt -f prometheus <"$TWO"
+	run -0 --separate-stderr kp-fmt -f prometheus --min-terminated-energy 0 <"$TWO"
 	assert_line 'kepler_process_cpu_joules_total{pid="42",comm="burn",exe="",type="container",zone="package",state="running",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 12.500000'
 	assert_line 'kepler_process_cpu_watts{pid="1500",comm="qemu-system-x86",exe="",type="vm",zone="dram",state="running",container_id="",pod_id="",vm_id="qemu-1-ubuntu"} 0.084375'
 	assert_line 'kepler_process_cpu_watts{pid="4242",comm="gzip",exe="",type="container",zone="package",state="terminated",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 0'

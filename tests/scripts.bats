@@ -72,7 +72,7 @@ check_log() {
 	check_log "$BATS_TEST_TMPDIR/log/energy.csv"
 }
 
-@test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar" {
+@test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar, as D6 asks" {
 	local y=$SCRIPTS/kp-daemonset.yaml
 	run -0 yamllint -s -d '{extends: default, rules: {line-length: {max: 100}}}' "$y"
 	run -0 python3 - "$y" <<'PY'
@@ -108,7 +108,7 @@ env = {e["name"]: e for e in cs["kp"]["env"]}
 assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
 # Every directory a name comes from (proc-cputime(1), "Names"), read-only
 # below the root that proc-cputime is given, in the pipeline only.
-assert "proc-cputime --proc /host/proc --root /host " in cmd, cmd
+assert "proc-cputime -a --proc /host/proc --root /host " in cmd, cmd
 # Exit accounting's cgroup counters, the host's below its /sys.
 assert "--cgroup-root /host/sys/fs/cgroup |" in cmd, cmd
 byhost = {vols[m["name"]]["hostPath"]["path"]: m for m in cs["kp"]["volumeMounts"]
@@ -119,6 +119,34 @@ for path in ("/var/log/pods", "/var/log/containers", "/var/lib/docker/containers
     assert byhost[path]["mountPath"] == "/host" + path, path
     assert byhost[path]["readOnly"] is True, path
     assert byhost[path]["name"] not in mounts["node-exporter"], path
+# The host's pids and network namespace: taskstats works only in the latter.
+assert spec["hostPID"] is True and spec["hostNetwork"] is True
+assert spec["dnsPolicy"] == "ClusterFirstWithHostNet"
+# The exporter's port, on the host's network, is not node_exporter's 9100.
+port = cs["node-exporter"]["ports"][0]["containerPort"]
+assert port == 9102, port
+assert "--web.listen-address=:%d" % port in cs["node-exporter"]["args"]
+anns = ds["spec"]["template"]["metadata"]["annotations"]
+assert anns["prometheus.io/port"] == str(port)
+assert "9100" not in " ".join(cs["node-exporter"]["args"])
+# Each capability added, every other dropped, and only in the pipeline.
+caps = cs["kp"]["securityContext"]["capabilities"]
+assert caps["drop"] == ["ALL"]
+assert caps["add"] == ["DAC_READ_SEARCH", "NET_ADMIN", "SYS_PTRACE"], caps
+assert "capabilities" not in cs["node-exporter"]["securityContext"]
+# Each with its reason in a comment just above it.
+text = open(sys.argv[1]).read().splitlines()
+reasons = {"DAC_READ_SEARCH": "podman", "NET_ADMIN": "taskstats",
+           "SYS_PTRACE": "exe"}
+for cap, word in reasons.items():
+    i = [n for n, l in enumerate(text) if l.strip() == "- " + cap]
+    assert len(i) == 1, cap
+    above = []
+    for l in reversed(text[:i[0]]):
+        if not l.strip().startswith("#"):
+            break
+        above.append(l)
+    assert any(word in l for l in above), (cap, above)
 print(cmd.split(" -c ", 1)[1])
 PY
 	# The pipeline itself runs, here on this host's /proc and /sys.

@@ -85,6 +85,9 @@ struct fmt {
 	size_t summary_rows;		/* --summary-rows */
 	const char *textfile;		/* --textfile */
 	const char *node_name;		/* --node-name */
+	long long max_terminated;	/* --max-terminated */
+	int64_t min_terminated_uj;	/* --min-terminated-energy */
+	int hide_idle;			/* --hide-idle */
 
 	const char *input_name;
 	struct kp_reader *reader;	/* top waits on it for input */

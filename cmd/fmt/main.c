@@ -5,6 +5,7 @@
  */
 #include <err.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +35,12 @@ usage(void)
 {
 	fprintf(stderr, "usage: kp-fmt [-Hh] [-f format] [-n rows] "
 	    "[-o columns] [-t types] [-u unit]\n"
-	    "              [--carbon-intensity g_per_kwh] [--list-columns] "
-	    "[--node-name name]\n"
-	    "              [--summary] [--summary-rows rows] "
-	    "[--textfile path]\n");
+	    "              [--carbon-intensity g_per_kwh] [--hide-idle] "
+	    "[--list-columns]\n"
+	    "              [--max-terminated n] "
+	    "[--min-terminated-energy joules]\n"
+	    "              [--node-name name] [--summary] "
+	    "[--summary-rows rows] [--textfile path]\n");
 	exit(KP_EXIT_USAGE);
 }
 
@@ -101,7 +104,8 @@ co2_grams(const struct fmt *ctx, int64_t uj)
 static void
 parse_options(struct fmt *ctx, int argc, char *argv[])
 {
-	enum { OPT_CARBON = 256, OPT_LIST_COLUMNS, OPT_NODE_NAME, OPT_SUMMARY,
+	enum { OPT_CARBON = 256, OPT_HIDE_IDLE, OPT_LIST_COLUMNS,
+	    OPT_MAX_TERMINATED, OPT_MIN_TERMINATED, OPT_NODE_NAME, OPT_SUMMARY,
 	    OPT_SUMMARY_ROWS, OPT_TEXTFILE };
 	static const struct option longopts[] = {
 		{ "carbon-intensity", required_argument, NULL, OPT_CARBON },
@@ -109,7 +113,12 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 		{ "energy-unit", required_argument, NULL, 'u' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "hide-idle", no_argument, NULL, OPT_HIDE_IDLE },
 		{ "list-columns", no_argument, NULL, OPT_LIST_COLUMNS },
+		{ "max-terminated", required_argument, NULL,
+		    OPT_MAX_TERMINATED },
+		{ "min-terminated-energy", required_argument, NULL,
+		    OPT_MIN_TERMINATED },
 		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "rows", required_argument, NULL, 'n' },
@@ -149,6 +158,18 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			ctx->carbon_g_per_kwh = kp_parse_double(optarg, 0, 1e6,
 			    "--carbon-intensity");
 			ctx->has_carbon = 1;
+			break;
+		case OPT_HIDE_IDLE:
+			ctx->hide_idle = 1;
+			break;
+		case OPT_MAX_TERMINATED:
+			ctx->max_terminated = kp_parse_int(optarg, 0, 1000000,
+			    "--max-terminated");
+			break;
+		case OPT_MIN_TERMINATED:
+			ctx->min_terminated_uj = (int64_t)llround(
+			    kp_parse_double(optarg, 0, 1e12,
+			    "--min-terminated-energy") * 1e6);
 			break;
 		case OPT_LIST_COLUMNS:
 			csv_list_columns();
@@ -294,6 +315,9 @@ main(int argc, char *argv[])
 	ctx.input_name = "<stdin>";
 	ctx.summary_first_seq = -1;
 	ctx.summary_rows = 1000;
+	/* Kepler's bounds on terminated workloads, for the Prometheus path. */
+	ctx.max_terminated = 500;
+	ctx.min_terminated_uj = 10000000;
 	parse_options(&ctx, argc, argv);
 	default_format(&ctx);
 	if (ctx.textfile != NULL)

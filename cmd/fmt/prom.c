@@ -119,6 +119,15 @@ static const char *const group_labels[] = {
 	"by", "group", "zone", "?state", NULL
 };
 static const char *const host_labels[] = { "level", "zone", NULL };
+/*
+ * Exited records fold by parent and comm; their series fold further, by
+ * comm and the group they ran in, without pid or ppid: a build's many
+ * short processes make a few series per container, pod, VM or unit.
+ */
+static const char *const exited_labels[] = {
+	"comm", "=type", "container_id", "pod_id", "vm_id", "unit", "zone",
+	"?socket", NULL
+};
 
 static const struct family families[] = {
 	{ "kepler_node_cpu_joules_total", "node", "energy", NULL,
@@ -254,20 +263,21 @@ static const struct family families[] = {
 /*
  * Exited records (D3) fold processes born and ended inside an interval, by
  * parent and comm, and have no pid: they are no process series.  Their
- * energy is summed per zone, so that process, exited, unattributed and
- * idle kept series still add up to the node's.
+ * energy is summed per comm, group and zone (exited_labels), so that
+ * process, exited, unattributed and idle kept series still add up to the
+ * node's.
  */
 static const struct family exited_families[] = {
 	{ "kp_exited_cpu_joules_total", "exited", NULL, NULL,
-	    NULL, "energy_uj", COUNTER_J, zone_labels,
+	    NULL, "energy_uj", COUNTER_J, exited_labels,
 	    "Energy attributed to processes born and ended inside an "
 	    "interval, in joules" },
 	{ "kp_exited_cpu_watts", "exited", NULL, NULL,
-	    "watts", NULL, GAUGE, zone_labels,
+	    "watts", NULL, GAUGE, exited_labels,
 	    "Power attributed to processes born and ended inside an "
 	    "interval, in watts" },
 	{ "kp_exited_cpu_co2_grams_total", "exited", NULL, NULL,
-	    NULL, "energy_uj", COUNTER_CO2, zone_labels,
+	    NULL, "energy_uj", COUNTER_CO2, exited_labels,
 	    "Emissions attributed to processes born and ended inside an "
 	    "interval, in grams of CO2 equivalent" },
 };
@@ -284,6 +294,14 @@ static const char *const workload_types[] = {
  */
 #define FORGET_INTERVALS 5
 
+/*
+ * An exited series goes on, at 0 W, in intervals without exited records
+ * of its comm and group, and is forgotten after this many: processes that
+ * a cron job or a build starts again and again keep one counter, and
+ * those of a group gone leave.
+ */
+#define EXITED_FORGET_INTERVALS 60
+
 /* One counter series: what it showed, so that it never goes backwards. */
 struct series {
 	int64_t last_in;	/* the cumulative field as last read */
@@ -293,7 +311,7 @@ struct series {
 	int seen;
 	int saturated;		/* reported as held at INT64_MAX */
 	int ended;		/* its last record said terminated */
-	int forgettable;	/* of a workload that ends, not of a zone */
+	unsigned forget_after;	/* intervals without a sample; 0: never */
 	unsigned long seen_gen;	/* the block it last had a sample in */
 };
 
@@ -322,6 +340,8 @@ struct prom {
 	char *node_name;		/* the header's; NULL: none */
 	const char *default_node_name;	/* --node-name; NULL: none */
 	struct kp_buf cpu_info;		/* kepler_node_cpu_info's samples */
+	char *hidden;			/* record i has no sample */
+	size_t hidden_cap;
 	char *node_zone_name[NELEM(families)];	/* NULL: not zoned */
 	char *exited_node_zone_name[NELEM(exited_families)];
 };
@@ -584,7 +604,7 @@ stale_collect(const char *key, void *val, void *arg)
 	const struct series *s = val;
 	struct stale *st = arg;
 
-	if (!s->forgettable || st->gen - s->seen_gen < FORGET_INTERVALS)
+	if (s->forget_after == 0 || st->gen - s->seen_gen < s->forget_after)
 		return;
 	if (st->n == st->cap) {
 		st->cap = st->cap ? st->cap * 2 : 64;
@@ -617,7 +637,10 @@ series_get(struct prom *p, const struct family *f, int *fresh)
 
 	if ((s = kp_map_get(p->series, p->key.s)) == NULL) {
 		s = kp_calloc(1, sizeof(*s));
-		s->forgettable = str_in_list(workload_types, f->rectype);
+		if (strcmp(f->rectype, "exited") == 0)
+			s->forget_after = EXITED_FORGET_INTERVALS;
+		else if (str_in_list(workload_types, f->rectype))
+			s->forget_after = FORGET_INTERVALS;
 		kp_map_put(p->series, p->key.s, s);
 		s->seen_gen = p->gen - 1;
 	}
@@ -715,8 +738,8 @@ family_has(struct prom *p, const struct family *f, int zoned,
 	const struct kp_record *rec = b->recs[i];
 	const char *zone;
 
-	if (!rec_is(rec, f->rectype) && (f->rectype2 == NULL ||
-	    !rec_is(rec, f->rectype2)))
+	if (p->hidden[i] || (!rec_is(rec, f->rectype) &&
+	    (f->rectype2 == NULL || !rec_is(rec, f->rectype2))))
 		return 0;
 	if (zoned && in_node_zone(&p->labels, b, i) != node_zone)
 		return 0;
@@ -858,8 +881,11 @@ build_info(struct prom *p)
 	kp_buf_add(out, "} 1\n", 4);
 }
 
-/* One zone's exited records in a block: their labels and sums. */
-struct zone_sum {
+/*
+ * The exited records of one comm, group and zone in a block: their labels
+ * and sums; or, has 0, a series carried on from an earlier interval.
+ */
+struct exited_sum {
 	const struct kp_buf *labels;
 	const struct kp_record *last;	/* for a message */
 	int64_t uj;
@@ -867,69 +893,82 @@ struct zone_sum {
 	int has;			/* it has exited records */
 };
 
-/*
- * The exited records of a block summed per zone (and socket), with a row
- * for each zone of a node record too, so that a zone's series goes on in
- * intervals without exited records; n set to the rows.  The node zone's
- * records alone, or all the others.
- */
-static struct zone_sum *
-exited_sums(struct prom *p, const struct family *f, const struct block *b,
-    int node_zone, size_t *n)
+/* The row of zs[0..*n) with labels l, added when there is none. */
+static struct exited_sum *
+exited_row(struct exited_sum *zs, size_t *n, const struct kp_buf *l)
 {
-	struct zone_sum *zs = kp_calloc(b->n + 1, sizeof(*zs));
-	const struct kp_buf *l;
+	size_t j;
+
+	for (j = 0; j < *n && (zs[j].labels->len != l->len ||
+	    memcmp(zs[j].labels->s, l->s, l->len) != 0); j++)
+		;
+	if (j == *n)
+		zs[(*n)++].labels = l;
+	return &zs[j];
+}
+
+/*
+ * The exited records of a block summed per label set (exited_labels); n
+ * set to the rows, with room for carried more.  The node zone's records
+ * alone, or all the others.
+ */
+static struct exited_sum *
+exited_sums(struct prom *p, const struct family *f, const struct block *b,
+    int node_zone, size_t carried, size_t *n)
+{
+	struct exited_sum *zs = kp_calloc(b->n + carried + 1, sizeof(*zs));
+	struct exited_sum *z;
 	const struct kp_record *rec;
-	size_t i, j;
+	size_t i;
 	int64_t uj;
 	int over = 0;
 
 	for (*n = i = 0; i < b->n; i++) {
 		rec = b->recs[i];
-		if ((!rec_is(rec, "exited") && !rec_is(rec, "node")) ||
-		    kp_rec_get(rec, "zone") == NULL ||
-		    in_node_zone(&p->labels, b, i) != node_zone)
+		if (!rec_is(rec, "exited") || kp_rec_get(rec, "zone") == NULL ||
+		    in_node_zone(&p->labels, b, i) != node_zone ||
+		    !kp_rec_int(rec, "energy_uj", &uj))
 			continue;
-		l = labels_of(p, f, b, i, node_zone);
-		for (j = 0; j < *n && (zs[j].labels->len != l->len ||
-		    memcmp(zs[j].labels->s, l->s, l->len) != 0); j++)
-			;
-		if (j == *n)
-			zs[(*n)++].labels = l;
-		if (!rec_is(rec, "exited") || !kp_rec_int(rec, "energy_uj", &uj))
-			continue;
-		zs[j].uj = add_saturated(zs[j].uj, uj, &over);
-		zs[j].watts += kp_rec_number(rec, "watts");
-		zs[j].last = rec;
-		zs[j].has = 1;
+		z = exited_row(zs, n, labels_of(p, f, b, i, node_zone));
+		z->uj = add_saturated(z->uj, uj, &over);
+		z->watts += kp_rec_number(rec, "watts");
+		z->last = rec;
+		z->has = 1;
 	}
 	return zs;
 }
 
-/* The sample of one zone's sum in an exited family, named name. */
+/*
+ * The sample of one row in an exited family, named name.  A carried row
+ * adds nothing and leaves its series' age alone, so that it is forgotten
+ * EXITED_FORGET_INTERVALS after its last exited record.
+ */
 static void
 exited_sample(struct fmt *ctx, struct prom *p, const struct family *f,
-    const char *name, const struct zone_sum *z)
+    const char *name, const struct exited_sum *z)
 {
-	struct series *s;
+	struct series *s = NULL;
 	int over = 0, fresh;
 
-	kp_buf_add(&p->text, name, strlen(name));
-	kp_buf_add(&p->text, z->labels->s, z->labels->len);
+	p->key.len = 0;
+	kp_buf_add(&p->key, name, strlen(name));
+	kp_buf_add(&p->key, z->labels->s, z->labels->len);
+	kp_buf_add(&p->key, "", 1);
+	if (f->kind != GAUGE && (s = z->has ? series_get(p, f, &fresh) :
+	    kp_map_get(p->series, p->key.s)) == NULL)
+		return;
+	kp_buf_add(&p->text, p->key.s, p->key.len - 1);
 	kp_buf_add(&p->text, " ", 1);
 	if (f->kind == GAUGE) {
 		put_double(&p->text, z->watts);
 		kp_buf_add(&p->text, "\n", 1);
 		return;
 	}
-	p->key.len = 0;
-	kp_buf_add(&p->key, name, strlen(name));
-	kp_buf_add(&p->key, z->labels->s, z->labels->len);
-	kp_buf_add(&p->key, "", 1);
-	s = series_get(p, f, &fresh);
-	s->sum_uj = add_saturated(s->sum_uj, z->uj, &over);
-	if (over && z->last != NULL)
-		report_saturated(ctx, s, p->key.s, z->last);
+	if (z->has) {
+		s->sum_uj = add_saturated(s->sum_uj, z->uj, &over);
+		if (over)
+			report_saturated(ctx, s, p->key.s, z->last);
+	}
 	if (f->kind == COUNTER_J)
 		put_joules(&p->text, s->sum_uj);
 	else
@@ -937,56 +976,206 @@ exited_sample(struct fmt *ctx, struct prom *p, const struct family *f,
 	kp_buf_add(&p->text, "\n", 1);
 }
 
-/*
- * Whether a zone has had exited records in this stream: its counter, named
- * name.
- */
-static int
-exited_seen(struct prom *p, const char *name, const struct zone_sum *z)
+/* The label texts of one exited family's series, gathered from the map. */
+struct carried {
+	unsigned long gen;		/* the block's */
+	const char *name;		/* the family's */
+	size_t name_len;
+	struct kp_buf *labels;
+	size_t n, cap;
+};
+
+static void
+carried_collect(const char *key, void *val, void *arg)
 {
-	p->key.len = 0;
-	kp_buf_add(&p->key, name, strlen(name));
-	kp_buf_add(&p->key, z->labels->s, z->labels->len);
-	kp_buf_add(&p->key, "", 1);
-	return kp_map_get(p->series, p->key.s) != NULL;
+	const struct series *s = val;
+	struct carried *c = arg;
+
+	/* One that forget_stale is about to forget is gone already. */
+	if (strncmp(key, c->name, c->name_len) != 0 ||
+	    key[c->name_len] != '{' ||
+	    c->gen - s->seen_gen >= s->forget_after)
+		return;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 16;
+		c->labels = kp_reallocarray(c->labels, c->cap,
+		    sizeof(*c->labels));
+	}
+	memset(&c->labels[c->n], 0, sizeof(c->labels[c->n]));
+	kp_buf_add(&c->labels[c->n], key + c->name_len,
+	    strlen(key + c->name_len));
+	c->n++;
+}
+
+static int
+buf_cmp(const void *a, const void *b)
+{
+	const struct kp_buf *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int d = memcmp(x->s, y->s, n);
+
+	return d != 0 ? d : (x->len > y->len) - (x->len < y->len);
 }
 
 /*
- * The exited families, or the node zone's: one series per zone, from the
- * zone's first exited record on, with 0 added in an interval without one.
+ * The exited families, or the node zone's: a series per comm, group and
+ * zone, from its first exited record on, with 0 added and 0 W in an
+ * interval without one, in the order of their labels.
  */
 static void
 exited_write(struct fmt *ctx, struct prom *p, const struct block *b,
     int node_zone)
 {
 	const char *names[NELEM(exited_families)];
-	const struct family *f;
-	struct zone_sum *zs;
+	struct carried c = { 0 };
+	struct exited_sum *zs;
 	size_t i, j, n;
-	char *show;
 
 	for (i = 0; i < NELEM(exited_families); i++)
 		names[i] = node_zone ? p->exited_node_zone_name[i] :
 		    exited_families[i].name;
-
-	zs = exited_sums(p, &exited_families[0], b, node_zone, &n);
-	show = kp_calloc(n + 1, 1);
-	for (j = 0; j < n; j++)
-		show[j] = zs[j].has || exited_seen(p, names[0], &zs[j]);
-	for (i = 0; i < NELEM(exited_families); i++) {
-		f = &exited_families[i];
-		if (f->kind == COUNTER_CO2 && !ctx->has_carbon)
+	c.gen = p->gen;
+	c.name = names[0];
+	c.name_len = strlen(names[0]);
+	kp_map_each(p->series, carried_collect, &c);
+	if (c.n > 0)	/* qsort of a null array is undefined */
+		qsort(c.labels, c.n, sizeof(*c.labels), buf_cmp);
+	zs = exited_sums(p, &exited_families[0], b, node_zone, c.n, &n);
+	for (j = 0; j < c.n; j++)
+		exited_row(zs, &n, &c.labels[j]);
+	for (i = 0; i < NELEM(exited_families) && n > 0; i++) {
+		if (exited_families[i].kind == COUNTER_CO2 && !ctx->has_carbon)
 			continue;
-		for (j = 0; j < n && !show[j]; j++)
-			;
-		if (j < n)
-			family_head(&p->text, f, names[i], node_zone);
+		family_head(&p->text, &exited_families[i], names[i],
+		    node_zone);
 		for (j = 0; j < n; j++)
-			if (show[j])
-				exited_sample(ctx, p, f, names[i], &zs[j]);
+			exited_sample(ctx, p, &exited_families[i], names[i],
+			    &zs[j]);
 	}
-	free(show);
+	for (j = 0; j < c.n; j++)
+		free(c.labels[j].s);
+	free(c.labels);
 	free(zs);
+}
+
+/* A workload that ended in the block: its energy, whether it is shown. */
+struct ended {
+	int64_t uj;
+	int shown;
+};
+
+static int
+by_energy_desc(const void *a, const void *b)
+{
+	const struct ended *x = *(struct ended *const *)a;
+	const struct ended *y = *(struct ended *const *)b;
+
+	return (x->uj < y->uj) - (x->uj > y->uj);
+}
+
+/* The family of joules of a workload record type. */
+static const struct family *
+joules_family(const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < NELEM(families); i++)
+		if (families[i].kind == COUNTER_J &&
+		    strcmp(families[i].rectype, type) == 0)
+			return &families[i];
+	return NULL;
+}
+
+/*
+ * The workload of terminated record rec in ended, keyed by its type and its
+ * labels but zone; its energy added, over every zone but node, which
+ * counts each once more.
+ */
+static struct ended *
+ended_add(struct prom *p, struct kp_map *ended, struct kp_buf *key,
+    const struct kp_record *rec)
+{
+	struct ended *e;
+	const char *zone = kp_rec_str(rec, "zone");
+	int64_t uj = 0;
+	int over = 0;
+
+	labels_make(p, key, joules_family(rec->type), rec, 1);
+	kp_buf_add(key, rec->type, strlen(rec->type) + 1);
+	if ((e = kp_map_get(ended, key->s)) == NULL) {
+		e = kp_calloc(1, sizeof(*e));
+		kp_map_put(ended, key->s, e);
+	}
+	if (!kp_rec_int(rec, "total_uj", &uj))
+		kp_rec_int(rec, "energy_uj", &uj);
+	if (zone == NULL || strcmp(zone, "node") != 0)
+		e->uj = add_saturated(e->uj, uj, &over);
+	return e;
+}
+
+static void
+ended_list(const char *key, void *val, void *arg)
+{
+	struct ended ***at = arg;
+
+	(void)key;
+	*(*at)++ = val;
+}
+
+/*
+ * Kepler's bound on terminated workloads: those below
+ * --min-terminated-energy are shown no more, and of the rest the
+ * --max-terminated with the most energy.
+ */
+static void
+ended_choose(struct fmt *ctx, struct kp_map *ended)
+{
+	struct ended **v, **at;
+	size_t i, n = kp_map_count(ended);
+
+	at = v = kp_calloc(n + 1, sizeof(*v));
+	kp_map_each(ended, ended_list, &at);
+	qsort(v, n, sizeof(*v), by_energy_desc);
+	for (i = 0; i < n; i++)
+		v[i]->shown = v[i]->uj >= ctx->min_terminated_uj &&
+		    i < (size_t)ctx->max_terminated;
+	free(v);
+}
+
+/*
+ * Which records of b have no sample: terminated workloads past the bound,
+ * and with --hide-idle, processes without CPU time.
+ */
+static void
+hide_records(struct fmt *ctx, struct prom *p, const struct block *b)
+{
+	struct kp_map *ended = kp_map_new();
+	struct ended **of = kp_calloc(b->n + 1, sizeof(*of));
+	struct kp_buf key = { 0 };
+	const struct kp_record *rec;
+	int64_t cpu_us;
+	size_t i;
+
+	if (b->n > p->hidden_cap) {
+		p->hidden = kp_reallocarray(p->hidden, b->n, 1);
+		p->hidden_cap = b->n;
+	}
+	for (i = 0; i < b->n; i++) {
+		rec = b->recs[i];
+		p->hidden[i] = ctx->hide_idle && rec_is(rec, "process") &&
+		    !kp_rec_terminated(rec) &&
+		    kp_rec_int(rec, "cpu_us", &cpu_us) && cpu_us == 0;
+		if (kp_rec_terminated(rec) &&
+		    str_in_list(workload_types, rec->type))
+			of[i] = ended_add(p, ended, &key, rec);
+	}
+	ended_choose(ctx, ended);
+	for (i = 0; i < b->n; i++)
+		if (of[i] != NULL)
+			p->hidden[i] = !of[i]->shown;
+	free(of);
+	free(key.s);
+	kp_map_free(ended, free);
 }
 
 /* The exposition of a block in p->text; it moves the counters on. */
@@ -998,6 +1187,7 @@ render(struct fmt *ctx, struct prom *p, const struct block *b)
 	p->gen++;
 	p->text.len = 0;
 	labels_prepare(&p->labels, b->n);
+	hide_records(ctx, p, b);
 	build_info(p);
 	kp_buf_add(&p->text, p->cpu_info.s, p->cpu_info.len);
 	for (i = 0; i < NELEM(families); i++)
@@ -1233,6 +1423,7 @@ prom_end(struct fmt *ctx, void *st, const struct block *rest)
 	free(p->key.s);
 	free(p->node_name);
 	free(p->cpu_info.s);
+	free(p->hidden);
 	for (i = 0; i < NELEM(families); i++)
 		free(p->node_zone_name[i]);
 	for (i = 0; i < NELEM(exited_families); i++)
