@@ -11,13 +11,14 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/liveness.o \
-	lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o lib/record.o \
-	lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o lib/write.o \
-	lib/zones.o
+LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o \
+	lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
+	lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
+	lib/write.o lib/zones.o
 LIB = lib/libkp.a
-# Test drivers that make check builds.
-TESTBIN = tests/taskstats-probe
+# Test drivers that make check builds: taskstats' probe, a CPU-time burner
+# and a wait4(2) reference.
+TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4
 
 # make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -60,6 +61,10 @@ cmd/kp-fmt: $(FMTOBJ)
 tests/taskstats-probe.o: lib/kp.h config.mk
 tests/taskstats-probe: tests/taskstats-probe.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
+tests/cpuburn: tests/cpuburn.c config.mk
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/cpuburn.c
+tests/wait4: tests/wait4.c config.mk
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/wait4.c
 
 check: all $(TESTBIN)
 	KP_SANITIZE=$(SANITIZE) bats tests

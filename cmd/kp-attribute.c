@@ -1330,6 +1330,8 @@ main(int argc, char *argv[])
 
 	workloads = kp_map_new();
 	s = kp_sampler_new(procdir, 0);
+	/* Its exited records are attributed as upstream ones would be. */
+	(void)kp_sampler_set_exits(s, KP_EXITS_PARENT | KP_EXITS_CGROUP, NULL);
 	if (statepath) {
 		st = kp_state_open(statepath, procdir, "kp-attribute");
 		load_state(st, statepath, s);

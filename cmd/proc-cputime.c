@@ -15,18 +15,59 @@
 static void usage(void);
 
 static const char *procdir = "/proc";
+static const char *cgroup_root;		/* NULL: by --proc */
 static const char *node_name;		/* --node-name; NULL: found */
 static int emit_all;
+static int exits = KP_EXITS_PARENT | KP_EXITS_CGROUP;
+static long long keep_open = 2048;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
-	    "[--head] [--node-name name]\n"
-	    "                    [--pods-log dir] [--podman-root dir] [--proc dir] "
-	    "[--root dir]\n"
-	    "                    [--state file]\n");
+	    "[--cgroup-root dir] [--exited sources]\n"
+	    "                    [--head] [--keep-open count] [--node-name name] "
+	    "[--pods-log dir]\n"
+	    "                    [--podman-root dir] [--proc dir] [--root dir] "
+	    "[--state file]\n");
 	exit(KP_EXIT_USAGE);
+}
+
+/* --exited: "none", or a comma-separated list of parent and cgroup. */
+static int
+parse_exits(const char *arg)
+{
+	const char *p;
+	size_t n;
+	int sources = 0;
+
+	if (strcmp(arg, "none") == 0)
+		return 0;
+	for (p = arg; ; p += n + 1) {
+		n = strcspn(p, ",");
+		if (n == 6 && strncmp(p, "parent", n) == 0)
+			sources |= KP_EXITS_PARENT;
+		else if (n == 6 && strncmp(p, "cgroup", n) == 0)
+			sources |= KP_EXITS_CGROUP;
+		else
+			errx(KP_EXIT_USAGE, "exited sources must be none or a "
+			    "list of parent and cgroup: '%s'", arg);
+		if (p[n] == '\0')
+			return sources;
+	}
+}
+
+/*
+ * The cgroup counters of --cgroup-root; without it, this host's, unless
+ * --proc names another tree: they would be this host's, not the tree's.
+ */
+static void
+set_exits(struct kp_sampler *s)
+{
+	if (kp_sampler_set_exits(s, exits, cgroup_root) < 0 &&
+	    cgroup_root != NULL)
+		warnx("%s: no cgroup CPU counters (cpu.stat, cpuacct.usage)",
+		    cgroup_root);
 }
 
 /* The header that starts the stream, with the node's identity. */
@@ -252,10 +293,13 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
+		{ "cgroup-root", required_argument, NULL, 'C' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "exited", required_argument, NULL, 'X' },
 		{ "head", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "keep-open", required_argument, NULL, 'K' },
 		{ "node-name", required_argument, NULL, 'N' },
 		{ "pods-log", required_argument, NULL, 'L' },
 		{ "podman-root", required_argument, NULL, 'R' },
@@ -279,6 +323,12 @@ main(int argc, char *argv[])
 		case 'a':
 			emit_all = 1;
 			break;
+		case 'C':
+			cgroup_root = optarg;
+			break;
+		case 'X':
+			exits = parse_exits(optarg);
+			break;
 		case 'i':
 			interval_us = kp_parse_duration_us(optarg, "interval");
 			clock = 1;
@@ -289,6 +339,9 @@ main(int argc, char *argv[])
 			break;
 		case 'E':
 			head = 1;
+			break;
+		case 'K':
+			keep_open = kp_parse_int(optarg, 0, 1000000, "keep-open");
 			break;
 		case 'L':
 			no.pods_log = optarg;
@@ -327,6 +380,8 @@ main(int argc, char *argv[])
 	names = names_new(&no);
 	free(no.podman);
 	kp_sampler_set_names(s, names);
+	set_exits(s);
+	kp_sampler_set_keep_open(s, (size_t)keep_open);
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
 	if (!clock && !head && stdin_is_stream())

@@ -3,6 +3,8 @@
  * powercap counters, from ACPI power meters, or an estimate from /proc/stat
  * where there are neither.
  */
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -1057,6 +1059,27 @@ reached_command(const siginfo_t *si, pid_t pid)
 }
 
 /*
+ * Reaps every child that has ended: the command, and the orphans of its
+ * tree, which come to rapl-read as their subreaper; 1 if the command was
+ * one of them, its status in *status.
+ */
+static int
+reap_children(pid_t pid, int *status)
+{
+	int st, ended = 0;
+	pid_t r;
+
+	while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+		if (r == pid) {
+			*status = st;
+			ended = 1;
+		}
+	if (r < 0 && errno != ECHILD && errno != EINTR)
+		err(KP_EXIT_FAILURE, "waitpid");
+	return ended;
+}
+
+/*
  * Waits for the deadline or for the command's end, whichever is first,
  * passing on the signals that would end a shell's job and that did not
  * reach the command itself; 1 if it ended.
@@ -1068,13 +1091,10 @@ wait_command(pid_t pid, int *status, int64_t deadline_us,
 	struct timespec ts;
 	siginfo_t si;
 	int64_t left_us;
-	pid_t r;
 
 	for (;;) {
-		if ((r = waitpid(pid, status, WNOHANG)) == pid)
+		if (reap_children(pid, status))
 			return 1;
-		if (r < 0 && errno != EINTR)
-			err(KP_EXIT_FAILURE, "waitpid");
 		if ((left_us = deadline_us - kp_mono_us()) <= 0)
 			return 0;
 		ts.tv_sec = left_us / 1000000;
@@ -1085,10 +1105,49 @@ wait_command(pid_t pid, int *status, int64_t deadline_us,
 	}
 }
 
+/* The command's exit status, or 128 + the signal that ended it. */
+static int
+exit_status(int status)
+{
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/*
+ * The command's tree has ended, in interval seq: its CPU time, from the
+ * rusage of every child reaped (the command, its waited-for descendants,
+ * and the orphans of its tree that ended), in a command record.
+ */
+static void
+command_record(int64_t seq, pid_t pid, const char *argv0, int status)
+{
+	struct kp_buf b = { NULL, 0, 0 };
+	struct rusage ru;
+	const char *comm = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 :
+	    argv0;
+	char name[16];
+
+	(void)reap_children(pid, &status);
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		err(KP_EXIT_FAILURE, "getrusage");
+	snprintf(name, sizeof(name), "%s", comm);	/* as the kernel's comm */
+	kp_buf_rec(&b, "command", seq);
+	kp_buf_int(&b, "pid", pid);
+	kp_buf_text(&b, "comm", name);
+	kp_buf_int(&b, "cpu_us", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+	    (int64_t)1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	kp_buf_int(&b, "status", exit_status(status));
+	kp_out_buf(&b);
+	free(b.s);
+}
+
 /*
  * -- CMD: samples while CMD runs and once more when it ends, so that a
  * short run is measured too; CMD's standard output goes to standard error,
- * out of the record stream.  CMD's exit status, or 128 + its signal.
+ * out of the record stream.  rapl-read is the subreaper of CMD's tree, so
+ * that its orphans' CPU time comes back to it.  CMD's exit status, or 128
+ * + its signal.
  */
 static int
 run_command(struct meter *m, int64_t interval_us, char *argv[])
@@ -1106,6 +1165,8 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	if (sigprocmask(SIG_BLOCK, &set, &old) < 0)
 		err(KP_EXIT_FAILURE, "sigprocmask");
 	start_clock(m, &clk, interval_us);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		err(KP_EXIT_FAILURE, "prctl");
 	if ((pid = fork()) < 0)
 		err(KP_EXIT_FAILURE, "fork");
 	if (pid == 0) {
@@ -1121,11 +1182,11 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 		ended = wait_command(pid, &status, kp_clock_deadline_us(&clk),
 		    &set);
 		kp_clock_end(&clk);
+		if (ended)
+			command_record(clk.seq, pid, argv[0], status);
 		end_interval(m, &clk);
 	}
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return exit_status(status);
 }
 
 /*

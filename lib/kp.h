@@ -233,6 +233,7 @@ struct kp_pid_stat {
 	unsigned long flags;	/* PF_*: PF_KTHREAD marks a kernel thread */
 	char comm[64];		/* after the first '(' up to the last ')' */
 	uint64_t cpu_ticks;	/* utime + stime */
+	uint64_t child_ticks;	/* cutime + cstime: the children waited for */
 	uint64_t starttime;	/* clock ticks after boot, as in proc(5) */
 };
 int kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct);
@@ -241,9 +242,12 @@ int kp_read_uptime_ticks(const char *procdir, uint64_t *ticks);
 int kp_parse_cpu_times(const char *buf, struct kp_cpu_times *ct);
 int kp_parse_uptime_ticks(const char *buf, uint64_t *ticks);
 int kp_parse_boot_id(char *buf);	/* cuts buf at its newline */
+int kp_parse_u64(const char *p, uint64_t max, uint64_t *v);	/* 0 or -2 */
 /* 0; -1 for a line cut short; -2 for a bad pid, number, or counter. */
 int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
 int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
+int kp_open_pid_stat(int procfd, const char *pid);	/* -1: gone */
+int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 int64_t kp_ticks_to_us(uint64_t ticks);
 uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
@@ -291,6 +295,46 @@ void kp_names_tick(struct kp_names *n);		/* a new scan of /proc */
 int kp_names_fill(struct kp_names *n, struct kp_identity *id);
 void kp_names_free(struct kp_names *n);
 
+/*
+ * cgcpu.c: cgroup CPU counters, the truth for groups (D3), in the one
+ * hierarchy of a host that accounts CPU time.  A node is a cgroup; its
+ * figures are those of the latest read, and of the interval it ended.
+ */
+struct kp_cgnode {
+	char *path;			/* in the hierarchy; "/" is its root */
+	struct kp_cgnode *parent;	/* NULL for the root */
+	struct kp_identity id;		/* from the path */
+	int depth;
+	unsigned gen;			/* the read that last wanted it */
+	int counted;			/* it has a counter of tasks alone */
+	int have_last, have_delta;	/* read now; and at the read before */
+	int64_t last_us, delta_us;	/* the counter, and its growth */
+	int64_t carry_us;		/* its records ahead of its counter */
+	int64_t procs_us, detail_us;	/* charged: records, and detail */
+	unsigned nrounded;		/* how many figures were charged */
+	int64_t excl_us;		/* its growth less its counted children's */
+	int64_t kept_us, taken_us;	/* the detail it leaves, handed out */
+	int64_t residue_us;		/* what nothing else explains */
+	int64_t excess_us;		/* detail cut, and records ahead */
+};
+struct kp_cgcpu;
+struct kp_cgcpu *kp_cgcpu_open(const char *root);	/* NULL: no counters */
+void kp_cgcpu_free(struct kp_cgcpu *c);
+struct kp_cgnode *kp_cgcpu_node(struct kp_cgcpu *c, const char *text);
+struct kp_cgnode *kp_cgcpu_node_at(struct kp_cgcpu *c, const char *path);
+void kp_cgcpu_want(struct kp_cgcpu *c, struct kp_cgnode *n);
+void kp_cgcpu_read(struct kp_cgcpu *c);
+void kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us);
+void kp_cgcpu_settle(struct kp_cgcpu *c);
+int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
+void kp_cgcpu_each(struct kp_cgcpu *c,
+    void (*fn)(const struct kp_cgnode *n, void *arg), void *arg);
+json_t *kp_cgcpu_save(const struct kp_cgcpu *c);
+void kp_cgcpu_load(struct kp_cgcpu *c, json_t *rows);
+/* The counter files' text: 0, or -1 if it is not that file's. */
+int kp_parse_cpu_stat_usage(const char *buf, int64_t *usage_us);
+int kp_parse_cpuacct_usage(const char *buf, int64_t *usage_us);
+
 /* process.c: a process's key in a stage's tables, "pid:starttime". */
 #define KP_PROC_KEY_MAX 48
 void kp_proc_key(char *buf, size_t len, int64_t pid, int64_t starttime);
@@ -320,6 +364,10 @@ int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
 /* sampler.c: node and per-process CPU time between two scans of /proc. */
 struct kp_sampler;
 struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
+#define KP_EXITS_PARENT 1	/* reaping parents' residues: the detail */
+#define KP_EXITS_CGROUP 2	/* cgroup counters: the truth for groups */
+int kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root);
+size_t kp_sampler_set_keep_open(struct kp_sampler *s, size_t max);
 void kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names);
 const char *kp_sampler_error(const struct kp_sampler *s);
 int kp_sampler_scan(struct kp_sampler *s);

@@ -88,10 +88,11 @@ stat_ticks_max(void)
 
 /*
  * One unsigned decimal field that ends at a space or the line's end: no
- * sign, no junk, at most max.  0, or -2 if it is not such a number.
+ * sign, no junk, at most max.  0, or -2 if it is not such a number.  The
+ * one parser of numbers the kernel writes in /proc and in cgroup files.
  */
-static int
-stat_number(const char *p, uint64_t max, uint64_t *v)
+int
+kp_parse_u64(const char *p, uint64_t max, uint64_t *v)
 {
 	char *end;
 
@@ -124,7 +125,7 @@ kp_parse_cpu_times(const char *buf, struct kp_cpu_times *ct)
 	for (i = 0; i < 8; i++) {
 		while (*p == ' ')
 			p++;
-		if (stat_number(p, CPU_TICKS_MAX, &f[i]) < 0)
+		if (kp_parse_u64(p, CPU_TICKS_MAX, &f[i]) < 0)
 			return -1;
 		ct->total_ticks += f[i];
 		p += strcspn(p, " \n");
@@ -198,6 +199,8 @@ stat_field_max(int field)
 		return UINT_MAX;
 	case 11:		/* utime */
 	case 12:		/* stime */
+	case 13:		/* cutime */
+	case 14:		/* cstime */
 		return stat_ticks_max();
 	case 19:		/* starttime */
 		return INT64_MAX;
@@ -212,7 +215,7 @@ stat_pid(const char *buf, const char *open, pid_t *pid)
 	uint64_t v;
 
 	if (open == buf || open[-1] != ' ' ||
-	    stat_number(buf, INT_MAX, &v) < 0 ||
+	    kp_parse_u64(buf, INT_MAX, &v) < 0 ||
 	    buf + strspn(buf, "0123456789") != open - 1 || v == 0)
 		return -2;
 	*pid = (pid_t)v;
@@ -222,7 +225,7 @@ stat_pid(const char *buf, const char *open, pid_t *pid)
 /*
  * PID (COMM) STATE PPID ... : comm may hold spaces and parentheses, so it
  * ends at the last ')'.  Fields counted after it: state is 0, ppid 1,
- * flags 6, utime 11, stime 12, starttime 19.
+ * flags 6, utime 11, stime 12, cutime 13, cstime 14, starttime 19.
  */
 int
 kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
@@ -249,13 +252,14 @@ kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps)
 		if (*p == '\0' || *p == '\n')
 			return -1;
 		if ((max = stat_field_max(field)) != 0 &&
-		    stat_number(p, max, &v[field]) < 0)
+		    kp_parse_u64(p, max, &v[field]) < 0)
 			return -2;
 		p += strcspn(p, " \n");	/* a newline ends the line */
 	}
 	ps->ppid = (pid_t)v[1];
 	ps->flags = (unsigned long)v[6];
 	ps->cpu_ticks = v[11] + v[12];
+	ps->child_ticks = v[13] + v[14];
 	ps->starttime = v[19];
 	return 0;
 }
@@ -280,6 +284,35 @@ kp_read_proc(int procfd, const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
+/* PROC/PID/stat opened, to be read with kp_pread_pid_stat; -1 if gone. */
+int
+kp_open_pid_stat(int procfd, const char *pid)
+{
+	char path[32];
+
+	if (snprintf(path, sizeof(path), "%s/stat", pid) >= (int)sizeof(path))
+		return -1;
+	return openat(procfd, path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * An open PROC/PID/stat read afresh, from its start: the kernel writes it
+ * anew at each read, and gives ESRCH once its process is gone, even if its
+ * pid is in use again.  -1 for that or a line cut short, -2 for a
+ * malformed one (see kp_parse_pid_stat).
+ */
+int
+kp_pread_pid_stat(int fd, struct kp_pid_stat *ps)
+{
+	char buf[2048];
+	ssize_t n;
+
+	if ((n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	return kp_parse_pid_stat(buf, ps);
+}
+
 /*
  * PROC/PID/stat; -1 for a pid gone by now or a line cut short, -2 for a
  * malformed one (see kp_parse_pid_stat).
@@ -287,12 +320,13 @@ kp_read_proc(int procfd, const char *path, char *buf, size_t len)
 int
 kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
 {
-	char path[32], buf[2048];
+	int fd, rc;
 
-	if (snprintf(path, sizeof(path), "%s/stat", pid) >= (int)sizeof(path) ||
-	    kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
+	if ((fd = kp_open_pid_stat(procfd, pid)) < 0)
 		return -1;
-	return kp_parse_pid_stat(buf, ps);
+	rc = kp_pread_pid_stat(fd, ps);
+	close(fd);
+	return rc;
 }
 
 /*

@@ -714,14 +714,18 @@ check_ts(const struct kp_record *rec)
  * decision on the line, and a stage after, which never sees a line
  * rejected, is left with the same ordering.  A _uj or _us member, where
  * present, is already a non-negative integer, and a zone a zone name.
+ * An IF_PRESENT member may be left out, as an exited record of a cgroup's
+ * counter leaves out ppid and comm, which it cannot know.
  */
 enum { NEED_INT, NEED_NONNEG, NEED_POSITIVE, NEED_STR, NEED_RATIO };
 #define IF_ZONED 0x10		/* only in a record that has a zone */
+#define IF_PRESENT 0x20		/* only where the record has it */
+#define RULE(n) ((n)->rule & ~(IF_ZONED | IF_PRESENT))
 #define NEEDS_MAX 5
 #define ENERGY { "zone", NEED_STR }, { "energy_uj", NEED_INT }
 struct need {
 	const char *key;	/* NULL: the type's list ends */
-	int rule;		/* NEED_*, IF_ZONED */
+	int rule;		/* NEED_*, IF_ZONED, IF_PRESENT */
 };
 static const struct {
 	const char *type;
@@ -738,7 +742,8 @@ static const struct {
 	{ "proc", { { "cpu_us", NEED_INT } } },
 	/* With a zone, as kp-attribute writes it, it has its energy. */
 	{ "exited", { { "count", NEED_NONNEG }, { "cpu_us", NEED_INT },
-	    { "ppid", NEED_NONNEG }, { "comm", NEED_STR },
+	    { "ppid", NEED_NONNEG | IF_PRESENT },
+	    { "comm", NEED_STR | IF_PRESENT },
 	    { "energy_uj", NEED_INT | IF_ZONED } } },
 	{ "node", { ENERGY } },
 	{ "process", { ENERGY } },
@@ -755,7 +760,7 @@ static int
 has_need(const struct kp_record *rec, const struct need *n)
 {
 	const struct kp_field *f = kp_rec_get(rec, n->key);
-	int rule = n->rule & ~IF_ZONED;
+	int rule = RULE(n);
 	double v;
 
 	if (rule == NEED_STR)
@@ -779,9 +784,13 @@ why_need(struct kp_reader *r, const struct kp_record *rec,
 		[NEED_RATIO] = "a number from 0 to 1",
 	};
 
-	snprintf(r->whybuf, sizeof(r->whybuf), "%s record %swithout %s "
-	    "\"%s\"", rec->type, n->rule & IF_ZONED ? "with a \"zone\" but " :
-	    "", what[n->rule & ~IF_ZONED], n->key);
+	if (n->rule & IF_PRESENT)
+		snprintf(r->whybuf, sizeof(r->whybuf), "%s record whose \"%s\" "
+		    "is not %s", rec->type, n->key, what[RULE(n)]);
+	else
+		snprintf(r->whybuf, sizeof(r->whybuf), "%s record %swithout %s "
+		    "\"%s\"", rec->type, n->rule & IF_ZONED ?
+		    "with a \"zone\" but " : "", what[RULE(n)], n->key);
 	return r->whybuf;
 }
 
@@ -799,6 +808,7 @@ check_needs(struct kp_reader *r, const struct kp_record *rec)
 	for (n = needs[i].need; n < needs[i].need + NEEDS_MAX &&
 	    n->key != NULL; n++)
 		if ((!(n->rule & IF_ZONED) || kp_rec_get(rec, "zone") != NULL) &&
+		    (!(n->rule & IF_PRESENT) || kp_rec_get(rec, n->key) != NULL) &&
 		    !has_need(rec, n))
 			return why_need(r, rec, n);
 	return NULL;

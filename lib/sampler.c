@@ -3,6 +3,9 @@
  * process's from /proc/PID/stat, keyed by (pid, starttime) so that a reused
  * pid is a new process.
  */
+#include <sys/resource.h>
+#include <sys/vfs.h>
+
 #include <dirent.h>
 #include <err.h>
 #include <errno.h>
@@ -18,10 +21,36 @@ struct proc {
 	struct kp_pid_stat stat;	/* as of the latest scan */
 	struct proc *next_free;		/* in the pool's free list */
 	uint64_t delta_ticks;		/* CPU time since the previous scan */
+	uint64_t growth_ticks;		/* its children's, reaped since then */
 	unsigned gen;			/* the scan that last saw it */
+	unsigned first_gen;		/* the scan that first saw it */
 	int have_identity;
+	int fd;				/* its stat kept open, or -1 */
 	int names_pending;		/* some names may come later */
 	struct kp_identity id;
+	struct kp_cgnode *cg;		/* its cgroup's counter, or NULL */
+	int64_t slice_us;		/* ended: its last slice, where known */
+	/* The reaping pass of one scan (see reap). */
+	uint64_t sub_ticks;		/* what its ended children had shown */
+	unsigned nsub, ndirect;		/* how many; of them its own */
+	struct proc *first_sub;		/* the first of them */
+	struct proc *direct;		/* its own child among them, the last */
+	int mixed_comm, mixed_cg;	/* whether the others differ from it */
+	int depth;			/* alive: its alive ancestors */
+};
+
+/*
+ * Detail (D3): CPU time of a tracked process's last slice, or of
+ * processes that ended unseen, folded by parent and command name.
+ */
+struct detail {
+	struct proc *proc;		/* the tracked process, or NULL */
+	pid_t ppid;
+	const char *comm;
+	const struct kp_identity *id;
+	struct kp_cgnode *cg;		/* the cgroup they ran in, or NULL */
+	int64_t cpu_us, count;
+	const char *source;		/* "parent" */
 };
 
 struct kp_sampler {
@@ -42,6 +71,14 @@ struct kp_sampler {
 	size_t nchunks;
 	struct proc *free_procs;
 	struct kp_buf buf;		/* the record being written */
+	size_t keep_open, nopen;	/* stat files to keep open; kept */
+	int procfs;			/* procdir is a procfs: 1; no: 0; -1 */
+	int exits;			/* KP_EXITS_*: the sources of detail */
+	struct kp_cgcpu *cg;		/* cgroup counters, or NULL */
+	struct detail *details;		/* the interval's, folded */
+	size_t ndetails, detailcap;
+	struct proc **reap;		/* the reaping pass's, as long as list */
+	size_t reapcap;
 };
 
 struct kp_sampler *
@@ -52,6 +89,7 @@ kp_sampler_new(const char *procdir, int emit_all)
 	s = kp_calloc(1, sizeof(*s));
 	s->procdir = kp_strdup(procdir);
 	s->emit_all = emit_all;
+	s->procfs = -1;
 	return s;
 }
 
@@ -90,12 +128,24 @@ pool_get(struct kp_sampler *s)
 	chunk = s->free_procs;
 	s->free_procs = chunk->next_free;
 	memset(chunk, 0, sizeof(*chunk));
+	chunk->fd = -1;
 	return chunk;
+}
+
+static void
+close_stat(struct kp_sampler *s, struct proc *p)
+{
+	if (p->fd < 0)
+		return;
+	close(p->fd);
+	p->fd = -1;
+	s->nopen--;
 }
 
 static void
 pool_put(struct kp_sampler *s, struct proc *p)
 {
+	close_stat(s, p);
 	p->next_free = s->free_procs;
 	s->free_procs = p;
 }
@@ -223,6 +273,8 @@ read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 	if (kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	kp_identity_from_cgroup_file(buf, &p->id);
+	if (s->cg != NULL)
+		p->cg = kp_cgcpu_node(s->cg, buf);
 	if (kp_identity_wants_cmdline(p->stat.comm, &p->id)) {
 		snprintf(path, sizeof(path), "%ld/cmdline", (long)p->stat.pid);
 		if ((n = kp_read_proc(procfd, path, buf, sizeof(buf))) > 0)
@@ -247,6 +299,81 @@ warn_malformed(struct kp_sampler *s, const char *name)
 	s->warned_malformed = 1;
 }
 
+/* The index in s->list of the first process with this pid, or nlist. */
+static size_t
+first_with_pid(const struct kp_sampler *s, pid_t pid)
+{
+	size_t lo = 0, hi = s->nlist, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (s->list[mid]->stat.pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The process of the previous scan with this pid whose stat is kept open. */
+static struct proc *
+kept_open(const struct kp_sampler *s, const char *name)
+{
+	size_t i;
+	long pid = strtol(name, NULL, 10);
+
+	for (i = first_with_pid(s, (pid_t)pid);
+	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
+		if (s->list[i]->fd >= 0)
+			return s->list[i];
+	return NULL;
+}
+
+/*
+ * Process name's stat: read afresh from its descriptor kept open since an
+ * earlier scan, one system call, else opened now.  *fd: the descriptor,
+ * for scan_pid to keep or close.  Returns as kp_read_pid_stat.
+ */
+static int
+read_stat(struct kp_sampler *s, int procfd, const char *name,
+    struct kp_pid_stat *ps, int *fd)
+{
+	struct proc *p;
+	int rc;
+
+	if ((p = kept_open(s, name)) != NULL) {
+		if (kp_pread_pid_stat(p->fd, ps) == 0 &&
+		    ps->starttime == p->stat.starttime) {
+			*fd = p->fd;
+			return 0;
+		}
+		close_stat(s, p);	/* gone (ESRCH), its pid maybe reused */
+	}
+	if ((*fd = kp_open_pid_stat(procfd, name)) < 0)
+		return -1;
+	if ((rc = kp_pread_pid_stat(*fd, ps)) != 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return rc;
+}
+
+/*
+ * Keeps p's stat open, up to the cap, on a real procfs only: a file of a
+ * fixture tree replaced by another (mv) would still read as it was.
+ */
+static void
+keep_stat(struct kp_sampler *s, struct proc *p, int fd)
+{
+	if (fd < 0 || fd == p->fd)
+		return;
+	if (p->fd < 0 && s->procfs == 1 && s->nopen < s->keep_open) {
+		p->fd = fd;
+		s->nopen++;
+	} else
+		close(fd);
+}
+
 /*
  * A process first seen now is charged all its CPU time only if it started
  * after the previous scan; otherwise that time was spent before we looked,
@@ -257,8 +384,9 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 {
 	struct kp_pid_stat ps;
 	struct proc *p;
+	int born, fd;
 
-	switch (kp_read_pid_stat(procfd, name, &ps)) {
+	switch (read_stat(s, procfd, name, &ps, &fd)) {
 	case 0:
 		break;
 	case -2:
@@ -269,12 +397,16 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	}
 	if ((p = proc_find(s, ps.pid, ps.starttime)) != NULL) {
 		p->delta_ticks = delta(ps.cpu_ticks, p->stat.cpu_ticks);
+		p->growth_ticks = delta(ps.child_ticks, p->stat.child_ticks);
 		p->stat = ps;
 	} else {
 		p = proc_add(s, &ps);
-		p->delta_ticks = s->scans > 0 &&
-		    ps.starttime > s->prev_uptime_ticks ? ps.cpu_ticks : 0;
+		p->first_gen = s->gen;
+		born = s->scans > 0 && ps.starttime > s->prev_uptime_ticks;
+		p->delta_ticks = born ? ps.cpu_ticks : 0;
+		p->growth_ticks = born ? ps.child_ticks : 0;
 	}
+	keep_stat(s, p, fd);
 	p->gen = s->gen;
 	if (!p->have_identity)
 		read_identity(s, procfd, p);
@@ -312,16 +444,325 @@ build_list(struct kp_sampler *s)
 		qsort(s->list, s->nlist, sizeof(*s->list), by_pid);
 }
 
-/* Forget the processes that the latest scan did not see: they were reported. */
+/*
+ * Forget the processes that the latest scan did not see: they were
+ * reported.  The others stay in the list, in pid order, for kept_open.
+ */
 static void
 drop_terminated(struct kp_sampler *s)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	for (i = 0; i < s->nlist; i++)
 		if (s->list[i]->gen != s->gen)
 			table_remove(s, s->list[i]);
-	s->nlist = 0;
+		else
+			s->list[n++] = s->list[i];
+	s->nlist = n;
+}
+
+/*
+ * Exit accounting (DECISIONS.md D3).  A parent's cutime + cstime grows by
+ * the whole CPU time of each child it waits for, the child's own waited
+ * children included.  Less the totals that its tracked children that
+ * ended had shown (utime + stime + cutime + cstime at their last sight),
+ * what is left is the last slices of those children and the CPU time of
+ * children never seen: its residue.  The cgroup counters then bound that
+ * detail per cgroup, and give each cgroup what nothing else explains.
+ */
+static int
+alive(const struct kp_sampler *s, const struct proc *p)
+{
+	return p->gen == s->gen;
+}
+
+/* The process with this pid that the previous scan saw, or NULL. */
+static struct proc *
+seen_before(const struct kp_sampler *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = first_with_pid(s, pid);
+	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
+		if (s->list[i]->first_gen != s->gen)
+			return s->list[i];
+	return NULL;
+}
+
+/*
+ * The nearest ancestor alive now, through parents that ended too: the one
+ * whose cutime shows p's end, unless p was orphaned or reaped at once.
+ * Bounded, since pids read at different times may form a loop.
+ */
+static struct proc *
+reaper_of(const struct kp_sampler *s, struct proc *p)
+{
+	int hops;
+
+	for (hops = 0; hops < 64; hops++) {
+		if (p->stat.ppid <= 0 || p->stat.ppid == p->stat.pid ||
+		    (p = seen_before(s, p->stat.ppid)) == NULL)
+			return NULL;
+		if (alive(s, p))
+			return p;
+	}
+	return NULL;
+}
+
+/* An ended process's last-seen total falls to its reaper to subtract. */
+static void
+subtract_ended(const struct kp_sampler *s, struct proc *e)
+{
+	struct proc *a;
+
+	if ((a = reaper_of(s, e)) == NULL)
+		return;
+	a->sub_ticks += e->stat.cpu_ticks + e->stat.child_ticks;
+	if (e->stat.ppid == a->stat.pid) {
+		a->ndirect++;
+		a->direct = e;
+	}
+	if (a->nsub++ == 0) {
+		a->first_sub = e;
+		return;
+	}
+	a->mixed_comm |= strcmp(a->first_sub->stat.comm, e->stat.comm) != 0;
+	a->mixed_cg |= a->first_sub->cg != e->cg;
+}
+
+static int
+involved(const struct proc *p)
+{
+	return p->growth_ticks > 0 || p->sub_ticks > 0;
+}
+
+static int
+by_depth(const void *a, const void *b)
+{
+	const struct proc *p = *(struct proc *const *)a;
+	const struct proc *q = *(struct proc *const *)b;
+
+	if (p->depth != q->depth)
+		return q->depth - p->depth;
+	return by_pid(a, b);
+}
+
+/*
+ * The processes alive now that reaped or should have, deepest first, so
+ * that what one could not have reaped is passed up before its ancestors
+ * are settled.  In s->reap, which grows with the list and is kept.
+ */
+static struct proc **
+reapers(struct kp_sampler *s, size_t *n)
+{
+	struct proc **r, *p, *q;
+	size_t i;
+
+	if (s->nlist > s->reapcap) {
+		s->reapcap = s->listcap;
+		s->reap = kp_reallocarray(s->reap, s->reapcap, sizeof(*r));
+	}
+	r = s->reap;
+	*n = 0;
+	for (i = 0; i < s->nlist; i++) {
+		if (!alive(s, p = s->list[i]) || !involved(p))
+			continue;
+		for (p->depth = 0, q = p; p->depth < 64 &&
+		    (q = reaper_of(s, q)) != NULL; p->depth++)
+			;
+		r[(*n)++] = p;
+	}
+	if (*n > 1)
+		qsort(r, *n, sizeof(*r), by_depth);
+	return r;
+}
+
+/*
+ * More ended below a than its cutime grew by, beyond the clock ticks lost
+ * to rounding: some were not reaped by it (orphaned, or reaped at once as
+ * when SIGCHLD is ignored).  What it could not hold goes up to the next
+ * ancestor that reaped something, so that no subtree counts twice.
+ */
+static uint64_t
+hold_or_pass(struct kp_sampler *s, struct proc *a)
+{
+	uint64_t slack = 2 * ((uint64_t)a->nsub + 1), over;
+	struct proc *q = a;
+
+	if (a->sub_ticks <= a->growth_ticks + slack)
+		return a->growth_ticks > a->sub_ticks ?
+		    a->growth_ticks - a->sub_ticks : 0;
+	over = a->sub_ticks - a->growth_ticks;
+	while ((q = reaper_of(s, q)) != NULL)
+		if (involved(q)) {
+			q->sub_ticks += over;
+			break;
+		}
+	return 0;
+}
+
+static void
+add_detail(struct kp_sampler *s, const struct detail *d)
+{
+	if (s->ndetails == s->detailcap) {
+		s->detailcap = s->detailcap * 2 + 64;
+		s->details = kp_reallocarray(s->details, s->detailcap,
+		    sizeof(*s->details));
+	}
+	s->details[s->ndetails++] = *d;
+}
+
+/*
+ * a's residue: the last slices of its one tracked child that ended and of
+ * that child's tracked descendants that ended with it, given to the
+ * child's terminated record; or else CPU time of children never seen (or
+ * of several seen, whose slices cannot be told apart), under a's pid and,
+ * for their command name and cgroup, those of the ended ones where they
+ * agree, else a's own: a process never seen ran in its parent's cgroup
+ * unless known otherwise.
+ */
+static void
+residue_detail(struct kp_sampler *s, struct proc *a, uint64_t ticks)
+{
+	struct detail d = { NULL, a->stat.pid, a->stat.comm, &a->id, a->cg,
+	    kp_ticks_to_us(ticks), 0, "parent" };
+	struct proc *e = a->first_sub;
+
+	if (a->ndirect == 1)
+		d.proc = a->direct;
+	if (a->nsub > 0 && !a->mixed_comm)
+		d.comm = e->stat.comm;
+	if (a->nsub > 0 && !a->mixed_cg) {
+		d.id = &e->id;
+		d.cg = e->cg;
+	}
+	add_detail(s, &d);
+}
+
+static void
+reap(struct kp_sampler *s)
+{
+	struct proc **r, *p;
+	uint64_t ticks;
+	size_t i, n;
+
+	for (i = 0; i < s->nlist; i++) {
+		p = s->list[i];
+		p->sub_ticks = 0;
+		p->nsub = p->ndirect = 0;
+		p->mixed_comm = p->mixed_cg = 0;
+	}
+	for (i = 0; i < s->nlist; i++)
+		if (!alive(s, s->list[i]))
+			subtract_ended(s, s->list[i]);
+	r = reapers(s, &n);
+	for (i = 0; i < n; i++)
+		if ((ticks = hold_or_pass(s, r[i])) > 0)
+			residue_detail(s, r[i], ticks);
+}
+
+/* What each process's records and each detail give its cgroup. */
+static void
+charge_cgroups(struct kp_sampler *s)
+{
+	struct proc *p;
+	size_t i;
+
+	for (i = 0; i < s->nlist; i++) {
+		p = s->list[i];
+		if (alive(s, p) && p->cg != NULL && p->delta_ticks > 0)
+			kp_cgcpu_charge(p->cg, kp_ticks_to_us(p->delta_ticks),
+			    0);
+	}
+	for (i = 0; i < s->ndetails; i++)
+		kp_cgcpu_charge(s->details[i].cg, 0, s->details[i].cpu_us);
+	kp_cgcpu_settle(s->cg);
+}
+
+static int
+by_fold(const void *a, const void *b)
+{
+	const struct detail *d = a, *e = b;
+	int c;
+
+	if (d->ppid != e->ppid)
+		return d->ppid < e->ppid ? -1 : 1;
+	if ((c = strcmp(d->comm, e->comm)) != 0)
+		return c;
+	if ((c = strcmp(d->id->cgroup, e->id->cgroup)) != 0)
+		return c;
+	return strcmp(d->source, e->source);
+}
+
+/*
+ * Each detail as much as its cgroup's counter leaves it; a last slice to
+ * its process's terminated record; the rest folded by parent, command
+ * name, cgroup and source, in that order.
+ */
+static void
+settle_details(struct kp_sampler *s)
+{
+	struct detail *d;
+	size_t i, n = 0;
+
+	for (i = 0; i < s->ndetails; i++) {
+		d = &s->details[i];
+		if (s->cg != NULL)
+			d->cpu_us = kp_cgcpu_take(d->cg, d->cpu_us);
+		if (d->proc != NULL)
+			d->proc->slice_us += d->cpu_us;
+		else if (d->cpu_us > 0 || d->count > 0)
+			s->details[n++] = *d;
+	}
+	if (n > 1)
+		qsort(s->details, n, sizeof(*s->details), by_fold);
+	s->ndetails = 0;
+	for (i = 0; i < n; i++) {
+		d = s->ndetails > 0 ? &s->details[s->ndetails - 1] : NULL;
+		if (d != NULL && by_fold(d, &s->details[i]) == 0) {
+			d->cpu_us += s->details[i].cpu_us;
+			d->count += s->details[i].count;
+		} else
+			s->details[s->ndetails++] = s->details[i];
+	}
+}
+
+/* The cgroups to read: those of the processes seen now or just ended. */
+static void
+read_cgroups(struct kp_sampler *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nlist; i++)
+		if (s->list[i]->cg != NULL)
+			kp_cgcpu_want(s->cg, s->list[i]->cg);
+	kp_cgcpu_read(s->cg);
+}
+
+/* The interval's detail and residues, once a scan has ended one. */
+static void
+account_exits(struct kp_sampler *s)
+{
+	s->ndetails = 0;
+	if (s->cg != NULL)
+		read_cgroups(s);
+	if (s->scans < 2)
+		return;
+	if (s->exits & KP_EXITS_PARENT)
+		reap(s);
+	if (s->cg != NULL)
+		charge_cgroups(s);
+	settle_details(s);
+}
+
+#define PROC_SUPER_MAGIC 0x9fa0	/* linux/magic.h */
+
+static int
+is_procfs(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
 /*
@@ -364,6 +805,8 @@ kp_sampler_scan(struct kp_sampler *s)
 		    "it");
 	if ((dir = opendir(s->procdir)) == NULL)
 		return failed(s, NULL, NULL);
+	if (s->procfs < 0)
+		s->procfs = is_procfs(dirfd(dir));
 	kp_names_tick(s->names);
 	s->gen++;
 	while ((de = readdir(dir)) != NULL)
@@ -372,7 +815,53 @@ kp_sampler_scan(struct kp_sampler *s)
 	closedir(dir);
 	s->scans++;
 	build_list(s);
+	account_exits(s);
 	return 0;
+}
+
+/*
+ * The sources of detail and residues (KP_EXITS_*), and where the cgroup
+ * counters are mounted: "" for nowhere; NULL for this host's
+ * /sys/fs/cgroup when the sampler reads /proc, else nowhere, since a
+ * --proc tree's processes are not this host's.  -1 if the cgroup source
+ * was asked for and root holds no counters.  Call before the first scan
+ * or load.
+ */
+int
+kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root)
+{
+	s->exits = sources;
+	kp_cgcpu_free(s->cg);
+	s->cg = NULL;
+	if (root == NULL)
+		root = strcmp(s->procdir, "/proc") == 0 ? "/sys/fs/cgroup" : "";
+	if (!(sources & KP_EXITS_CGROUP) || *root == '\0')
+		return 0;
+	return (s->cg = kp_cgcpu_open(root)) != NULL ? 0 : -1;
+}
+
+/*
+ * Keeps up to max stat files open between scans, re-read with one pread
+ * each instead of open, read and close: at most as many as the limit on
+ * open files allows, raised as far as it may be, less 64 for the rest.
+ * Each pins some 4 to 6 kB of kernel memory.  Returns the cap set.
+ */
+size_t
+kp_sampler_set_keep_open(struct kp_sampler *s, size_t max)
+{
+	struct rlimit rl;
+
+	if (max > 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max + 64) {
+			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ||
+			    rl.rlim_max > max + 64 ? max + 64 : rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max + 64)
+			max = rl.rlim_cur > 64 ? rl.rlim_cur - 64 : 0;
+	}
+	return s->keep_open = max;
 }
 
 int
@@ -406,9 +895,10 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
 {
 	kp_buf_rec(b, "proc", seq);
 	kp_buf_int(b, "pid", p->stat.pid);
+	kp_buf_int(b, "ppid", p->stat.ppid);
 	kp_buf_int(b, "starttime", (int64_t)p->stat.starttime);
 	kp_buf_text(b, "comm", p->stat.comm);
-	kp_buf_int(b, "cpu_us", terminated ? 0 :
+	kp_buf_int(b, "cpu_us", terminated ? p->slice_us :
 	    kp_ticks_to_us(p->delta_ticks));
 	if (terminated)
 		kp_buf_raw(b, "state", "\"terminated\"", 12);
@@ -417,11 +907,74 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
 	kp_identity_to_buf(&p->id, b);
 }
 
+/* Processes that ended unseen, folded by parent and command name (D3). */
+static void
+exited_record(const struct detail *d, int64_t seq, struct kp_buf *b)
+{
+	kp_buf_rec(b, "exited", seq);
+	kp_buf_int(b, "count", d->count);
+	kp_buf_int(b, "cpu_us", d->cpu_us);
+	kp_buf_int(b, "ppid", d->ppid);
+	kp_buf_text(b, "comm", d->comm);
+	kp_buf_text(b, "source", d->source);
+	kp_identity_to_buf(d->id, b);
+}
+
+/*
+ * A cgroup's residue, what its counter shows that nothing else explains,
+ * and its excess, what the detail and records gave it beyond its counter.
+ */
+static void
+cgroup_record(const struct kp_cgnode *n, int64_t seq, struct kp_buf *b)
+{
+	kp_buf_rec(b, "exited", seq);
+	kp_buf_int(b, "count", 0);
+	kp_buf_int(b, "cpu_us", n->residue_us);
+	kp_buf_raw(b, "source", "\"cgroup\"", 8);
+	kp_identity_to_buf(&n->id, b);
+	if (n->excess_us > 0)
+		kp_buf_int(b, "excess_cpu_us", n->excess_us);
+}
+
+struct each_arg {
+	void (*fn)(const char *type, struct kp_buf *b, void *arg);
+	void *arg;
+	struct kp_buf *b;
+	int64_t seq;
+};
+
+static void
+each_cgroup(const struct kp_cgnode *n, void *arg)
+{
+	struct each_arg *ea = arg;
+
+	if (!n->have_delta || (n->residue_us == 0 && n->excess_us == 0))
+		return;
+	cgroup_record(n, ea->seq, ea->b);
+	ea->fn("exited", ea->b, ea->arg);
+}
+
+static void
+each_exited(struct kp_sampler *s, int64_t seq,
+    void (*fn)(const char *type, struct kp_buf *b, void *arg), void *arg)
+{
+	struct each_arg ea = { fn, arg, &s->buf, seq };
+	size_t i;
+
+	for (i = 0; i < s->ndetails; i++) {
+		exited_record(&s->details[i], seq, &s->buf);
+		fn("exited", &s->buf, arg);
+	}
+	if (s->cg != NULL && (s->exits & KP_EXITS_CGROUP))
+		kp_cgcpu_each(s->cg, each_cgroup, &ea);
+}
+
 /*
  * The interval between the last two scans: one cpu record, then a proc
  * record for each process that used CPU time or ended (every process with
- * emit_all).  Each record is built in a buffer, written by kp_sampler_write
- * and handed as a line to kp_sampler_emit, so that both agree.
+ * emit_all), then the exited records.  Each record is built in a buffer,
+ * written by kp_sampler_write and handed as a line to kp_sampler_emit, so
+ * that both agree.
  */
 static void
 each_record(struct kp_sampler *s, int64_t seq,
@@ -443,6 +996,7 @@ each_record(struct kp_sampler *s, int64_t seq,
 			fn("proc", &s->buf, arg);
 		}
 	}
+	each_exited(s, seq, fn, arg);
 }
 
 static void
@@ -487,6 +1041,21 @@ kp_sampler_emit(struct kp_sampler *s, int64_t seq,
 	each_record(s, seq, emit_record, &ea);
 }
 
+/*
+ * One live process: [pid, starttime, cpu_ticks, comm, cgroup, ppid, flags,
+ * child_ticks, counter path], the path "" where it has no counter.
+ */
+static json_t *
+save_proc(const struct proc *p)
+{
+	return json_pack("[I,I,I,o,o,I,I,I,o]", (json_int_t)p->stat.pid,
+	    (json_int_t)p->stat.starttime, (json_int_t)p->stat.cpu_ticks,
+	    kp_json_text(p->stat.comm), kp_json_text(p->id.cgroup),
+	    (json_int_t)p->stat.ppid, (json_int_t)p->stat.flags,
+	    (json_int_t)p->stat.child_ticks,
+	    kp_json_text(p->cg != NULL ? p->cg->path : ""));
+}
+
 /* What the next run needs to go on from the latest scan. */
 json_t *
 kp_sampler_save(const struct kp_sampler *s)
@@ -495,23 +1064,16 @@ kp_sampler_save(const struct kp_sampler *s)
 	size_t i;
 
 	procs = json_array();
-	for (i = 0; i < s->nlist; i++) {
-		if (s->list[i]->gen != s->gen)
-			continue;
-		json_array_append_new(procs, json_pack("[I,I,I,o,o,I,I]",
-		    (json_int_t)s->list[i]->stat.pid,
-		    (json_int_t)s->list[i]->stat.starttime,
-		    (json_int_t)s->list[i]->stat.cpu_ticks,
-		    kp_json_text(s->list[i]->stat.comm),
-		    kp_json_text(s->list[i]->id.cgroup),
-		    (json_int_t)s->list[i]->stat.ppid,
-		    (json_int_t)s->list[i]->stat.flags));
-	}
+	for (i = 0; i < s->nlist; i++)
+		if (s->list[i]->gen == s->gen)
+			json_array_append_new(procs, save_proc(s->list[i]));
 	saved = json_pack("{s:I,s:I,s:I,s:o}",
 	    "total_ticks", (json_int_t)s->cpu.total_ticks,
 	    "active_ticks", (json_int_t)s->cpu.active_ticks,
 	    "uptime_ticks", (json_int_t)s->uptime_ticks,
 	    "procs", procs);
+	if (s->cg != NULL)
+		json_object_set_new(saved, "cgroups", kp_cgcpu_save(s->cg));
 	return saved;
 }
 
@@ -531,18 +1093,19 @@ row_optional(json_t *row, size_t i, json_int_t max, json_int_t *v)
 	return 0;
 }
 
-/* A saved [pid, starttime, cpu_ticks, comm, cgroup, ppid, flags]; -1 if bad. */
+/* A saved row, as save_proc writes it (older builds fewer); -1 if bad. */
 static int
 load_proc(struct kp_sampler *s, json_t *row)
 {
-	json_int_t pid, start, ticks, ppid, flags;
-	const char *comm, *cgroup;
+	json_int_t pid, start, ticks, ppid, flags, child;
+	const char *comm, *cgroup, *counter;
 	struct kp_pid_stat ps;
 	struct proc *p;
 
 	if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
 	    &cgroup) < 0 || row_optional(row, 5, INT_MAX, &ppid) < 0 ||
 	    row_optional(row, 6, UINT_MAX, &flags) < 0 ||
+	    row_optional(row, 7, INT64_MAX, &child) < 0 ||
 	    pid <= 0 || pid > INT_MAX || start < 0 || ticks < 0 ||
 	    proc_find(s, (pid_t)pid, (uint64_t)start) != NULL)
 		return -1;
@@ -552,9 +1115,13 @@ load_proc(struct kp_sampler *s, json_t *row)
 	ps.cpu_ticks = (uint64_t)ticks;
 	ps.ppid = (pid_t)ppid;
 	ps.flags = (unsigned long)flags;
+	ps.child_ticks = (uint64_t)child;
 	snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
 	p = proc_add(s, &ps);
-	p->gen = s->gen;
+	p->gen = p->first_gen = s->gen;
+	counter = json_string_value(json_array_get(row, 8));
+	if (s->cg != NULL && counter != NULL && *counter != '\0')
+		p->cg = kp_cgcpu_node_at(s->cg, counter);
 	/*
 	 * The path alone, for a process that ends before the next scan;
 	 * one still running is read whole again then.
@@ -585,6 +1152,8 @@ load(struct kp_sampler *s, json_t *saved)
 	json_array_foreach(procs, i, row)
 		if (load_proc(s, row) < 0)
 			skipped++;
+	if (s->cg != NULL && json_is_array(json_object_get(saved, "cgroups")))
+		kp_cgcpu_load(s->cg, json_object_get(saved, "cgroups"));
 	return skipped;
 }
 
@@ -629,12 +1198,18 @@ kp_sampler_free(struct kp_sampler *s)
 
 	if (s == NULL)
 		return;
+	for (i = 0; i < s->cap; i++)
+		if (s->table[i] != NULL)
+			close_stat(s, s->table[i]);
 	for (i = 0; i < s->nchunks; i++)
 		free(s->chunks[i]);
 	free(s->chunks);
 	free(s->table);
 	free(s->list);
 	free(s->buf.s);
+	free(s->details);
+	free(s->reap);
+	kp_cgcpu_free(s->cg);
 	free(s->procdir);
 	free(s);
 }

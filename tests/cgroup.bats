@@ -26,7 +26,7 @@ teardown() {
 # order written, without cgroup.
 ident() {
 	jq -c --argjson p "$1" 'select(.type == "proc" and .pid == $p) |
-	    del(.type, .seq, .pid, .starttime, .comm, .cpu_us, .state, .cgroup)' \
+	    del(.type, .seq, .pid, .ppid, .starttime, .comm, .cpu_us, .state, .cgroup)' \
 	    "${2:-$BATS_FILE_TMPDIR/out}"
 }
 

@@ -2,6 +2,7 @@
 # kp-attribute: exact, conserved attribution of each zone's energy.
 
 load test_helper
+load proc_helper
 
 setup() {
 	IN=$BATS_TEST_TMPDIR/in
@@ -149,6 +150,25 @@ field() {
 	assert_equal "$(field process pid)" 100
 	assert_equal "$(field process energy_uj)" 100000
 	assert_equal "$(field unattributed energy_uj)" 300000
+}
+
+@test "sampling /proc itself, it accounts exits: a reaping parent's exited record gets its share" {
+	P=$(fixture_copy proc-basic)
+	S=$BATS_TEST_TMPDIR/ka.state
+	header
+	run kp-attribute --proc "$P" --state "$S" < "$IN"
+	assert_success
+	# systemd waited for children never seen: 12 ticks of 400 active.
+	advance_node
+	set_child_ticks 1 8 4
+	: > "$IN"; energy 1 package 1000000; now_interval 1
+	run --separate-stderr kp-attribute --proc "$P" --state "$S" < "$IN"
+	assert_success
+	HZ=$(getconf CLK_TCK)
+	assert_equal "$(printf '%s\n' "$output" | jq -c 'select(.type == "exited") |
+	    [.zone, .count, .cpu_us, .ppid, .comm, .source, .cgroup, .energy_uj]')" \
+	    "[\"package\",0,$(ticks_us 12),1,\"systemd\",\"parent\",\"/init.scope\",12000]"
+	assert_equal "$(field unattributed energy_uj)" 388000
 }
 
 @test "--state carries cumulative totals across runs" {

@@ -385,3 +385,51 @@ EOF
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/pre.ndjson"
 	refute_output --partial exited
 }
+
+# proc-cputime's exited records of both sources, a cgroup's without ppid
+# or comm, and rapl-read -- CMD's command record, through kp-attribute and
+# kp-aggregate.
+sources_stream() {
+	printf '%s\n' '{"type":"header","seq":0,"version":"1.1","producer":"test"}'
+	for k in 1 2; do
+		printf '%s\n' "{\"type\":\"energy\",\"seq\":$k,\"zone\":\"package\",\"energy_uj\":1000000,\"watts\":1,\"source\":\"powercap\",\"estimated\":false,\"sockets\":1}" \
+		    "{\"type\":\"cpu\",\"seq\":$k,\"cpu_us\":400000,\"total_cpu_us\":1000000,\"usage_ratio\":0.4}" \
+		    "{\"type\":\"proc\",\"seq\":$k,\"pid\":100,\"ppid\":1,\"starttime\":1,\"comm\":\"p\",\"cpu_us\":100000,\"state\":\"running\",\"cgroup\":\"/system.slice/a.service\",\"kind\":\"service\",\"unit\":\"a.service\"}" \
+		    "{\"type\":\"exited\",\"seq\":$k,\"count\":0,\"cpu_us\":30000,\"ppid\":100,\"comm\":\"make\",\"source\":\"parent\",\"kind\":\"service\",\"cgroup\":\"/system.slice/a.service\",\"unit\":\"a.service\"}" \
+		    "{\"type\":\"exited\",\"seq\":$k,\"count\":0,\"cpu_us\":50000,\"source\":\"cgroup\",\"kind\":\"service\",\"cgroup\":\"/system.slice/a.service\",\"unit\":\"a.service\",\"excess_cpu_us\":20000}"
+		[ "$k" = 1 ] || echo '{"type":"command","seq":2,"pid":4242,"comm":"make","cpu_us":1830000,"status":0}'
+		echo "{\"type\":\"interval\",\"seq\":$k,\"ts\":\"2026-11-22T00:00:0$k.000000Z\",\"dt_us\":1000000}"
+	done | kp-attribute | kp-aggregate --level unit
+}
+
+@test "exited: a cgroup's record without ppid or comm, and a command record, in every format" {
+	sources_stream >"$BATS_TEST_TMPDIR/s.ndjson"
+	run -0 kp-fmt -f json <"$BATS_TEST_TMPDIR/s.ndjson"
+	assert_line --partial '"source":"cgroup","kind":"service","cgroup":"/system.slice/a.service","unit":"a.service","excess_cpu_us":20000,"cpu_us":50000,"energy_uj":50000'
+	assert_line '{"type":"command","seq":2,"pid":4242,"comm":"make","cpu_us":1830000,"status":0}'
+	# The unit holds its process and both exited records.
+	assert_equal "$(jq -c 'select(.type == "unit") | .energy_uj' <<<"$output")" "180000
+180000"
+	run -0 kp-fmt -f table <"$BATS_TEST_TMPDIR/s.ndjson"
+	assert_line '     0     -  -     package  50.0 mW  50.0 mJ  50.0 ms  -'
+	assert_line '     0   100  make  package  30.0 mW  30.0 mJ  30.0 ms  -'
+	assert_line 'command  make  pid 4242  status 0  tree cpu 1.83 s'
+	assert_equal "$(grep -c '^command' <<<"$output")" 1
+	run -0 kp-fmt -f csv -t exited -o seq,ppid,comm,count,energy_uj <"$BATS_TEST_TMPDIR/s.ndjson"
+	assert_line -n 1 '1,100,make,0,30000'
+	assert_line -n 2 '1,,,0,50000'
+	check_expositions "$BATS_TEST_TMPDIR/s.ndjson"
+	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/s.ndjson"
+	# A series per comm and group: the cgroup's, without a comm, is comm "".
+	assert_line 'kp_exited_cpu_joules_total{comm="make",type="regular",container_id="",pod_id="",vm_id="",unit="a.service",zone="package"} 0.030000'
+	assert_line 'kp_exited_cpu_joules_total{comm="",type="regular",container_id="",pod_id="",vm_id="",unit="a.service",zone="package"} 0.050000'
+	# The summary: each exited row once, its sums over both intervals,
+	# and the command's line.
+	run -0 kp-fmt -f table --summary <"$BATS_TEST_TMPDIR/s.ndjson"
+	assert_line '     0     -  -     package  50.0 mW   100 mJ   100 ms  -'
+	assert_line '     0   100  make  package  30.0 mW  60.0 mJ  60.0 ms  -'
+	assert_line 'command  make  pid 4242  status 0  tree cpu 1.83 s'
+	run -0 kp-fmt -f json --summary <"$BATS_TEST_TMPDIR/s.ndjson"
+	assert_equal "$(jq -c 'select(.type == "exited") | [.comm, .cpu_us]' <<<"$output")" '["make",60000]
+[null,100000]'
+}

@@ -133,14 +133,14 @@ two_crowds() {
 	assert_equal "$stderr" "kp-fmt: --summary-rows must be an integer from 1 to 1000000: 'x'"
 }
 
-@test "--summary-rows: exited records fold into an other row of ppid 0, its count summed" {
+@test "--summary-rows: exited records fold into an other row without a ppid, its count summed" {
 	"$KP_ROOT/scripts/kp-gen" --seed 4 --intervals 20 --processes 20 \
 	    --churn 100 --exited 5 | kp-attribute > "$BATS_TEST_TMPDIR/in"
 	run -0 kp-fmt -f json --summary --summary-rows 2 < "$BATS_TEST_TMPDIR/in"
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/sum"
 	# 2 rows and an other row per zone, which reads back as a record.
 	assert_equal "$(jq -c 'select(.type == "exited" and .zone == "package") | [.comm, .ppid]' \
-	    "$BATS_TEST_TMPDIR/sum" | tail -n 1)" '["(other)",0]'
+	    "$BATS_TEST_TMPDIR/sum" | tail -n 1)" '["(other)",null]'
 	assert_equal "$(jq -s '[.[] | select(.type == "exited" and .zone == "dram")] | length' \
 	    "$BATS_TEST_TMPDIR/sum")" 3
 	# Rows and other together are the stream's energy, count and CPU time.
@@ -149,5 +149,5 @@ two_crowds() {
 		    "$(jq -s "[.[] | select(.type == \"exited\" and .zone == \"package\") | .$f] | add" "$BATS_TEST_TMPDIR/in")"
 	done
 	run -0 kp-fmt -f table --summary --summary-rows 2 < "$BATS_TEST_TMPDIR/in"
-	assert_line --regexp '^ +[0-9]+ +0  \(other\)  package '
+	assert_line --regexp '^ +[0-9]+ +-  \(other\)  package '
 }

@@ -42,6 +42,22 @@ clean() {
 	clean
 }
 
+@test "proc-cputime: no leaks with exit accounting, from fixture counters and live" {
+	C=$(fixture_copy cgroup-v2)
+	S=$BATS_TEST_TMPDIR/s
+	run vg proc-cputime --proc "$P" --cgroup-root "$C" --state "$S" </dev/null
+	clean
+	rm -r "$P/300"
+	printf 'usage_usec 999000\n' > "$C/system.slice/ssh.service/cpu.stat"
+	awk '{ $16 = 90; print }' "$P/1/stat" > "$P/1/stat.new"
+	mv "$P/1/stat.new" "$P/1/stat"
+	run vg proc-cputime --proc "$P" --cgroup-root "$C" --state "$S" </dev/null
+	clean
+	assert_output --partial '"type":"exited"'
+	run vg proc-cputime -n 2 -i 100ms
+	clean
+}
+
 @test "proc-cputime: no leaks with every name source, their indexes and cache" {
 	run vg proc-cputime -a --proc "$FIXTURES/proc-identity" \
 	    --root "$FIXTURES/node-root" --podman-root "$BATS_TEST_TMPDIR" -n 2 -i 10ms

@@ -11,6 +11,7 @@ load test_helper
 	# difference of two may come out below zero: the format is checked.
 	assert_line --regexp '^floor: one scan +-?[0-9.]+ ms$'
 	assert_line --regexp '^proc-cputime: steady scan +-?[0-9.]+ ms +-?[0-9.]+x floor \(goal <= 1\.5\)$'
+	assert_line --regexp '^--keep-open 0: steady scan +-?[0-9.]+ ms +-?[0-9.]+x floor$'
 	assert_line --regexp '^ps -e -o pid,time,comm +[0-9.]+ ms +-?[0-9.]+x a steady scan \(goal >= 3\.5\)'
 	assert_line --regexp '^churn: 500 intervals in [0-9]+ s, [0-9]+ processes and [1-9][0-9]* short-lived ones$'
 	assert_line --regexp '^VmRSS peak in the first tenth [1-9][0-9]* kB, in the last tenth [1-9][0-9]* kB'

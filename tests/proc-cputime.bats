@@ -2,36 +2,12 @@
 # proc-cputime: node usage and per-process CPU deltas from a fixture /proc.
 
 load test_helper
+load proc_helper
 
 setup() {
 	P=$(fixture_copy proc-basic)
 	S=$BATS_TEST_TMPDIR/pc.state
 	HZ=$(getconf CLK_TCK)
-}
-
-# Sets a fixture process's utime and stime (clock ticks), keeping the rest.
-set_ticks() {
-	awk -v u="$2" -v s="$3" '{
-		i = 0; while ((j = index(substr($0, i + 1), ") ")) > 0) i += j
-		head = substr($0, 1, i + 1)
-		n = split(substr($0, i + 2), f, " "); f[12] = u; f[13] = s
-		line = f[1]; for (k = 2; k <= n; k++) line = line " " f[k]
-		print head line }' "$P/$1/stat" > "$P/$1/stat.new"
-	mv "$P/$1/stat.new" "$P/$1/stat"
-}
-
-# Adds a process: pid comm utime stime starttime cgroup-path
-add_proc() {
-	mkdir -p "$P/$1"
-	printf '%s (%s) S 1 %s %s 0 -1 0 0 0 0 0 %s %s 0 0 20 0 1 0 %s 0 0\n' \
-	    "$1" "$2" "$1" "$1" "$3" "$4" "$5" > "$P/$1/stat"
-	printf '0::%s\n' "$6" > "$P/$1/cgroup"
-}
-
-# The second sample: 1000 ticks pass, 400 of them active (ratio 0.4).
-advance_node() {
-	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
-	echo "1010.00 1810.00" > "$P/uptime"
 }
 
 teardown() {
@@ -53,9 +29,9 @@ run_state() {
 @test "-h prints usage and exits 2" {
 	run -2 --separate-stderr proc-cputime -h
 	assert_equal "$stderr" \
-	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--head] [--node-name name]
-                    [--pods-log dir] [--podman-root dir] [--proc dir] [--root dir]
-                    [--state file]"
+	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--cgroup-root dir] [--exited sources]
+                    [--head] [--keep-open count] [--node-name name] [--pods-log dir]
+                    [--podman-root dir] [--proc dir] [--root dir] [--state file]"
 }
 
 @test "bad options are usage errors naming the value" {
@@ -70,6 +46,9 @@ run_state() {
 	assert_equal "$stderr" \
 	    "proc-cputime: --state cannot be used with -i or -n"
 	run -2 --separate-stderr proc-cputime extra
+	run -2 --separate-stderr proc-cputime --exited parent,taskstat
+	assert_equal "$stderr" \
+	    "proc-cputime: exited sources must be none or a list of parent and cgroup: 'parent,taskstat'"
 }
 
 @test "the first --state run stores a baseline and emits no interval" {
@@ -88,8 +67,8 @@ run_state() {
 	assert_success
 	assert_equal "${#lines[@]}" 5
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
-	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\"runtime\":\"docker\"}"
-	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"runtime\":\"containerd\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\",\"pod_qos\":\"burstable\"}"
+	assert_line -n 2 "{\"type\":\"proc\",\"seq\":1,\"pid\":100,\"ppid\":1,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\",\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\"runtime\":\"docker\"}"
+	assert_line -n 3 "{\"type\":\"proc\",\"seq\":1,\"pid\":200,\"ppid\":1,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"container\",\"cgroup\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope\",\"container_id\":\"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"runtime\":\"containerd\",\"pod_id\":\"0a1b2c3d-4e5f-6789-abcd-ef0123456789\",\"pod_qos\":\"burstable\"}"
 	assert_line -n 4 --regexp '^\{"type":"interval","seq":1,"ts":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z","dt_us":[0-9]+\}$'
 }
 
@@ -106,7 +85,7 @@ run_state() {
 	advance_node
 	add_proc 400 late 40 10 100050 /user.slice
 	run_state
-	assert_line --partial "\"pid\":400,\"starttime\":100050,\"comm\":\"late\",\"cpu_us\":$((50 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":400,\"ppid\":1,\"starttime\":100050,\"comm\":\"late\",\"cpu_us\":$((50 * 1000000 / HZ)),"
 }
 
 @test "a process first seen but started before the previous sample is only a baseline" {
@@ -117,7 +96,7 @@ run_state() {
 	refute_line --partial '"pid":500,'
 	add_proc 500 old 905 99 50000 /user.slice
 	run_state
-	assert_line --partial "\"pid\":500,\"starttime\":50000,\"comm\":\"old\",\"cpu_us\":$((5 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":500,\"ppid\":1,\"starttime\":50000,\"comm\":\"old\",\"cpu_us\":$((5 * 1000000 / HZ)),"
 }
 
 @test "a reused pid is a new process and the old one is reported terminated once" {
@@ -125,8 +104,8 @@ run_state() {
 	advance_node
 	add_proc 200 newcomer 5 5 100020 /user.slice
 	run_state
-	assert_line --partial '"pid":200,"starttime":6000,"comm":"python3","cpu_us":0,"state":"terminated",'
-	assert_line --partial "\"pid\":200,\"starttime\":100020,\"comm\":\"newcomer\",\"cpu_us\":$((10 * 1000000 / HZ)),\"state\":\"running\""
+	assert_line --partial '"pid":200,"ppid":1,"starttime":6000,"comm":"python3","cpu_us":0,"state":"terminated",'
+	assert_line --partial "\"pid\":200,\"ppid\":1,\"starttime\":100020,\"comm\":\"newcomer\",\"cpu_us\":$((10 * 1000000 / HZ)),\"state\":\"running\""
 	run_state
 	refute_line --partial '"starttime":6000'
 }
@@ -136,7 +115,7 @@ run_state() {
 	advance_node
 	rm -r "$P/300"
 	run_state
-	assert_line --partial '"pid":300,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","kind":"service","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
+	assert_line --partial '"pid":300,"ppid":1,"starttime":7000,"comm":"sshd","cpu_us":0,"state":"terminated","kind":"service","cgroup":"/system.slice/ssh.service","unit":"ssh.service"}'
 }
 
 @test "-a emits every process, with or without CPU time" {
@@ -301,7 +280,7 @@ run_state() {
 	set_ticks 100 3000 1001
 	run_state
 	assert_line -n 1 '{"type":"cpu","seq":1,"cpu_us":1600000,"total_cpu_us":4000000,"usage_ratio":0.4}'
-	assert_line --partial '"pid":100,"starttime":5000,"comm":"a b) (c","cpu_us":4000,'
+	assert_line --partial '"pid":100,"ppid":1,"starttime":5000,"comm":"a b) (c","cpu_us":4000,'
 }
 
 @test "a vanished process is reported once, and not again" {
@@ -346,30 +325,6 @@ run_state() {
 	run_state
 	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r 'select(.pid == 610) | .unit')" \
 	    "$(printf 'bad\357\277\275name.service')"
-}
-
-# Starts proc-cputime as a filter reading a fifo, which fd 7 writes (bats
-# keeps fd 3 for itself).
-start_filter() {
-	mkfifo "$BATS_TEST_TMPDIR/fifo"
-	proc-cputime "$@" < "$BATS_TEST_TMPDIR/fifo" > "$BATS_TEST_TMPDIR/out" 3>&- &
-	FILTER=$!
-	exec 7> "$BATS_TEST_TMPDIR/fifo"
-	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >&7
-}
-
-send_interval() {
-	printf '{"type":"interval","seq":%d,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}\n' "$1" >&7
-}
-
-# Waits (at most 20 s) until the filter has written a line matching $1.
-await_line() {
-	local i
-	for i in $(seq 200); do
-		grep -q -- "$1" "$BATS_TEST_TMPDIR/out" && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 @test "the cgroup and command line of a process are read once, and again for a reused pid" {
@@ -437,7 +392,7 @@ cpu_used_us() {
 	advance_node
 	add_proc 620 "$(printf 'q"b\\\\\t\001\177')" 3 1 90000 /
 	run_state
-	assert_line --partial "$(printf '"pid":620,"starttime":90000,"comm":"q\\"b\\\\\\\\\\t\\u0001\177",')"
+	assert_line --partial "$(printf '"pid":620,"ppid":1,"starttime":90000,"comm":"q\\"b\\\\\\\\\\t\\u0001\177",')"
 	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -r 'select(.pid == 620) | .comm' | od -An -c | tr -s ' ')" \
 	    "$(printf 'q"b\\\\\t\001\177\n' | od -An -c | tr -s ' ')"
 }
@@ -500,12 +455,12 @@ bad_stat() {
 	refute_line --partial '"pid":0,'
 	refute_line --partial '"pid":40'
 	refute_line --regexp '"pid":(100|200|300),.*"state":"running"'
-	assert_line --partial "\"pid\":1,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":1,\"ppid\":0,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
 	# The next run's state file is whole: no process loses its interval.
 	set_ticks 1 120 50
 	run_state
 	assert_equal "$(printf '%s\n' "$stderr" | grep -c unusable)" 0
-	assert_line --partial "\"pid\":1,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":1,\"ppid\":0,\"starttime\":1,\"comm\":\"systemd\",\"cpu_us\":$((10 * 1000000 / HZ)),"
 }
 
 @test "a bad process row in the state file costs only that process's interval" {
@@ -517,7 +472,7 @@ bad_stat() {
 	run_state
 	assert_success
 	assert_equal "$stderr" "proc-cputime: $S: unusable process rows in the state file skipped: 1"
-	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":200,\"ppid\":1,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
 	refute_line --partial '"pid":100,'
 	assert_line --regexp '^\{"type":"interval","seq":1,'
 }
@@ -534,7 +489,7 @@ bad_stat() {
 	set_ticks 200 600 100
 	run_state
 	assert_equal "$stderr" ""
-	assert_line --partial "\"pid\":200,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":200,\"ppid\":1,\"starttime\":6000,\"comm\":\"python3\",\"cpu_us\":$((100 * 1000000 / HZ)),"
 	assert_line --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
 }
 
@@ -551,7 +506,7 @@ bad_stat() {
 	assert_equal "${#lines[@]}" 4
 	assert_line -n 0 '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime","node_name":"worker-1"}'
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4}"
-	assert_line -n 2 --partial "\"pid\":100,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
+	assert_line -n 2 --partial "\"pid\":100,\"ppid\":1,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
 	assert_line -n 3 --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
 	# In the middle of a pipeline, an empty input is an upstream that
 	# failed: exit 1, and the state as it was (D5).
@@ -595,7 +550,7 @@ bad_stat() {
 	advance_node
 	rm -r "$P/4"
 	run_state
-	assert_line --partial '"pid":4,"starttime":3,"comm":"kworker","cpu_us":0,"state":"terminated","kind":"kernel",'
+	assert_line --partial '"pid":4,"ppid":1,"starttime":3,"comm":"kworker","cpu_us":0,"state":"terminated","kind":"kernel",'
 }
 
 @test "a /proc without a process is an interval of node CPU alone" {
@@ -607,4 +562,49 @@ bad_stat() {
 	assert_line -n 1 --regexp '^\{"type":"cpu","seq":1,.*,"dense":true\}$'
 	assert_line -n 2 --partial '{"type":"interval","seq":1,'
 	assert_equal "$stderr" ""
+}
+
+@test "every proc record carries the parent's pid, 0 for init and kthreadd" {
+	run_state -a
+	advance_node
+	rm -r "$P/300"
+	run_state -a
+	assert_equal "$(printf '%s\n' "${lines[@]}" |
+	    jq -r 'select(.type == "proc") | "\(.pid):\(.ppid)"' | tr '\n' ,)" \
+	    "1:0,2:0,100:1,200:1,300:1,"
+}
+
+# The /proc/PID/stat files that process $1 holds open.
+stat_fds() {
+	find "/proc/$1/fd" -mindepth 1 -printf '%l\n' 2>/dev/null |
+	    grep '^/proc/[0-9]*/stat$' || true
+}
+
+@test "live: stat files are kept open up to --keep-open; a process gone is closed and ended" {
+	sleep 1000 3>&- &
+	child=$!
+	start_filter
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	stat_fds "$FILTER" | grep -qx "/proc/$child/stat"
+	kill -KILL "$child"
+	wait "$child" || true
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	! stat_fds "$FILTER" | grep -qx "/proc/$child/stat"
+	exec 7>&-
+	wait "$FILTER"
+	run jq -r --argjson p "$child" 'select(.pid == $p) | "\(.seq) \(.state)"' "$BATS_TEST_TMPDIR/out"
+	assert_line '2 terminated'
+	# At most the cap; none with 0, and none on a --proc tree, whose files
+	# tests replace.
+	for opts in "5 --keep-open 5" "0 --keep-open 0" "0 --proc $P"; do
+		# shellcheck disable=SC2086
+		start_filter ${opts#* }
+		send_interval 1
+		await_line '"type":"interval","seq":1,'
+		assert_equal "$(stat_fds "$FILTER" | wc -l)" "${opts%% *}"
+		exec 7>&-
+		wait "$FILTER"
+	done
 }

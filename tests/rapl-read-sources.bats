@@ -95,10 +95,11 @@ watts_exactly() {
 	    sh -c 'echo to-stdout; echo to-stderr >&2; sleep 0.2; exit 3'
 	assert_equal "$status" 3
 	assert_equal "$stderr" "$(printf '%s\n' to-stdout to-stderr)"
-	# Every line is a record; one short interval, ended by the exit.
+	# Every line is a record; one short interval, ended by the exit, with
+	# the command's record.
 	local records=$output
 	run jq -s -c 'map(.type)' <<< "$records"
-	assert_output '["header","energy","interval"]'
+	assert_output '["header","command","energy","interval"]'
 	run jq -s 'map(select(.type == "interval"))[0].dt_us |
 	    . >= 200000 and . < 900000' <<< "$records"
 	assert_output true
@@ -138,7 +139,9 @@ watts_exactly() {
 	wait "$pid" || st=$?
 	assert_equal "$st" 143
 	run jq -s -c 'map(.type)' "$out"
-	assert_output '["header","energy","interval"]'
+	assert_output '["header","command","energy","interval"]'
+	run jq -c 'select(.type == "command") | [.comm, .status]' "$out"
+	assert_output '["sleep",143]'
 }
 
 @test "-- CMD with -n or --state is a usage error" {

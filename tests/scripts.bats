@@ -109,6 +109,8 @@ assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
 # Every directory a name comes from (proc-cputime(1), "Names"), read-only
 # below the root that proc-cputime is given, in the pipeline only.
 assert "proc-cputime -a --proc /host/proc --root /host " in cmd, cmd
+# Exit accounting's cgroup counters, the host's below its /sys.
+assert "--cgroup-root /host/sys/fs/cgroup |" in cmd, cmd
 byhost = {vols[m["name"]]["hostPath"]["path"]: m for m in cs["kp"]["volumeMounts"]
           if "hostPath" in vols[m["name"]]}
 for path in ("/var/log/pods", "/var/log/containers", "/var/lib/docker/containers",

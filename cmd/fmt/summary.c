@@ -438,9 +438,7 @@ field_put_name(struct workload *o, const struct workload *w)
 			field_put(o, id[i][1], "\"(other)\"");
 			return;
 		}
-	/* Of many parents, none of whom it names: an exited record has a ppid. */
-	if (strcmp(w->type, "exited") == 0)
-		field_put(o, "ppid", "0");
+	/* Of many parents, an exited other row names none: no ppid. */
 	if (by == NULL || by->kind != KP_V_STR) {
 		field_put(o, "comm", "\"(other)\"");
 		return;

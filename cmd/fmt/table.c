@@ -452,6 +452,29 @@ cpu_line(struct kp_buf *out, const struct block *b)
 	}
 }
 
+/*
+ * The command rapl-read ran, in the interval it exited: its tree's CPU
+ * time over the whole run, orphans included (kp-records(5)).
+ */
+static void
+command_lines(struct kp_buf *out, const struct block *b)
+{
+	char cpu[32], pid[32], status[32];
+	const struct kp_record *rec;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		if (!rec_is(rec = b->recs[i], "command"))
+			continue;
+		put_str(out, "command  ");
+		put_term(out, str_or_dash(rec, "comm"));
+		kp_buf_printf(out, "  pid %s  status %s  tree cpu %s\n",
+		    int_or_dash(pid, sizeof(pid), rec, "pid"),
+		    int_or_dash(status, sizeof(status), rec, "status"),
+		    cell_cpu(cpu, sizeof(cpu), rec, "cpu_us"));
+	}
+}
+
 /* The cells of a process row after its pid, and of an exited row. */
 static void
 command_cells(const struct fmt *ctx, struct table *t,
@@ -670,6 +693,7 @@ table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
 	interval_line(ctx, out, b, interval);
 	zone_lines(ctx, out, b);
 	cpu_line(out, b);
+	command_lines(out, b);
 	if (block_has_type(b, "process") || block_has_type(b, "unattributed"))
 		kp_buf_add(out, "\n", 1);
 	processes(ctx, out, b);

@@ -1,7 +1,9 @@
 /*
  * libFuzzer harness for the /proc parsers of lib/procfs.c and
  * lib/cpuinfo.c: any bytes as PID/stat, as /proc/stat, as uptime, as
- * boot_id and as cpuinfo, each parser on every input.  Besides not crashing, what a parser takes must keep its promise:
+ * boot_id and as cpuinfo, and as the cgroup CPU counters of lib/cgcpu.c,
+ * each parser on every input.  Besides not crashing, what a parser takes
+ * must keep its promise:
  * no time that is negative or overflows as microseconds, a comm that is
  * what lies between the first '(' and the last ')', and nothing read past
  * the line's end.
@@ -30,6 +32,9 @@ check_pid_stat(const char *buf, const struct kp_pid_stat *ps)
 	CHECK(strlen(ps->comm) == n && memcmp(ps->comm, open + 1, n) == 0);
 	CHECK(ps->pid > 0 && ps->ppid >= 0);
 	CHECK(ps->cpu_ticks <= (uint64_t)INT64_MAX / 2);
+	CHECK(ps->child_ticks <= (uint64_t)INT64_MAX / 2);
+	CHECK(kp_ticks_to_us(ps->child_ticks) >= 0 &&
+	    kp_ticks_to_us(ps->child_ticks) < INT64_MAX);
 	CHECK(kp_ticks_to_us(ps->cpu_ticks) >= 0 &&
 	    kp_ticks_to_us(ps->cpu_ticks) < INT64_MAX);
 	CHECK(ps->starttime <= (uint64_t)INT64_MAX);
@@ -103,6 +108,18 @@ fuzz_boot_id(char *buf)
 	CHECK(n > 0 && strspn(buf, "0123456789abcdef-") == n);
 }
 
+/* A counter taken is a count of microseconds, never below zero. */
+static void
+fuzz_counters(const char *buf)
+{
+	int64_t usage_us;
+
+	if (kp_parse_cpu_stat_usage(buf, &usage_us) == 0)
+		CHECK(usage_us >= 0);
+	if (kp_parse_cpuacct_usage(buf, &usage_us) == 0)
+		CHECK(usage_us >= 0 && usage_us <= (int64_t)(UINT64_MAX / 1000));
+}
+
 /*
  * The processors of a cpuinfo: counts for numbers, -1 for an id unknown,
  * and texts that are NULL or not empty, whatever the bytes.
@@ -140,6 +157,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_cpu_times(buf);
 	fuzz_uptime(buf);
 	fuzz_boot_id(buf);
+	fuzz_counters(buf);
 	fuzz_cpuinfo(data, size);
 	free(buf);
 	return 0;

@@ -1,0 +1,453 @@
+/*
+ * Cgroup CPU counters, the truth for groups (DECISIONS.md D3).  Each scan
+ * reads the counter of every cgroup that holds a process being followed,
+ * and of its ancestors, in the one hierarchy that accounts CPU time.  What
+ * a cgroup's counter grew by, less its children's and less what its
+ * processes' records and their detail (a reaping parent's, exit records)
+ * give it, is its residue: CPU time of processes that ended unseen.  The
+ * detail never takes more than the counter leaves it.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kp.h"
+
+struct kp_cgcpu {
+	char *dir;		/* where the hierarchy is mounted */
+	int v2;			/* cpu.stat usage_usec; else cpuacct.usage */
+	int root_counted;	/* the root's counter holds tasks alone */
+	struct kp_map *nodes;	/* struct kp_cgnode by path */
+	unsigned gen;		/* reads taken */
+	struct kp_cgnode **list;	/* read at the latest, deepest first */
+	size_t nlist, listcap;
+};
+
+static int
+exists(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    (int)sizeof(path))
+		return 0;
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Pure cgroup v2 at root; else a v1 cpuacct hierarchy (with cpu or alone,
+ * as on hybrid hosts, where it is the controller that accounts CPU time);
+ * else the v2 tree of a hybrid host, root/unified.  NULL for no counters.
+ */
+struct kp_cgcpu *
+kp_cgcpu_open(const char *root)
+{
+	static const struct { const char *sub, *probe; int v2; } layouts[] = {
+		{ "", "cgroup.controllers", 1 },
+		{ "/cpuacct", "cpuacct.usage", 0 },
+		{ "/cpu,cpuacct", "cpuacct.usage", 0 },
+		{ "/unified", "cgroup.controllers", 1 },
+	};
+	struct kp_cgcpu *c;
+	char *dir;
+	size_t i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		dir = kp_asprintf("%s%s", root, layouts[i].sub);
+		if (exists(dir, layouts[i].probe))
+			break;
+		free(dir);
+	}
+	if (i == sizeof(layouts) / sizeof(layouts[0]))
+		return NULL;
+	c = kp_calloc(1, sizeof(*c));
+	c->dir = dir;
+	c->v2 = layouts[i].v2;
+	/*
+	 * The kernel's own v2 root has no cgroup.type, and its cpu.stat is
+	 * the node's, interrupts and steal included; a cgroup namespace's
+	 * root is a cgroup like any other.  A v1 root counts tasks alone.
+	 */
+	c->root_counted = !c->v2 || exists(dir, "cgroup.type");
+	c->nodes = kp_map_new();
+	return c;
+}
+
+static void
+node_free(void *p)
+{
+	struct kp_cgnode *n = p;
+
+	free(n->path);
+	free(n);
+}
+
+void
+kp_cgcpu_free(struct kp_cgcpu *c)
+{
+	if (c == NULL)
+		return;
+	kp_map_free(c->nodes, node_free);
+	free(c->list);
+	free(c->dir);
+	free(c);
+}
+
+/* A path as the kernel writes it, absolute, with no ".." to climb out. */
+static int
+path_ok(const char *path)
+{
+	const char *p;
+
+	if (path[0] != '/')
+		return 0;
+	for (p = path; (p = strstr(p, "/..")) != NULL; p += 3)
+		if (p[3] == '/' || p[3] == '\0')
+			return 0;
+	return 1;
+}
+
+/* The path's node, made with its ancestors if new; NULL for a bad path. */
+struct kp_cgnode *
+kp_cgcpu_node_at(struct kp_cgcpu *c, const char *path)
+{
+	struct kp_cgnode *n;
+	char *key, *up;
+	size_t len = strlen(path);
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	key = kp_strndup(path, len);
+	n = path_ok(key) ? kp_map_get(c->nodes, key) : NULL;
+	if (n != NULL || !path_ok(key)) {
+		free(key);
+		return n;
+	}
+	n = kp_calloc(1, sizeof(*n));
+	n->path = key;
+	n->counted = len > 1 || c->root_counted;
+	if (len > 1) {
+		up = kp_strndup(key, (size_t)(strrchr(key, '/') - key));
+		n->parent = kp_cgcpu_node_at(c, *up ? up : "/");
+		n->depth = n->parent->depth + 1;
+		free(up);
+	}
+	kp_identity_from_path(n->path, &n->id);
+	kp_identity_classify(&n->id, 0);
+	kp_map_put(c->nodes, n->path, n);
+	return n;
+}
+
+/* Whether the controllers ctl[0..n) of a /proc/PID/cgroup line are c's. */
+static int
+is_hierarchy(const struct kp_cgcpu *c, const char *ctl, size_t n)
+{
+	const char *p, *end = ctl + n;
+	size_t len;
+
+	if (c->v2)
+		return n == 0;
+	for (p = ctl; p < end; p += len + 1) {
+		len = strcspn(p, ",:");
+		if (len == strlen("cpuacct") && strncmp(p, "cpuacct", len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A process's node, from its /proc/PID/cgroup text: the path of the line
+ * of the hierarchy that accounts CPU time.  NULL if it has none.
+ */
+struct kp_cgnode *
+kp_cgcpu_node(struct kp_cgcpu *c, const char *text)
+{
+	const char *line, *ctl, *path;
+	char buf[512];
+	size_t n, plen;
+
+	for (line = text; *line; line += n + (line[n] == '\n')) {
+		n = strcspn(line, "\n");
+		if ((ctl = memchr(line, ':', n)) == NULL ||
+		    (path = memchr(ctl + 1, ':', n - (size_t)(ctl + 1 - line)))
+		    == NULL || !is_hierarchy(c, ctl + 1,
+		    (size_t)(path - ctl - 1)))
+			continue;
+		path++;
+		if ((plen = n - (size_t)(path - line)) >= sizeof(buf))
+			return NULL;
+		memcpy(buf, path, plen);
+		buf[plen] = '\0';
+		return kp_cgcpu_node_at(c, buf);
+	}
+	return NULL;
+}
+
+/* The node and its ancestors are read at the next kp_cgcpu_read. */
+void
+kp_cgcpu_want(struct kp_cgcpu *c, struct kp_cgnode *n)
+{
+	for (; n != NULL && n->gen != c->gen + 1; n = n->parent)
+		n->gen = c->gen + 1;
+}
+
+/* cpu.stat's "usage_usec N" line, in microseconds; 0, or -1 if none. */
+int
+kp_parse_cpu_stat_usage(const char *buf, int64_t *usage_us)
+{
+	const char *line;
+	uint64_t v;
+	size_t n;
+
+	for (line = buf; *line; line += n + (line[n] == '\n')) {
+		n = strcspn(line, "\n");
+		if (strncmp(line, "usage_usec ", 11) == 0) {
+			if (kp_parse_u64(line + 11, INT64_MAX, &v) < 0)
+				return -1;
+			*usage_us = (int64_t)v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* cpuacct.usage, nanoseconds, as microseconds; 0, or -1 if it is not one. */
+int
+kp_parse_cpuacct_usage(const char *buf, int64_t *usage_us)
+{
+	uint64_t v;
+
+	if (kp_parse_u64(buf, UINT64_MAX, &v) < 0)
+		return -1;
+	*usage_us = (int64_t)(v / 1000);
+	return 0;
+}
+
+static int
+read_counter(const struct kp_cgcpu *c, const struct kp_cgnode *n,
+    int64_t *usage_us)
+{
+	char path[PATH_MAX], buf[1024];
+
+	if (snprintf(path, sizeof(path), "%s%s/%s", c->dir,
+	    strcmp(n->path, "/") == 0 ? "" : n->path,
+	    c->v2 ? "cpu.stat" : "cpuacct.usage") >= (int)sizeof(path) ||
+	    kp_read_file(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+		return -1;
+	return c->v2 ? kp_parse_cpu_stat_usage(buf, usage_us) :
+	    kp_parse_cpuacct_usage(buf, usage_us);
+}
+
+/*
+ * A counter that went back belongs to a cgroup removed and made again
+ * under the same path: all of it is new.
+ */
+static void
+read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
+{
+	int64_t now_us;
+
+	n->have_delta = 0;
+	n->procs_us = n->detail_us = n->taken_us = 0;
+	n->nrounded = 0;
+	n->excl_us = n->kept_us = n->residue_us = n->excess_us = 0;
+	if (!n->counted || read_counter(c, n, &now_us) < 0) {
+		n->have_last = 0;
+		return;
+	}
+	n->have_delta = n->have_last;
+	n->delta_us = now_us >= n->last_us ? now_us - n->last_us : now_us;
+	n->last_us = now_us;
+	n->have_last = 1;
+}
+
+static int
+unwanted(void *val, void *arg)
+{
+	return ((struct kp_cgnode *)val)->gen != *(unsigned *)arg;
+}
+
+static void
+list_add(const char *key, void *val, void *arg)
+{
+	struct kp_cgcpu *c = arg;
+
+	(void)key;
+	c->list[c->nlist++] = val;
+}
+
+/* Deepest first, so that a cgroup is read before its parent. */
+static int
+by_depth(const void *a, const void *b)
+{
+	const struct kp_cgnode *m = *(struct kp_cgnode *const *)a;
+	const struct kp_cgnode *n = *(struct kp_cgnode *const *)b;
+
+	if (m->depth != n->depth)
+		return n->depth - m->depth;
+	return strcmp(m->path, n->path);
+}
+
+/* Reads the counters wanted since the last read, and forgets the others. */
+void
+kp_cgcpu_read(struct kp_cgcpu *c)
+{
+	size_t i;
+
+	c->gen++;
+	kp_map_sweep(c->nodes, unwanted, &c->gen, node_free);
+	if (kp_map_count(c->nodes) > c->listcap) {
+		c->listcap = kp_map_count(c->nodes) * 2;
+		c->list = kp_reallocarray(c->list, c->listcap,
+		    sizeof(*c->list));
+	}
+	c->nlist = 0;
+	kp_map_each(c->nodes, list_add, c);
+	if (c->nlist > 1)
+		qsort(c->list, c->nlist, sizeof(*c->list), by_depth);
+	for (i = 0; i < c->nlist; i++)
+		read_node(c, c->list[i]);
+}
+
+/* The nearest of n and its ancestors whose counter moved by a known amount. */
+static struct kp_cgnode *
+base(struct kp_cgnode *n)
+{
+	while (n != NULL && !n->have_delta)
+		n = n->parent;
+	return n;
+}
+
+/* A process's CPU time in the interval, from its records (procs) or detail. */
+void
+kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us)
+{
+	if ((n = base(n)) == NULL)
+		return;
+	n->procs_us += procs_us;
+	n->detail_us += detail_us;
+	n->nrounded += (procs_us > 0) + (detail_us > 0);
+}
+
+/*
+ * How far the records and detail of a cgroup may pass its counter in one
+ * interval through rounding alone: each of its n figures is a difference
+ * of counts of clock ticks, off by less than two ticks, and their errors
+ * add up like independent ones: 2 sqrt(n) ticks, one at least.
+ */
+static int64_t
+rounding_us(unsigned n)
+{
+	unsigned r = 1;
+
+	while ((r + 1) * (r + 1) <= n)
+		r++;
+	return 2 * (int64_t)r * kp_ticks_to_us(1);
+}
+
+/*
+ * Each counted cgroup's own time is its counter's growth less that of its
+ * children counted apart.  What its processes' records give it comes
+ * first; the detail has what is left, and the rest is its residue.  What
+ * passes the counter by no more than rounding is carried into the
+ * cgroup's next intervals, so that over a run the cgroup's time is its
+ * counter's; detail beyond that is cut, and reported as excess.
+ */
+void
+kp_cgcpu_settle(struct kp_cgcpu *c)
+{
+	struct kp_cgnode *n, *b;
+	int64_t raw_us, left_us;
+	size_t i;
+
+	for (i = 0; i < c->nlist; i++) {
+		n = c->list[i];
+		if (n->have_delta) {
+			n->excl_us += n->delta_us;
+			if ((b = base(n->parent)) != NULL)
+				b->excl_us -= n->delta_us;
+		}
+	}
+	for (i = 0; i < c->nlist; i++) {
+		if (!(n = c->list[i])->have_delta)
+			continue;
+		raw_us = n->excl_us - n->procs_us - n->carry_us;
+		n->kept_us = raw_us + rounding_us(n->nrounded);
+		if (n->kept_us > n->detail_us)
+			n->kept_us = n->detail_us;
+		if (n->kept_us < 0)
+			n->kept_us = 0;
+		left_us = raw_us - n->kept_us;
+		n->carry_us = left_us < 0 ? -left_us : 0;
+		n->residue_us = left_us > 0 ? left_us : 0;
+		n->excess_us = n->detail_us - n->kept_us + n->carry_us;
+	}
+}
+
+/*
+ * The part of a detail of detail_us that the cgroup's counter leaves it:
+ * each share is cut in proportion, and the shares of a cgroup add up to
+ * exactly what it kept.  Uncounted: all of it.
+ */
+int64_t
+kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us)
+{
+	__int128 before, after;
+
+	if ((n = base(n)) == NULL || n->detail_us == 0)
+		return detail_us;
+	before = (__int128)n->taken_us * n->kept_us / n->detail_us;
+	n->taken_us += detail_us;
+	after = (__int128)n->taken_us * n->kept_us / n->detail_us;
+	return (int64_t)(after - before);
+}
+
+/* Visits the cgroups read at the latest scan, deepest first. */
+void
+kp_cgcpu_each(struct kp_cgcpu *c,
+    void (*fn)(const struct kp_cgnode *n, void *arg), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < c->nlist; i++)
+		fn(c->list[i], arg);
+}
+
+/* [[path, usage_us, carry_us], ...] of the counters read at the latest scan. */
+json_t *
+kp_cgcpu_save(const struct kp_cgcpu *c)
+{
+	json_t *rows = json_array();
+	size_t i;
+
+	for (i = 0; i < c->nlist; i++)
+		if (c->list[i]->have_last)
+			json_array_append_new(rows, json_pack("[o,I,I]",
+			    kp_json_text(c->list[i]->path),
+			    (json_int_t)c->list[i]->last_us,
+			    (json_int_t)c->list[i]->carry_us));
+	return rows;
+}
+
+/* The counters of a saved scan, as if just read; bad rows are skipped. */
+void
+kp_cgcpu_load(struct kp_cgcpu *c, json_t *rows)
+{
+	json_int_t usage_us, carry_us;
+	struct kp_cgnode *n;
+	const char *path;
+	json_t *row;
+	size_t i;
+
+	json_array_foreach(rows, i, row) {
+		if (json_unpack(row, "[sII]", &path, &usage_us, &carry_us) < 0 ||
+		    usage_us < 0 || carry_us < 0 ||
+		    (n = kp_cgcpu_node_at(c, path)) == NULL || !n->counted)
+			continue;
+		n->last_us = usage_us;
+		n->carry_us = carry_us;
+		n->have_last = 1;
+	}
+}

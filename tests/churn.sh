@@ -1,0 +1,11 @@
+#!/bin/sh
+# The churn workload of issue 14: 120 children of 3 ms of CPU time each,
+# then three of 700 ms, one after the other.  $CPUBURN is tests/cpuburn.
+i=0
+while [ "$i" -lt 120 ]; do
+	"$CPUBURN" 3
+	i=$((i + 1))
+done
+"$CPUBURN" 700
+"$CPUBURN" 700
+"$CPUBURN" 700

@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# What the proc-cputime tests share: a fixture /proc tree in $P to change
+# between runs with a state file in $S, and its clock tick rate in $HZ.
+
+# Sets a fixture process's utime and stime (clock ticks), keeping the rest.
+set_ticks() {
+	set_stat_fields "$1" 12 "$2" 13 "$3"
+}
+
+# Sets a fixture process's cutime and cstime: its children waited for.
+set_child_ticks() {
+	set_stat_fields "$1" 14 "$2" 15 "$3"
+}
+
+# set_stat_fields PID N V [N V]: field N after the comm (state is 1) is V.
+set_stat_fields() {
+	local pid=$1
+	shift
+	awk -v set="$*" '{
+		i = 0; while ((j = index(substr($0, i + 1), ") ")) > 0) i += j
+		head = substr($0, 1, i + 1)
+		n = split(substr($0, i + 2), f, " "); k = split(set, s, " ")
+		for (m = 1; m < k; m += 2) f[s[m]] = s[m + 1]
+		line = f[1]; for (m = 2; m <= n; m++) line = line " " f[m]
+		print head line }' "$P/$pid/stat" > "$P/$pid/stat.new"
+	mv "$P/$pid/stat.new" "$P/$pid/stat"
+}
+
+# Adds a process: pid comm utime stime starttime cgroup-path [ppid]
+add_proc() {
+	mkdir -p "$P/$1"
+	printf '%s (%s) S %s %s %s 0 -1 0 0 0 0 0 %s %s 0 0 20 0 1 0 %s 0 0\n' \
+	    "$1" "$2" "${7:-1}" "$1" "$1" "$3" "$4" "$5" > "$P/$1/stat"
+	printf '0::%s\n' "$6" > "$P/$1/cgroup"
+}
+
+# The second sample: 1000 ticks pass, 400 of them active (ratio 0.4).
+advance_node() {
+	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
+	echo "1010.00 1810.00" > "$P/uptime"
+}
+
+# Microseconds in N clock ticks.
+ticks_us() {
+	echo $(($1 * 1000000 / HZ))
+}
+
+# Starts proc-cputime as a filter reading a fifo, which fd 7 writes (bats
+# keeps fd 3 for itself); with AS, a command such as as_nobody before it.
+start_filter() {
+	rm -f "$BATS_TEST_TMPDIR/fifo"
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	${AS:-} proc-cputime "$@" < "$BATS_TEST_TMPDIR/fifo" > "$BATS_TEST_TMPDIR/out" 3>&- &
+	# shellcheck disable=SC2034 # the tests wait for it
+	FILTER=$!
+	exec 7> "$BATS_TEST_TMPDIR/fifo"
+	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >&7
+}
+
+send_interval() {
+	printf '{"type":"interval","seq":%d,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}\n' "$1" >&7
+}
+
+# await_in FILE PATTERN: waits (at most a minute, for a loaded machine)
+# until FILE has a line matching PATTERN.
+await_in() {
+	local _
+	for _ in $(seq 600); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Waits until the filter has written a line matching $1.
+await_line() {
+	await_in "$BATS_TEST_TMPDIR/out" "$1"
+}
