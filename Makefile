@@ -83,7 +83,7 @@ bench: all
 FUZZ_SECONDS = 60
 FUZZ = record procfs cgroup state powercap aggregate attribute aggstate \
 	taskstats raplstate attrstate fmt
-fuzz:
+fuzz: cmd/fmt/build.h
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 
 install: all
