@@ -132,14 +132,6 @@ usage(void)
 	exit(KP_EXIT_USAGE);
 }
 
-static void *
-xrealloc(void *p, size_t n, size_t size)
-{
-	if ((p = reallocarray(p, n, size)) == NULL)
-		err(KP_EXIT_FAILURE, "realloc");
-	return p;
-}
-
 /* a * b / c in integers, without overflow; *rem gets what the floor left. */
 static int64_t
 muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
@@ -159,8 +151,7 @@ workload(int64_t pid, int64_t starttime, int create)
 
 	kp_proc_key(key, sizeof(key), pid, starttime);
 	if ((w = kp_map_get(workloads, key)) == NULL && create) {
-		if ((w = calloc(1, sizeof(*w))) == NULL)
-			err(KP_EXIT_FAILURE, "calloc");
+		w = kp_calloc(1, sizeof(*w));
 		kp_map_put(workloads, key, w);
 	}
 	return w;
@@ -562,7 +553,7 @@ hold_energy(struct interval *iv, const struct kp_record *rec)
 		return OVERFLOW;
 	if (iv->nenergy == iv->capenergy) {
 		iv->capenergy = iv->capenergy * 2 + 4;
-		iv->energy = xrealloc(iv->energy, iv->capenergy,
+		iv->energy = kp_reallocarray(iv->energy, iv->capenergy,
 		    sizeof(*iv->energy));
 	}
 	e = &iv->energy[iv->nenergy++];
@@ -628,7 +619,7 @@ hold_proc(struct interval *iv, const struct kp_record *rec)
 	kp_rec_int(rec, "starttime", &starttime);
 	if (iv->nprocs == iv->capprocs) {
 		iv->capprocs = iv->capprocs * 2 + 64;
-		iv->procs = xrealloc(iv->procs, iv->capprocs,
+		iv->procs = kp_reallocarray(iv->procs, iv->capprocs,
 		    sizeof(*iv->procs));
 	}
 	p = &iv->procs[iv->nprocs++];
@@ -688,7 +679,7 @@ hold_exited(struct interval *iv, const struct kp_record *rec)
 	iv->procs_us = sum_us;
 	if (iv->nexited == iv->capexited) {
 		iv->capexited = iv->capexited * 2 + 16;
-		iv->exited = xrealloc(iv->exited, iv->capexited,
+		iv->exited = kp_reallocarray(iv->exited, iv->capexited,
 		    sizeof(*iv->exited));
 	}
 	x = &iv->exited[iv->nexited++];
@@ -892,13 +883,11 @@ track_ended(const struct proc *p, const struct workload *w, const char *text)
 		free(ended[min].id);
 		ended[min] = ended[--nended];
 	}
-	ended = xrealloc(ended, nended + 1, sizeof(*ended));
+	ended = kp_reallocarray(ended, nended + 1, sizeof(*ended));
 	e = &ended[nended++];
 	e->w = *w;
 	e->id_len = p->id_len;
-	if ((e->id = malloc(p->id_len + 1)) == NULL)
-		err(KP_EXIT_FAILURE, "malloc");
-	memcpy(e->id, text + p->id_off, p->id_len);
+	e->id = kp_strndup(text + p->id_off, p->id_len);
 }
 
 /* Processes that ended in this interval have had their last share. */
@@ -996,8 +985,8 @@ end_interval(struct kp_reader *r, struct interval *iv,
 		pass_lines(&iv->lines);
 	if (nshares < iv->nprocs + iv->nexited + 2) {
 		nshares = iv->nprocs + iv->nexited + 2;
-		shares = xrealloc(shares, nshares, sizeof(*shares));
-		order = xrealloc(order, nshares, sizeof(*order));
+		shares = kp_reallocarray(shares, nshares, sizeof(*shares));
+		order = kp_reallocarray(order, nshares, sizeof(*order));
 	}
 	if (iv->nenergy > 0)
 		for (i = 0; i < iv->nprocs; i++) {
@@ -1110,11 +1099,10 @@ load_ended(json_t *list, const char *path)
 			    "the state file, left out", path);
 			continue;
 		}
-		ended = xrealloc(ended, nended + 1, sizeof(*ended));
+		ended = kp_reallocarray(ended, nended + 1, sizeof(*ended));
 		e = &ended[nended++];
 		e->w = w;
-		if ((e->id = strdup(kp_json_str(v, "id"))) == NULL)
-			err(KP_EXIT_FAILURE, "strdup");
+		e->id = kp_strdup(kp_json_str(v, "id"));
 		e->id_len = strlen(e->id);
 	}
 }
@@ -1244,9 +1232,7 @@ parse_baseline(const char *arg)
 	}
 	if (nbaseline == KP_ZONES_MAX)
 		errx(KP_EXIT_USAGE, "too many --baseline-watts zones");
-	if ((baseline_zone[nbaseline] = strndup(arg, (size_t)(eq - arg))) ==
-	    NULL)
-		err(KP_EXIT_FAILURE, "strndup");
+	baseline_zone[nbaseline] = kp_strndup(arg, (size_t)(eq - arg));
 	baseline_watts[nbaseline++] = kp_parse_double(eq + 1, 0, 1e6,
 	    "--baseline-watts");
 }
