@@ -1191,13 +1191,6 @@ command_record(int64_t seq, pid_t pid, const char *argv0, int status,
 }
 
 /*
- * -- CMD: samples while CMD runs and once more when it ends, so that a
- * short run is measured too; CMD's standard output goes to standard error,
- * out of the record stream.  rapl-read is the subreaper of CMD's tree, so
- * that its orphans' CPU time comes back to it.  CMD's exit status, or 128
- * + its signal.
- */
-/*
  * The command, started: its standard output is standard error, and it
  * runs once rapl-read has placed it (the pipe closes), so that none of
  * its tree starts outside its cgroup.
