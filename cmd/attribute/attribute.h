@@ -7,6 +7,9 @@
  *	track.c	the processes' totals, their ends, and each interval's end
  *	state.c	the totals kept by --state across runs
  */
+#ifndef ATTRIBUTE_H
+#define ATTRIBUTE_H
+
 #include "kp.h"
 
 /* One energy record of the interval. */
@@ -139,3 +142,5 @@ struct workload *workload(int64_t pid, int64_t starttime, int create);
 int id_ok(const char *id);
 void load_state(struct kp_state *st, const char *path, struct kp_sampler *s);
 json_t *state_data(struct kp_sampler *s);
+
+#endif
