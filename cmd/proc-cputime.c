@@ -77,9 +77,27 @@ set_exits(struct kp_sampler *s)
 }
 
 /*
- * The kernel's exit records, where proc-cputime keeps running on this
- * host's /proc: opened, proven, and drained from then on.  Refused, the
- * reaping parents and the cgroup counters stand in, said once.
+ * Whether dir is a live /proc of this process's PID namespace, as the
+ * DaemonSet's /host/proc is with hostPID: its self is this process.  A
+ * fixture tree has none.
+ */
+static int
+live_proc(const char *dir)
+{
+	char *path = kp_asprintf("%s/self", dir), link[32];
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+	free(path);
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	return strtol(link, NULL, 10) == (long)getpid();
+}
+
+/*
+ * The kernel's exit records, where proc-cputime keeps running on a live
+ * /proc: opened, proven, and drained from then on.  Refused, the reaping
+ * parents and the cgroup counters stand in, said once.
  */
 static struct kp_exits *
 listen_exits(void)
@@ -90,7 +108,7 @@ listen_exits(void)
 	if (!(exits & KP_EXITS_TASKSTATS))
 		return NULL;
 	exits &= ~KP_EXITS_TASKSTATS;
-	if (strcmp(procdir, "/proc") != 0)
+	if (!live_proc(procdir))
 		return NULL;
 	if ((ts = kp_taskstats_open((size_t)taskstats_buffer, why,
 	    sizeof(why))) == NULL) {

@@ -300,6 +300,7 @@ teardown() {
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
+	[ -z "${MOUNTED:-}" ] || umount "$MOUNTED" || true
 	[ -f "$BATS_TEST_TMPDIR/cgroups" ] || return 0
 	while read -r d; do
 		rmdir "$d" 2>/dev/null || { sleep 0.5; rmdir "$d" || true; }
@@ -685,6 +686,18 @@ taskstats_exited() {
 	assert_equal "$(jq -s -c '[.[] | select(.type == "exited" and .source == "taskstats" and .comm == "cpuburn")]' "$out")" '[]'
 	last_slice none
 	assert_equal "$(jq -s --argjson p "$ROOT" '.[] | select(.pid == $p and .state == "terminated") | .cpu_us' "$BATS_TEST_TMPDIR/out")" 0
+}
+
+@test "taskstats on a live /proc mounted elsewhere, as the DaemonSet's /host/proc; never on a fixture tree" {
+	mkdir "$BATS_TEST_TMPDIR/hostproc"
+	mount -t proc proc "$BATS_TEST_TMPDIR/hostproc"
+	MOUNTED=$BATS_TEST_TMPDIR/hostproc
+	run -0 --separate-stderr proc-cputime --proc "$MOUNTED" -n 1 -i 10ms
+	assert_equal "$stderr" ""
+	assert_line --partial '"exits_dropped":0'
+	run -0 --separate-stderr proc-cputime --proc "$FIXTURES/proc-basic" -n 1 -i 10ms
+	assert_equal "$stderr" ""
+	refute_line --partial '"exits_dropped"'
 }
 
 FALLBACK="exit accounting from the reaping parents and the cgroup counters only"
