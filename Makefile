@@ -92,7 +92,7 @@ bench: all
 # N executions.
 FUZZ_SECONDS = 60
 FUZZ = record procfs cgroup state powercap aggregate attribute aggstate \
-	taskstats raplstate attrstate fmt
+	taskstats raplstate attrstate fmt filter
 fuzz: cmd/fmt/build.h
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 

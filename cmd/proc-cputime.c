@@ -242,20 +242,12 @@ end_interval(struct kp_sampler *s, struct filter *f,
 /*
  * Samples as each upstream interval ends, its CPU records just before its
  * interval record; every record read is passed through as it came.
- * *nlines: the input lines read.
  */
-static int
-run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
-    struct kp_exits *x)
+static void
+pass_stream(struct kp_sampler *s, struct filter *f, struct kp_reader *r)
 {
-	struct kp_reader *r;
 	struct kp_record rec;
-	int status;
 
-	kp_signals_catch(NULL);
-	r = kp_reader_open(STDIN_FILENO, "<stdin>");
-	if (x != NULL)
-		kp_reader_set_wait(r, filter_wait, x);
 	kp_state_hold(f->st);
 	while (kp_reader_next(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0)
@@ -263,6 +255,21 @@ run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
 		else
 			kp_out_raw(rec.line, rec.len);
 	}
+}
+
+/* The filter on standard input; *nlines: the input lines read. */
+static int
+run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
+    struct kp_exits *x)
+{
+	struct kp_reader *r;
+	int status;
+
+	kp_signals_catch(NULL);
+	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	if (x != NULL)
+		kp_reader_set_wait(r, filter_wait, x);
+	pass_stream(s, f, r);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	*nlines = kp_reader_lineno(r);
 	kp_reader_close(r);
