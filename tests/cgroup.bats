@@ -5,6 +5,7 @@
 # (tests/fixtures/node-root), each identity field asserted.
 
 load test_helper
+load proc_helper
 
 I1='{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1}'
 I2='{"type":"interval","seq":2,"ts":"2026-11-22T00:00:02.000000Z","dt_us":1}'
@@ -17,6 +18,10 @@ setup_file() {
 }
 
 teardown() {
+	if [ -n "${SLEEPERS:-}" ]; then
+		# shellcheck disable=SC2086 # two pids
+		kill $SLEEPERS 2>/dev/null || true
+	fi
 	if [ -n "${NOBODY_DIR:-}" ]; then
 		rm -rf "$NOBODY_DIR"
 	fi
@@ -26,7 +31,7 @@ teardown() {
 # order written, without cgroup.
 ident() {
 	jq -c --argjson p "$1" 'select(.type == "proc" and .pid == $p) |
-	    del(.type, .seq, .pid, .ppid, .starttime, .comm, .cpu_us, .state, .cgroup)' \
+	    del(.type, .seq, .pid, .ppid, .starttime, .comm, .exe, .cpu_us, .state, .cgroup)' \
 	    "${2:-$BATS_FILE_TMPDIR/out}"
 }
 
@@ -324,6 +329,71 @@ xml_root() {
 	echo 'intr 12345' > "$p/stat"
 	run -1 --separate-stderr proc-cputime --head -n 1 -i 1ms --proc "$p"
 	assert_equal "$stderr" "proc-cputime: $p/stat: no cpu line as the kernel writes it"
+}
+
+@test "exe: each process's PID/exe link as the kernel gives it; none for a kernel thread or where it is missing" {
+	run -0 jq -c 'select(.type == "proc" and (.pid == 2 or .pid == 1003 or
+	    .pid == 1012 or .pid == 1015)) | [.pid, .exe]' "$BATS_FILE_TMPDIR/out"
+	assert_output - <<-'EOF'
+		[2,null]
+		[1003,null]
+		[1012,"/usr/bin/qemu-system-x86_64"]
+		[1015,"/usr/sbin/nginx"]
+	EOF
+}
+
+@test "exe is read once per process, at first sight, and again for a reused pid" {
+	P=$(fixture_copy proc-basic)
+	add_proc 900 app 5 5 90000 /system.slice/a.service
+	ln -s /usr/bin/first "$P/900/exe"
+	start_filter -a --proc "$P"
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	ln -sfn /usr/bin/second "$P/900/exe"
+	send_interval 2
+	await_line '"type":"interval","seq":2'
+	add_proc 900 app 5 5 95000 /system.slice/a.service
+	send_interval 3
+	exec 7>&-
+	wait "$FILTER"
+	run -0 jq -r 'select(.pid == 900) | "\(.seq) \(.state) \(.exe)"' "$BATS_TEST_TMPDIR/out"
+	assert_output - <<-'EOF'
+		1 running /usr/bin/first
+		2 running /usr/bin/first
+		3 terminated /usr/bin/first
+		3 running /usr/bin/second
+	EOF
+}
+
+@test "live: another user's exe, unreadable without CAP_SYS_PTRACE, is left out without a warning" {
+	local sleep_exe root_pid own_pid
+	sleep_exe=$(readlink -f "$(command -v sleep)")
+	sleep 1000 3>&- &
+	root_pid=$!
+	setpriv --reuid=65534 --regid=65534 --clear-groups sleep 1000 3>&- &
+	own_pid=$!
+	SLEEPERS="$root_pid $own_pid"
+	# Each has become sleep (exec) before it is looked at.
+	local pid _
+	for pid in $SLEEPERS; do
+		for _ in $(seq 600); do
+			[ "$(readlink "/proc/$pid/exe")" = "$sleep_exe" ] && break
+			sleep 0.1
+		done
+	done
+	run -0 --separate-stderr as_nobody proc-cputime --head -a -n 1 -i 10ms \
+	    --root "$BATS_TEST_TMPDIR/none" --exited parent
+	assert_equal "$stderr" ""
+	exe_of() {
+		jq -sc --argjson p "$1" '[.[] | select(.type == "proc" and
+		    .pid == $p)] | map(.exe)' <<< "$output"
+	}
+	assert_equal "$(exe_of "$root_pid")" '[null]'
+	assert_equal "$(exe_of "$own_pid")" "[\"$sleep_exe\"]"
+	# As root it is read.
+	run -0 --separate-stderr proc-cputime --head -a -n 1 -i 10ms \
+	    --root "$BATS_TEST_TMPDIR/none" --exited parent
+	assert_equal "$(exe_of "$root_pid")" "[\"$sleep_exe\"]"
 }
 
 # tests/identity.cases, other projects' cases, each made a fixture process
