@@ -25,7 +25,8 @@
 struct energy {
 	int zone;
 	int64_t energy_uj;
-	size_t src_off, src_len;	/* its ,"source":..,"estimated":.. */
+	size_t src_off, src_len;	/* its ,"source":..,"estimated":.., */
+					/* and "path" where it has one */
 };
 
 /* One proc record of the interval. */
@@ -571,6 +572,7 @@ hold_energy(struct interval *iv, const struct kp_record *rec)
 	e->src_off = iv->text.len;
 	copy_member(&iv->text, rec, "source");
 	copy_member(&iv->text, rec, "estimated");
+	copy_member(&iv->text, rec, "path");
 	e->src_len = iv->text.len - e->src_off;
 	return NULL;
 }
