@@ -857,7 +857,9 @@ kp_names_fill(struct kp_names *n, struct kp_identity *id)
 
 	if (n == NULL)
 		return 0;
-	if (id->container_id[0] || id->pod_id[0]) {
+	/* A machine's container has its name from its scope already. */
+	if ((id->container_id[0] && !id->container_name[0]) ||
+	    (id->pod_id[0] && !id->pod_name[0])) {
 		f = id->container_id[0] ?
 		    lookup(n, "c", id->container_id, id, container_names) :
 		    lookup(n, "p", id->pod_id, id, pod_names);

@@ -179,6 +179,20 @@ WEB='"vm_id":"5f1b2c3d-0000-4000-8000-00000000abcd","vm_name":"web-vm","hypervis
 	assert_equal "$(ident 1023)" '{"kind":"vm","vm_id":"UbuntuVM","vm_name":"UbuntuVM","hypervisor":"vmware","user_slice":"user-1000.slice","session":"9"}'
 }
 
+@test "libvirt's LXC driver: machine-lxc\x2d<N>\x2d<name>.scope is a container, runtime libvirt-lxc, not a VM" {
+	assert_equal "$(ident 1041)" '{"kind":"container","container_id":"lxc-50642-k8s-cp","runtime":"libvirt-lxc","container_name":"k8s-cp","unit":"crio.service"}'
+	assert_equal "$(ident 1042)" '{"kind":"container","container_id":"lxc-50642-k8s-cp","runtime":"libvirt-lxc","container_name":"k8s-cp"}'
+}
+
+@test "systemd-nspawn: machine-<name>.scope and systemd-nspawn@<name>.service are containers, runtime systemd-nspawn" {
+	assert_equal "$(ident 1043)" '{"kind":"container","container_id":"debian-tree","runtime":"systemd-nspawn","container_name":"debian-tree"}'
+	assert_equal "$(ident 1044)" '{"kind":"container","container_id":"debian-tree","runtime":"systemd-nspawn","container_name":"debian-tree"}'
+	assert_equal "$(ident 1045)" '{"kind":"container","container_id":"jammy","runtime":"systemd-nspawn","container_name":"jammy","unit":"console-getty.service"}'
+	# None of them is a VM.
+	run -0 jq -r 'select(.type == "proc" and .pid > 1040 and .pid < 1046 and has("vm_id")) | .pid' "$BATS_FILE_TMPDIR/out"
+	assert_output ""
+}
+
 @test "a systemd service" {
 	assert_equal "$(ident 1015)" '{"kind":"service","unit":"nginx.service"}'
 }
