@@ -60,8 +60,9 @@ struct kp_names {
 	struct index containers_log, pods_log, libvirt_run, libvirt_etc;
 	struct index *podman;
 	size_t npodman;
-	struct kp_map *podman_users;	/* uids whose storage is listed */
-	struct source docker;
+	struct kp_map *users;		/* uids whose stores are listed */
+	struct source *docker;		/* containers/ of each data root */
+	size_t ndocker;
 };
 
 static struct found *
@@ -542,6 +543,18 @@ build_libvirt(struct index *ix)
 	each_entry(ix, libvirt_file);
 }
 
+/* A docker data root: its containers/<id>/config.v2.json. */
+static void
+add_docker_root(struct kp_names *n, const char *dir)
+{
+	char *path = kp_asprintf("%s/containers", dir);
+
+	n->docker = kp_reallocarray(n->docker, n->ndocker + 1,
+	    sizeof(*n->docker));
+	source_init(&n->docker[n->ndocker++], path);
+	free(path);
+}
+
 /* A path below the root. */
 static char *
 under_root(const struct kp_names *n, const char *path)
@@ -561,7 +574,7 @@ kp_names_new(const char *root)
 	n->root = kp_strndup(root, len);
 	n->tick = 1;
 	n->cache = kp_map_new();
-	n->podman_users = kp_map_new();
+	n->users = kp_map_new();
 	kp_names_set_pods_log(n, NULL);
 	p = under_root(n, "/run/libvirt/qemu");
 	index_init(&n->libvirt_run, p, build_libvirt);
@@ -569,8 +582,8 @@ kp_names_new(const char *root)
 	p = under_root(n, "/etc/libvirt/qemu");
 	index_init(&n->libvirt_etc, p, build_libvirt);
 	free(p);
-	p = under_root(n, "/var/lib/docker/containers");
-	source_init(&n->docker, p);
+	p = under_root(n, "/var/lib/docker");
+	add_docker_root(n, p);
 	free(p);
 	p = under_root(n, "/var/lib/containers/storage");
 	kp_names_add_podman_root(n, p);
@@ -606,19 +619,21 @@ kp_names_set_pods_log(struct kp_names *n, const char *dir)
 }
 
 /*
- * A rootless user's storage, below the home that the root's /etc/passwd
- * gives uid: ~/.local/share/containers/storage.
+ * A rootless user's stores, below the home that the root's /etc/passwd
+ * gives uid, looked up once per uid: podman's
+ * ~/.local/share/containers/storage and the rootless docker daemon's data
+ * root, ~/.local/share/docker.
  */
 static void
-add_podman_user(struct kp_names *n, const char *uid)
+add_user(struct kp_names *n, const char *uid)
 {
 	char *path, *line = NULL, *f[7], *p;
 	size_t cap = 0, i;
 	FILE *fp;
 
-	if (kp_map_get(n->podman_users, uid) != NULL)
+	if (kp_map_get(n->users, uid) != NULL)
 		return;
-	kp_map_put(n->podman_users, uid, kp_strdup(uid));
+	kp_map_put(n->users, uid, kp_strdup(uid));
 	path = under_root(n, "/etc/passwd");
 	fp = fopen(path, "re");
 	free(path);
@@ -630,6 +645,10 @@ add_podman_user(struct kp_names *n, const char *uid)
 			path = kp_asprintf("%s%s/.local/share/containers/storage",
 			    n->root, f[5]);
 			kp_names_add_podman_root(n, path);
+			free(path);
+			path = kp_asprintf("%s%s/.local/share/docker", n->root,
+			    f[5]);
+			add_docker_root(n, path);
 			free(path);
 			break;
 		}
@@ -652,9 +671,9 @@ slice_uid(const struct kp_identity *id, char *uid, size_t size)
 	    strspn(uid, "0123456789") == strlen(uid);
 }
 
-/* docker's containers/<id>/config.v2.json: "Name", and a pod's labels. */
+/* A docker config.v2.json: its "Name", and a pod's labels. */
 static void
-docker_names(struct kp_names *n, const char *cid, struct found *f)
+docker_config(json_t *cfg, struct found *f)
 {
 	static const struct { const char *label; size_t off, size; } labels[] = {
 #define L(label, field) { label, offsetof(struct found, field), \
@@ -664,18 +683,10 @@ docker_names(struct kp_names *n, const char *cid, struct found *f)
 		L("io.kubernetes.pod.namespace", pod_namespace),
 #undef L
 	};
-	json_t *cfg, *lab;
+	json_t *lab;
 	const char *name, *v;
-	char *path;
 	size_t i;
 
-	if (n->docker.path == NULL || !all_hex(cid, 64) || cid[64] != '\0')
-		return;
-	path = kp_asprintf("%s/%s/config.v2.json", n->docker.path, cid);
-	cfg = load_json(&n->docker, path, JSON_MAX);
-	free(path);
-	if (cfg == NULL)
-		return;
 	lab = json_object_get(json_object_get(cfg, "Config"), "Labels");
 	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
 		if ((v = json_string_value(json_object_get(lab,
@@ -686,7 +697,36 @@ docker_names(struct kp_names *n, const char *cid, struct found *f)
 	    (name = json_string_value(json_object_get(cfg, "Name"))) != NULL)
 		PUT(f->container_name, name + (*name == '/'),
 		    strlen(name + (*name == '/')));
-	json_decref(cfg);
+}
+
+/*
+ * docker's names of a container, from the system's data root, then from
+ * the rootless daemon's of the user whose slice the container is in.
+ */
+static void
+docker_names(struct kp_names *n, const struct kp_identity *id,
+    struct found *f)
+{
+	const char *cid = id->container_id;
+	char *path, uid[16];
+	json_t *cfg;
+	size_t i;
+
+	if (!all_hex(cid, 64) || cid[64] != '\0')
+		return;
+	if (slice_uid(id, uid, sizeof(uid)))
+		add_user(n, uid);
+	for (i = 0; i < n->ndocker; i++) {
+		path = kp_asprintf("%s/%s/config.v2.json", n->docker[i].path,
+		    cid);
+		cfg = load_json(&n->docker[i], path, JSON_MAX);
+		free(path);
+		if (cfg != NULL) {
+			docker_config(cfg, f);
+			json_decref(cfg);
+			return;
+		}
+	}
 }
 
 static const struct found *
@@ -704,7 +744,7 @@ podman_names(struct kp_names *n, const struct kp_identity *id,
 	size_t i;
 
 	if (slice_uid(id, uid, sizeof(uid)))
-		add_podman_user(n, uid);
+		add_user(n, uid);
 	for (i = 0; i < n->npodman; i++)
 		if ((hit = index_get(n, &n->podman[i], id->container_id)) !=
 		    NULL) {
@@ -742,7 +782,7 @@ container_names(struct kp_names *n, const struct kp_identity *id,
 	if (id->pod_id[0])
 		copy_names(f, index_get(n, &n->pods_log, id->pod_id));
 	if (!f->container_name[0] && (strcmp(rt, "docker") == 0 || !*rt))
-		docker_names(n, id->container_id, f);
+		docker_names(n, id, f);
 	if (!f->container_name[0] && strcmp(rt, "podman") == 0)
 		podman_names(n, id, f);
 	f->complete = f->container_name[0] &&
@@ -794,7 +834,8 @@ look_at_sources(struct kp_names *n)
 	index_fresh(n, &n->libvirt_etc);
 	for (i = 0; i < n->npodman; i++)
 		index_fresh(n, &n->podman[i]);
-	source_changed(n, &n->docker);
+	for (i = 0; i < n->ndocker; i++)
+		source_changed(n, &n->docker[i]);
 }
 
 /*
@@ -914,8 +955,10 @@ kp_names_free(struct kp_names *n)
 	for (i = 0; i < n->npodman; i++)
 		index_free(&n->podman[i]);
 	free(n->podman);
-	free(n->docker.path);
-	kp_map_free(n->podman_users, free);
+	for (i = 0; i < n->ndocker; i++)
+		free(n->docker[i].path);
+	free(n->docker);
+	kp_map_free(n->users, free);
 	kp_map_free(n->cache, free);
 	free(n->root);
 	free(n);

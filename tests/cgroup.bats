@@ -85,6 +85,10 @@ WEB='"vm_id":"5f1b2c3d-0000-4000-8000-00000000abcd","vm_name":"web-vm","hypervis
 	assert_equal "$(ident 1007)" '{"kind":"container","container_id":"ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff","runtime":"podman","container_name":"redis"}'
 }
 
+@test "docker rootless: named by the data root in the home /etc/passwd gives the slice's uid" {
+	assert_equal "$(ident 1046)" '{"kind":"container","container_id":"5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f","runtime":"docker","container_name":"notes","unit":"user@1000.service","user_slice":"user-1000.slice"}'
+}
+
 @test "podman rootless: named by the storage in the home /etc/passwd gives the slice's uid" {
 	assert_equal "$(ident 1008)" '{"kind":"container","container_id":"1111111111111111111111111111111111111111111111111111111111111111","runtime":"podman","container_name":"httpd","unit":"user@1000.service","user_slice":"user-1000.slice"}'
 }
