@@ -505,13 +505,43 @@ slurp(struct source *src, const char *path, size_t max, size_t *len)
 	return buf;
 }
 
-/* One domain's XML file: its name and uuid, each a key to the other. */
+/*
+ * The name libvirt gives a domain's machine (virDomainMachineNameAppendValid,
+ * uncut): a host name's characters only, a run of '.' and '-' as its first,
+ * none leading or trailing.  Its scope, machine-qemu-<N>-<this>, is all that
+ * a process's cgroup tells of a domain whose name has others.
+ */
+static void
+machine_form(const char *name, char *out, size_t size)
+{
+	size_t o = 0;
+	int skip = 1;
+
+	for (; *name && o + 1 < size; name++) {
+		if (*name == '.' || *name == '-') {
+			if (!skip)
+				out[o++] = *name;
+			skip = 1;
+		} else if (isalnum((unsigned char)*name)) {
+			out[o++] = *name;
+			skip = 0;
+		}
+	}
+	while (o > 0 && (out[o - 1] == '.' || out[o - 1] == '-'))
+		o--;
+	out[o] = '\0';
+}
+
+/*
+ * One domain's XML file: its name and uuid, each a key to the other, and
+ * its machine's name, where it differs, to both.
+ */
 static void
 libvirt_file(struct index *ix, const char *file)
 {
 	struct xml x;
 	struct found f = { 0 };
-	char *path, *buf, *key;
+	char *path, *buf, *key, machine[sizeof(f.vm_name)];
 	size_t len = strlen(file), i;
 
 	if (len <= 4 || strcmp(file + len - 4, ".xml") != 0)
@@ -533,6 +563,12 @@ libvirt_file(struct index *ix, const char *file)
 		key = kp_asprintf("u:%s", f.vm_uuid);
 		kp_map_put(ix->map, key, found_dup(&f));
 		free(key);
+		machine_form(f.vm_name, machine, sizeof(machine));
+		if (*machine && strcmp(machine, f.vm_name) != 0) {
+			key = kp_asprintf("m:%s", machine);
+			kp_map_put(ix->map, key, found_dup(&f));
+			free(key);
+		}
 	}
 	free(buf);
 }
@@ -796,25 +832,78 @@ pod_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
 	f->complete = f->pod_name[0] != '\0';
 }
 
+/* A domain by key, among the running domains (/run), then the defined. */
+static const struct found *
+domain_get(struct kp_names *n, const char *kind, const char *name)
+{
+	const struct found *hit;
+	char *key = kp_asprintf("%s:%s", kind, name);
+
+	if ((hit = index_get(n, &n->libvirt_run, key)) == NULL)
+		hit = index_get(n, &n->libvirt_etc, key);
+	free(key);
+	return hit;
+}
+
+/* The one domain whose machine's name begins with a name cut short. */
+struct cut {
+	const char *name;
+	size_t len;
+	const struct found *hit;
+	int many;
+};
+
+static void
+cut_one(const char *key, void *val, void *arg)
+{
+	struct cut *c = arg;
+	const struct found *f = val;
+
+	if ((key[0] != 'n' && key[0] != 'm') ||
+	    strncmp(key + 2, c->name, c->len) != 0)
+		return;
+	if (c->hit != NULL && strcmp(c->hit->vm_uuid, f->vm_uuid) != 0)
+		c->many = 1;
+	c->hit = f;
+}
+
+static const struct found *
+domain_cut(struct kp_names *n, const char *name)
+{
+	struct cut c = { name, strlen(name), NULL, 0 };
+
+	kp_map_each(index_fresh(n, &n->libvirt_run), cut_one, &c);
+	if (c.hit == NULL)
+		kp_map_each(index_fresh(n, &n->libvirt_etc), cut_one, &c);
+	return c.many ? NULL : c.hit;
+}
+
 /*
  * A libvirt machine scope's domain name gives its uuid, which QEMU has as
- * -uuid; a uuid alone gives the name.  /run holds the running domains,
- * /etc the defined ones.
+ * -uuid; a uuid alone gives the name.  The scope has the name as the
+ * machine's, which leaves out what a host name may not hold and is cut at
+ * 64 bytes, the "qemu-<N>-" before it included: where the name is not a
+ * domain's, it is looked for as a machine's, and then, if the machine's
+ * name may have been cut, as the beginning of exactly one domain's.
  */
 static void
 vm_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
 {
 	const struct found *hit;
-	char *key;
+	char uuid[sizeof(id->vm_id)];
 	size_t i;
 
-	key = kp_asprintf("%s:%s", id->vm_from_scope ? "n" : "u",
-	    id->vm_from_scope ? id->vm_name : id->vm_id);
-	for (i = 2; !id->vm_from_scope && key[i]; i++)
-		key[i] = (char)tolower((unsigned char)key[i]);
-	if ((hit = index_get(n, &n->libvirt_run, key)) == NULL)
-		hit = index_get(n, &n->libvirt_etc, key);
-	free(key);
+	if (id->vm_from_scope) {
+		if ((hit = domain_get(n, "n", id->vm_name)) == NULL &&
+		    (hit = domain_get(n, "m", id->vm_name)) == NULL &&
+		    strlen(id->vm_id) >= 63)
+			hit = domain_cut(n, id->vm_name);
+	} else {
+		for (i = 0; id->vm_id[i]; i++)
+			uuid[i] = (char)tolower((unsigned char)id->vm_id[i]);
+		uuid[i] = '\0';
+		hit = domain_get(n, "u", uuid);
+	}
 	if (hit != NULL) {
 		PUT(f->vm_name, hit->vm_name, strlen(hit->vm_name));
 		PUT(f->vm_uuid, hit->vm_uuid, strlen(hit->vm_uuid));
@@ -915,8 +1004,11 @@ kp_names_fill(struct kp_names *n, struct kp_identity *id)
 		f = lookup(n, "v", id->vm_id, id, vm_names);
 		FILL(id->vm_name, f->vm_name);
 		if (id->vm_from_scope && f->vm_uuid[0]) {
+			/* The domain's own name, not its machine's. */
 			put(id->vm_id, sizeof(id->vm_id), f->vm_uuid,
 			    strlen(f->vm_uuid));
+			put(id->vm_name, sizeof(id->vm_name), f->vm_name,
+			    strlen(f->vm_name));
 			id->vm_from_scope = 0;
 		}
 		pending |= !f->complete;
