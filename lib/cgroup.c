@@ -322,12 +322,14 @@ libvirt_machine(const char *machine, const char *driver)
 
 /*
  * A container that systemd-machined registered: the machine's name is its
- * id and name.
+ * id and name (none, escaped to nothing as \x00, is none).
  */
 static void
 machine_container(struct kp_identity *id, const char *machine,
     const char *name, const char *runtime)
 {
+	if (*machine == '\0')
+		return;
 	set_container(id, machine, strlen(machine), runtime);
 	COPY(id->container_name, name, strlen(name));
 }
