@@ -58,11 +58,16 @@ struct kp_clock {		/* a producer's intervals */
 	int64_t end_us;		/* CLOCK_MONOTONIC: when it ended */
 	int64_t wall_us;	/* CLOCK_REALTIME then, for its ts */
 	int64_t dt_us;		/* its length */
+	int poll_fd;		/* polled while it sleeps; -1: none */
+	int (*ready)(void *arg);	/* poll_fd is readable: the fd next */
+	void *ready_arg;
 };
 void kp_clock_start(struct kp_clock *c, int64_t interval_us);
 int64_t kp_clock_deadline_us(const struct kp_clock *c);
 void kp_clock_end(struct kp_clock *c);
 int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: all ended */
+void kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg),
+    void *arg);
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
 int kp_clock_stored_ok(int64_t seq, int64_t stored_us);
@@ -330,6 +335,13 @@ void kp_cgcpu_settle(struct kp_cgcpu *c);
 int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
     void (*fn)(const struct kp_cgnode *n, void *arg), void *arg);
+struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,
+    const char *name);
+int kp_cgcpu_move(const struct kp_cgcpu *c, const struct kp_cgnode *n,
+    pid_t pid);
+int kp_cgcpu_usage(const struct kp_cgcpu *c, const struct kp_cgnode *n,
+    int64_t *usage_us);
+int kp_cgcpu_remove(const struct kp_cgcpu *c, const struct kp_cgnode *n);
 json_t *kp_cgcpu_save(const struct kp_cgcpu *c);
 void kp_cgcpu_load(struct kp_cgcpu *c, json_t *rows);
 /* The counter files' text: 0, or -1 if it is not that file's. */
@@ -367,7 +379,10 @@ struct kp_sampler;
 struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
 #define KP_EXITS_PARENT 1	/* reaping parents' residues: the detail */
 #define KP_EXITS_CGROUP 2	/* cgroup counters: the truth for groups */
+#define KP_EXITS_TASKSTATS 4	/* the kernel's exit records: the detail */
 int kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root);
+struct kp_exits;
+void kp_sampler_set_facts(struct kp_sampler *s, struct kp_exits *x);
 size_t kp_sampler_set_keep_open(struct kp_sampler *s, size_t max);
 void kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names);
 const char *kp_sampler_error(const struct kp_sampler *s);
@@ -431,6 +446,23 @@ int kp_exit_same_start(const struct kp_exit *e, uint64_t starttime);
 struct kp_taskstats *kp_taskstats_parser(uint16_t family);
 void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
     int64_t boot_ns, kp_exit_fn *fn, void *arg);
+
+/*
+ * exits.c: the exit facts a sampler has received and not yet used, from
+ * a listener drained all the time; a scan cuts them into those received
+ * before it began and those after.
+ */
+struct kp_exits *kp_exits_new(struct kp_taskstats *ts);	/* takes ts */
+int kp_exits_fd(const struct kp_exits *x);	/* to poll; -1: none */
+void kp_exits_drain(struct kp_exits *x);
+void kp_exits_cut(struct kp_exits *x);
+/* 1: the fact is used and let go; 0: kept.  before: it came before the cut */
+typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);
+void kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg);
+const struct kp_exit *kp_exits_find(const struct kp_exits *x, pid_t pid);
+uint64_t kp_exits_dropped(struct kp_exits *x);	/* since the last call */
+int kp_exits_listening(const struct kp_exits *x);
+void kp_exits_free(struct kp_exits *x);
 
 /* state.c: --state FILE, locked, replaced atomically. */
 struct kp_state;
