@@ -254,6 +254,7 @@ int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
 int kp_open_pid_stat(int procfd, const char *pid);	/* -1: gone */
 int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
+char *kp_read_exe(int procfd, pid_t pid);	/* NULL: none readable */
 int64_t kp_ticks_to_us(uint64_t ticks);
 uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);

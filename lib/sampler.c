@@ -28,6 +28,7 @@ struct proc {
 	int fd;				/* its stat kept open, or -1 */
 	int names_pending;		/* some names may come later */
 	struct kp_identity id;
+	char *exe;			/* its executable's path, or NULL */
 	struct kp_cgnode *cg;		/* its cgroup's counter, or NULL */
 	int64_t slice_us;		/* ended: its last slice, where known */
 	/* The reaping pass of one scan (see reap). */
@@ -151,6 +152,7 @@ static void
 pool_put(struct kp_sampler *s, struct proc *p)
 {
 	close_stat(s, p);
+	free(p->exe);
 	p->next_free = s->free_procs;
 	s->free_procs = p;
 }
@@ -262,8 +264,9 @@ kernel_thread(const struct kp_pid_stat *ps)
 }
 
 /*
- * Read once per process: a process does not change cgroup often enough.
- * The command line matters only to hypervisors, so it is read only for
+ * Read once per process: a process does not change cgroup often enough,
+ * and its executable changes only by an execve, which keeps its pid and
+ * starttime and is not looked for.  The command line matters only to hypervisors, so it is read only for
  * those that kp_identity_wants_cmdline names.  Names that are not there
  * yet are asked for again at each scan (names.c looks again only once
  * their sources change).
@@ -278,6 +281,7 @@ read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 	if (kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	kp_identity_from_cgroup_file(buf, &p->id);
+	p->exe = kp_read_exe(procfd, p->stat.pid);
 	if (s->cg != NULL)
 		p->cg = kp_cgcpu_node(s->cg, buf);
 	if (kp_identity_wants_cmdline(p->stat.comm, &p->id)) {
@@ -1060,6 +1064,8 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
 	kp_buf_int(b, "ppid", p->stat.ppid);
 	kp_buf_int(b, "starttime", (int64_t)p->stat.starttime);
 	kp_buf_text(b, "comm", p->stat.comm);
+	if (p->exe != NULL)
+		kp_buf_text(b, "exe", p->exe);
 	kp_buf_int(b, "cpu_us", terminated ? p->slice_us :
 	    kp_ticks_to_us(p->delta_ticks));
 	if (terminated)
@@ -1361,8 +1367,10 @@ kp_sampler_free(struct kp_sampler *s)
 	if (s == NULL)
 		return;
 	for (i = 0; i < s->cap; i++)
-		if (s->table[i] != NULL)
+		if (s->table[i] != NULL) {
 			close_stat(s, s->table[i]);
+			free(s->table[i]->exe);
+		}
 	for (i = 0; i < s->nchunks; i++)
 		free(s->chunks[i]);
 	free(s->chunks);
