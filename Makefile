@@ -21,7 +21,7 @@ MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 
 MAN5 = man/kp-records.5
 LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/exits.o \
 	lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
-	lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
+	lib/reap.o lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
 	lib/write.o lib/zones.o
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner
@@ -35,6 +35,7 @@ SAN = $(SAN_$(SANITIZE))
 all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
+lib/sampler.o lib/reap.o: lib/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
 $(PROMOBJ): cmd/fmt/prom.h
