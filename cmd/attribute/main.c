@@ -146,8 +146,9 @@ main(int argc, char *argv[])
 			    "--denominator") ? DENOM_PROCESSES : DENOM_NODE;
 			break;
 		case 'E':
-			opt.min_terminated_uj = (int64_t)llround(kp_parse_double(
-			    optarg, 0, 1e12, "--min-terminated-energy") * 1e6);
+			opt.min_terminated_uj = (int64_t)llround(
+			    kp_parse_double(optarg, 0, 1e12,
+			    "--min-terminated-energy") * 1e6);
 			break;
 		case 'I':
 			opt.idle_mode = choice(optarg, "none", "proportional",

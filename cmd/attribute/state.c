@@ -89,7 +89,8 @@ load_ended(json_t *list, const char *path)
 
 	json_array_foreach(list, i, v) {
 		if (!json_is_string(json_object_get(v, "id")) ||
-		    (opt.max_terminated > 0 && nended == (size_t)opt.max_terminated))
+		    (opt.max_terminated > 0 &&
+		    nended == (size_t)opt.max_terminated))
 			continue;
 		if (!id_ok(kp_json_str(v, "id"))) {
 			warnx("%s: a terminated process whose identity is not "
