@@ -36,8 +36,8 @@ load test_helper
 	run -0 --separate-stderr "$KP_ROOT/scripts/bench-busy" 2 200ms
 	assert_equal "$stderr" ""
 	assert_line -n 0 'busy host: 2 intervals of 200ms, tests/churn.sh and a build loop, as root'
-	assert_line -n 1 --regexp '^with exit accounting +unattributed +-?[0-9.]+ % of active energy: irq, softirq, steal +[0-9.]+ %, the rest +-?[0-9.]+ %; exited records +[0-9.]+ %; [0-9]+ of 2 intervals scaled down \(goal <= 10 %: (ok|MISSED)\)$'
-	assert_line -n 2 --regexp '^--exited none \(control\) +unattributed +-?[0-9.]+ % of active energy: irq, softirq, steal +[0-9.]+ %, the rest +-?[0-9.]+ %; exited records +0\.0 %; [0-9]+ of 2 intervals scaled down$'
+	assert_line -n 1 --regexp '^with exit accounting +unattributed +-?[0-9.]+ % of active energy: irq, softirq, steal +[0-9.]+ %, the rest +-?[0-9.]+ %; exited records +[0-9.]+ %; [0-9]+ of 2 intervals scaled down, by [0-9.]+ % of the active CPU time \(goal <= 10 %: (ok|MISSED)\)$'
+	assert_line -n 2 --regexp '^--exited none \(control\) +unattributed +-?[0-9.]+ % of active energy: irq, softirq, steal +[0-9.]+ %, the rest +-?[0-9.]+ %; exited records +0\.0 %; [0-9]+ of 2 intervals scaled down, by [0-9.]+ % of the active CPU time$'
 	run pgrep -f "$KP_ROOT/scripts/../(cmd|tests)/"
 	assert_failure
 }
