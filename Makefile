@@ -3,9 +3,15 @@
 
 include config.mk
 
-# The commands of one source file each, and kp-fmt, whose parts are in cmd/fmt.
-CMD1 = cmd/rapl-read cmd/proc-cputime cmd/kp-attribute cmd/kp-aggregate
-BIN = $(CMD1) cmd/kp-fmt
+# The commands of one source file each, and those in parts behind one
+# header: rapl-read's in cmd/rapl, kp-attribute's in cmd/attribute,
+# kp-fmt's in cmd/fmt.
+CMD1 = cmd/proc-cputime cmd/kp-aggregate
+BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-fmt
+RAPLOBJ = cmd/rapl/main.o cmd/rapl/discover.o cmd/rapl/sample.o \
+	cmd/rapl/command.o cmd/rapl/state.o
+ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
+	cmd/attribute/track.o cmd/attribute/state.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o cmd/fmt/prom.o \
 	cmd/fmt/summary.o
@@ -29,6 +35,8 @@ all: $(BIN)
 $(LIBOBJ): lib/kp.h config.mk
 $(CMD1:=.o): lib/kp.h config.mk
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
+$(ATTROBJ): lib/kp.h cmd/attribute/attribute.h config.mk
+$(RAPLOBJ): lib/kp.h cmd/rapl/rapl.h config.mk
 cmd/fmt/prom.o: cmd/fmt/build.h
 
 # The git branch and revision of kp-fmt's kepler_build_info, "unknown"
@@ -49,12 +57,14 @@ $(LIB): $(LIBOBJ)
 	$(AR) rcs $@ $(LIBOBJ)
 
 $(BIN): $(LIB)
-cmd/rapl-read: cmd/rapl-read.o
 cmd/proc-cputime: cmd/proc-cputime.o
-cmd/kp-attribute: cmd/kp-attribute.o
 cmd/kp-aggregate: cmd/kp-aggregate.o
 $(CMD1):
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
+cmd/rapl-read: $(RAPLOBJ)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) -lm
+cmd/kp-attribute: $(ATTROBJ)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(ATTROBJ) $(LIB) $(JANSSON_LIBS) -lm
 cmd/kp-fmt: $(FMTOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(FMTOBJ) $(LIB) $(JANSSON_LIBS) -lm
 
@@ -98,7 +108,7 @@ uninstall:
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 
 clean:
-	rm -f $(BIN) $(CMD1:=.o) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
+	rm -f $(BIN) $(CMD1:=.o) $(RAPLOBJ) $(ATTROBJ) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
 	    cmd/fmt/build.h
 
 FORCE:

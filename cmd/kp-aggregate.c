@@ -84,8 +84,7 @@ add_level(const char *type, const char *field, int by)
 	if (nlevels == LEVELS_MAX)
 		errx(KP_EXIT_USAGE, "at most %d levels", LEVELS_MAX);
 	levels[nlevels].type = type;
-	if ((levels[nlevels].field = strdup(field)) == NULL)
-		err(KP_EXIT_FAILURE, "strdup");
+	levels[nlevels].field = kp_strdup(field);
 	levels[nlevels].by = by;
 	levels[nlevels].groups = kp_map_new();
 	nlevels++;
@@ -103,8 +102,7 @@ parse_levels(const char *arg)
 	char *list, *name, *save;
 	size_t i;
 
-	if ((list = strdup(arg)) == NULL)
-		err(KP_EXIT_FAILURE, "strdup");
+	list = kp_strdup(arg);
 	for (name = strtok_r(list, ",", &save); name;
 	    name = strtok_r(NULL, ",", &save)) {
 		for (i = 0; i < NKNOWN; i++)
@@ -153,8 +151,7 @@ group_find(struct level *lv, const char *id, size_t len)
 	struct group *g;
 	char *key;
 
-	if ((key = strndup(id, len)) == NULL)
-		err(KP_EXIT_FAILURE, "strndup");
+	key = kp_strndup(id, len);
 	g = kp_map_get(lv->groups, key);
 	free(key);
 	return g;
@@ -167,9 +164,8 @@ group_get(struct level *lv, const char *id, size_t len)
 
 	if ((g = group_find(lv, id, len)) != NULL)
 		return g;
-	if ((g = calloc(1, sizeof(*g))) == NULL ||
-	    (g->id = strndup(id, len)) == NULL)
-		err(KP_EXIT_FAILURE, "calloc");
+	g = kp_calloc(1, sizeof(*g));
+	g->id = kp_strndup(id, len);
 	kp_map_put(lv->groups, g->id, g);
 	return g;
 }
@@ -898,8 +894,7 @@ load_state(struct kp_state *st, const char *path)
 	if (rebooted)
 		return;
 	json_object_foreach(mem, key, ids) {
-		if ((m = calloc(1, sizeof(*m))) == NULL)
-			err(KP_EXIT_FAILURE, "calloc");
+		m = kp_calloc(1, sizeof(*m));
 		for (l = 0; l < nlevels; l++) {
 			id = kp_json_str(ids, levels[l].field);
 			if (id != NULL && (m->g[l] = kp_map_get(levels[l].groups,

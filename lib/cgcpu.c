@@ -7,8 +7,12 @@
  * give it, is its residue: CPU time of processes that ended unseen.  The
  * detail never takes more than the counter leaves it.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -450,4 +454,75 @@ kp_cgcpu_load(struct kp_cgcpu *c, json_t *rows)
 		n->carry_us = carry_us;
 		n->have_last = 1;
 	}
+}
+
+/* The cgroup's directory: the mount, then its path; "/" is the mount. */
+static char *
+node_dir(const struct kp_cgcpu *c, const struct kp_cgnode *n)
+{
+	return kp_asprintf("%s%s", c->dir, strcmp(n->path, "/") == 0 ? "" :
+	    n->path);
+}
+
+/*
+ * A new cgroup called name below the one that text, a /proc/PID/cgroup,
+ * puts its process in: a command's tree, counted apart from the rest.
+ * NULL, errno set, where it cannot be made (no such line, no right to).
+ */
+struct kp_cgnode *
+kp_cgcpu_make(struct kp_cgcpu *c, const char *text, const char *name)
+{
+	struct kp_cgnode *up = kp_cgcpu_node(c, text), *n = NULL;
+	char *path, *dir;
+
+	if (up == NULL || strchr(name, '/') != NULL) {
+		errno = ENOENT;
+		return NULL;
+	}
+	path = kp_asprintf("%s/%s", strcmp(up->path, "/") == 0 ? "" :
+	    up->path, name);
+	dir = kp_asprintf("%s%s", c->dir, path);
+	if (mkdir(dir, 0755) == 0)
+		n = kp_cgcpu_node_at(c, path);
+	free(dir);
+	free(path);
+	return n;
+}
+
+/* Moves process pid into n, as cgroups(7) says: 0, or -1 and errno. */
+int
+kp_cgcpu_move(const struct kp_cgcpu *c, const struct kp_cgnode *n, pid_t pid)
+{
+	char *dir = node_dir(c, n), *path = kp_asprintf("%s/cgroup.procs", dir);
+	int fd, ok;
+
+	free(dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return -1;
+	ok = dprintf(fd, "%ld\n", (long)pid) > 0;
+	/* The kernel says a refused move at write or at close. */
+	if (close(fd) < 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* The counter of n, now, in microseconds: 0, or -1 where it has none. */
+int
+kp_cgcpu_usage(const struct kp_cgcpu *c, const struct kp_cgnode *n,
+    int64_t *usage_us)
+{
+	return read_counter(c, n, usage_us);
+}
+
+/* Removes n, made by kp_cgcpu_make: 0, or -1 and errno (EBUSY: in use). */
+int
+kp_cgcpu_remove(const struct kp_cgcpu *c, const struct kp_cgnode *n)
+{
+	char *dir = node_dir(c, n);
+	int r = rmdir(dir);
+
+	free(dir);
+	return r;
 }

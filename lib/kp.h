@@ -332,6 +332,13 @@ void kp_cgcpu_settle(struct kp_cgcpu *c);
 int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
     void (*fn)(const struct kp_cgnode *n, void *arg), void *arg);
+struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,
+    const char *name);
+int kp_cgcpu_move(const struct kp_cgcpu *c, const struct kp_cgnode *n,
+    pid_t pid);
+int kp_cgcpu_usage(const struct kp_cgcpu *c, const struct kp_cgnode *n,
+    int64_t *usage_us);
+int kp_cgcpu_remove(const struct kp_cgcpu *c, const struct kp_cgnode *n);
 json_t *kp_cgcpu_save(const struct kp_cgcpu *c);
 void kp_cgcpu_load(struct kp_cgcpu *c, json_t *rows);
 /* The counter files' text: 0, or -1 if it is not that file's. */

@@ -300,9 +300,10 @@ teardown() {
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
-	for d in ${CGROUPS[@]+"${CGROUPS[@]}"}; do
+	[ -f "$BATS_TEST_TMPDIR/cgroups" ] || return 0
+	while read -r d; do
 		rmdir "$d" 2>/dev/null || { sleep 0.5; rmdir "$d" || true; }
-	done
+	done < "$BATS_TEST_TMPDIR/cgroups"
 }
 
 # start_workload WAIT4-OPTIONS... COMMAND...: its pid in $ROOT (without -g).
@@ -397,19 +398,26 @@ churn() {
 
 # A new cgroup in the hierarchy that counts CPU time on this host, in the
 # order proc-cputime looks for one: its directory.  Needs root.
-new_cgroup() {
-	local r=/sys/fs/cgroup h
+# The hierarchy that accounts CPU time, where lib/cgcpu.c looks for it.
+new_cgroup_dir() {
+	local r=/sys/fs/cgroup
 	if [ -e "$r/cgroup.controllers" ]; then
-		h=$r
+		echo "$r"
 	elif [ -e "$r/cpuacct/cpuacct.usage" ]; then
-		h=$r/cpuacct
+		echo "$r/cpuacct"
 	elif [ -e "$r/cpu,cpuacct/cpuacct.usage" ]; then
-		h=$r/cpu,cpuacct
+		echo "$r/cpu,cpuacct"
 	else
-		h=$r/unified
+		echo "$r/unified"
 	fi
+}
+
+new_cgroup() {
+	local h
+	h=$(new_cgroup_dir)
 	mkdir "$h/kp-test-$$-$1" || return 1
-	CGROUPS+=("$h/kp-test-$$-$1")
+	# Called as $(new_cgroup ...): teardown reads the list from a file.
+	echo "$h/kp-test-$$-$1" >> "$BATS_TEST_TMPDIR/cgroups"
 	echo "$h/kp-test-$$-$1"
 }
 
@@ -578,4 +586,47 @@ last_slice() {
 	tree_us=$(jq -s '.[] | select(.type == "command") | .cpu_us' "$BATS_TEST_TMPDIR/rr")
 	[ "$tree_us" -ge 800000 ]
 	within 97 100 "$tree_us" "$WAIT4_US"
+}
+
+@test "rapl-read -- CMD as root: the tree in a cgroup of its own, whose counter holds what it left running" {
+	needs_root
+	# The command burns 100 ms, then leaves a process behind that has
+	# burnt 100 ms more when the command ends, and goes on sleeping.
+	cat > "$BATS_TEST_TMPDIR/left.sh" <<-'SH'
+	"$CPUBURN" 100
+	("$CPUBURN" 100; echo done > "$0.burnt"
+	    exec sleep 1000 < /dev/null > /dev/null 2>&1 3>&-) &
+	until [ -s "$0.burnt" ]; do sleep 0.01; done
+	SH
+	CPUBURN=$KP_ROOT/tests/cpuburn run -0 --separate-stderr \
+	    rapl-read --source model -i 100ms -- sh "$BATS_TEST_TMPDIR/left.sh"
+	rec=$(jq -c 'select(.type == "command")' <<< "$output")
+	pid=$(jq .pid <<< "$rec")
+	cg=$(jq -r .cgroup <<< "$rec")
+	[[ "$cg" == */kp-command-$pid ]]
+	dir=$(new_cgroup_dir)$cg
+	echo "$dir" >> "$BATS_TEST_TMPDIR/cgroups"
+	HOLDER=$(head -n 1 "$dir/cgroup.procs")
+	grep -q '^sleep' "/proc/$HOLDER/comm"
+	assert_equal "$stderr" "rapl-read: the command's cgroup $cg, left: Device or resource busy"
+	left_us=$(($(jq .cgroup_cpu_us <<< "$rec") - $(jq .cpu_us <<< "$rec")))
+	within 95 110 "$left_us" 100000
+}
+
+@test "rapl-read -- CMD: a tree that ends whole takes its cgroup along; as an ordinary user, none is made" {
+	needs_root
+	CPUBURN=$KP_ROOT/tests/cpuburn run -0 --separate-stderr \
+	    rapl-read --source model -i 100ms -- sh -c '"$CPUBURN" 200'
+	rec=$(jq -c 'select(.type == "command")' <<< "$output")
+	cg=$(jq -r .cgroup <<< "$rec")
+	[[ "$cg" == */kp-command-$(jq .pid <<< "$rec") ]]
+	[ ! -e "$(new_cgroup_dir)$cg" ]
+	assert_equal "$stderr" ""
+	within 99 102 "$(jq .cgroup_cpu_us <<< "$rec")" "$(jq .cpu_us <<< "$rec")"
+	# Without the right to make one, the command runs where rapl-read does.
+	CPUBURN=$KP_ROOT/tests/cpuburn run -0 --separate-stderr as_nobody \
+	    "$KP_ROOT/cmd/rapl-read" --source model -i 100ms -- sh -c '"$CPUBURN" 50'
+	assert_equal "$stderr" ""
+	run -0 jq -c 'select(.type == "command") | [has("cpu_us"), has("cgroup"), has("cgroup_cpu_us")]' <<< "$output"
+	assert_output '[true,false,false]'
 }

@@ -1,12 +1,13 @@
 /*
  * libFuzzer harness for a stream stage's handling of intervals:
- * kp-attribute, whose code (cmd/kp-attribute.c, included whole, its main
- * renamed) takes any input read by the one reader and writes into memory.
+ * kp-attribute, whose code (cmd/attribute/main.c, included whole, its main
+ * renamed, and its other parts, tests/fuzz/attribute.sources) takes any
+ * input read by the one reader and writes into memory.
  * Besides not crashing, what it writes must read back as records by the
  * same rules, and every interval and zone it attributes must be conserved:
  * the node's energy is exactly the processes', the exited records', the
- * unattributed record's and the idle kept at node level.  Where no cpu record comes, it samples
- * the proc-basic fixture, not this machine.  Inputs that hold a key "ts" or
+ * unattributed record's and the idle kept at node level.  Where no cpu
+ * record comes, it samples the proc-basic fixture, not this machine.  Inputs that hold a key "ts" or
  * a \u escape, or a header of another major version, are skipped: a ts
  * long past with no cpu record, and such a header, end the stage by design
  * (exit 3), which libFuzzer would take for a crash.  So are inputs that
@@ -16,7 +17,7 @@
 #include <limits.h>
 
 #define main kp_attribute_main
-#include "../../cmd/kp-attribute.c"
+#include "../../cmd/attribute/main.c"
 #undef main
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
@@ -181,10 +182,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (s == NULL) {
 		snprintf(fixture, sizeof(fixture), "%.*s/../fixtures/proc-basic",
 		    (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
-		procdir = fixture;
+		opt.procdir = fixture;
 		kp_out_init();
 		workloads = kp_map_new();
-		s = kp_sampler_new(procdir, 0);
+		s = kp_sampler_new(opt.procdir, 0);
 		CHECK(kp_sampler_scan(s) == 0);
 	}
 	if ((stdout = open_memstream(&buf, &len)) == NULL)

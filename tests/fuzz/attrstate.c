@@ -1,6 +1,7 @@
 /*
  * libFuzzer harness for kp-attribute's own state loader (load_state in
- * cmd/kp-attribute.c, included whole, its main renamed): any JSON as the
+ * cmd/attribute/state.c; main.c included whole, its main renamed, and the
+ * other parts linked, tests/fuzz/attrstate.sources): any JSON as the
  * data of a state file, written during this boot or before a reboot.
  * Besides not crashing, what it loads must be totals a run could have
  * kept: none negative, the active and idle parts and every process's,
@@ -14,7 +15,7 @@
 #include <limits.h>
 
 #define main kp_attribute_main
-#include "../../cmd/kp-attribute.c"
+#include "../../cmd/attribute/main.c"
 #undef main
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
@@ -56,7 +57,8 @@ check_loaded(void)
 	}
 	check_within(unattributed_total);
 	kp_map_each(workloads, check_workload, NULL);
-	CHECK(max_terminated == 0 || nended <= (size_t)max_terminated);
+	CHECK(opt.max_terminated == 0 ||
+	    nended <= (size_t)opt.max_terminated);
 	for (i = 0; i < nended; i++) {
 		CHECK(id_ok(ended[i].id) && strlen(ended[i].id) ==
 		    ended[i].id_len);

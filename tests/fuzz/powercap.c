@@ -1,14 +1,17 @@
 /*
  * libFuzzer harness for rapl-read's powercap readers: what a sysfs zone's
  * name file and energy_uj or max_energy_range_uj file may hold.  The
- * readers are static in cmd/rapl-read.c, which is included here whole, its
- * main renamed, so that the harness runs the code rapl-read runs.  Besides
+ * readers are static in cmd/rapl/discover.c, which is included here whole
+ * with main.c, its main renamed (the other parts are linked,
+ * tests/fuzz/powercap.sources), so that the harness runs the code
+ * rapl-read runs.  Besides
  * not crashing: a name taken is a zone name by the record format's rule
  * with a socket that is none or a small number; a counter taken is the
  * digits it was written as, and a value with anything else is refused.
  */
 #define main rapl_read_main
-#include "../../cmd/rapl-read.c"
+#include "../../cmd/rapl/main.c"
+#include "../../cmd/rapl/discover.c"
 #undef main
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)

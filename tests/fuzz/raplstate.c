@@ -1,9 +1,10 @@
 /*
  * libFuzzer harness for rapl-read's own state loader (load_state,
- * load_members and load_ticks in cmd/rapl-read.c, included whole, its main
- * renamed): any JSON as the data of a state file of this boot, for the
- * counters of the sysfs-2socket fixture and for the model.  Besides not
- * crashing, what it takes must be what a run could have saved: a seq that
+ * load_members and load_ticks in cmd/rapl/state.c; cmd/rapl/main.c
+ * included whole, its main renamed, and the other parts linked,
+ * tests/fuzz/raplstate.sources): any JSON as the data of a state file of
+ * this boot, for the counters of the sysfs-2socket fixture and for the
+ * model.  Besides not crashing, what it takes must be what a run could have saved: a seq that
  * the next interval continues, a time in the past of the clock, counters
  * within their range; what it refuses is said; and saving what was
  * loaded, then loading and saving that again, must give the same state.
@@ -11,7 +12,7 @@
 #include <limits.h>
 
 #define main rapl_read_main
-#include "../../cmd/rapl-read.c"
+#include "../../cmd/rapl/main.c"
 #undef main
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)

@@ -1,0 +1,146 @@
+/*
+ * kp-attribute's parts, behind this one header as OpenBSD sort's are:
+ *
+ *	main.c	the options and the stream, interval by interval
+ *	hold.c	an interval's records, held until its interval record
+ *	split.c	a zone's energy split into shares, and the records written
+ *	track.c	the processes' totals, their ends, and each interval's end
+ *	state.c	the totals kept by --state across runs
+ */
+#ifndef ATTRIBUTE_H
+#define ATTRIBUTE_H
+
+#include "kp.h"
+
+/* One energy record of the interval. */
+struct energy {
+	int zone;
+	int64_t energy_uj;
+	size_t src_off, src_len;	/* its ,"source":..,"estimated":.. */
+};
+
+/* One proc record of the interval. */
+struct proc {
+	int64_t pid, starttime, cpu_us;
+	int terminated;
+	size_t id_off, id_len;		/* its identity members, as JSON text */
+	size_t line_off, line_len;	/* its line in lines; 0, 0 if sampled */
+	struct workload *w;		/* its totals */
+};
+
+/*
+ * One exited record of the interval (D3): processes that no proc record
+ * showed.  It has a share of the interval's energy and nothing more: no
+ * totals, no liveness, nothing held after its interval.
+ */
+struct exited {
+	int64_t cpu_us;
+	size_t id_off, id_len;		/* its other members, as JSON text */
+	size_t line_off, line_len;	/* its line in lines */
+};
+
+/* What one interval brings before its interval record arrives. */
+struct interval {
+	struct energy *energy;
+	size_t nenergy, capenergy;
+	struct proc *procs;
+	size_t nprocs, capprocs;
+	struct exited *exited;
+	size_t nexited, capexited;
+	int has_cpu, has_total;
+	int dense;		/* its cpu record says every process has one */
+	int64_t cpu_us, total_cpu_us;
+	int64_t procs_us;	/* sum of the procs' and exited records' */
+				/* cpu_us, checked to fit */
+	double ratio;
+	struct kp_buf text;	/* identity texts */
+	struct kp_buf lines;	/* consumed lines, to pass on if unused */
+	int64_t seq;		/* theirs; -1 before the first */
+};
+
+/* Who a share is for, in the order a tie in rounding favours them. */
+enum share_rank { RANK_PROCESS, RANK_EXITED, RANK_UNATTRIBUTED };
+
+/* One share of a zone's energy, and what rounding left of it. */
+struct share {
+	int64_t cpu_us;		/* the weight */
+	int64_t active_uj, idle_uj;
+	uint64_t rem;		/* the fraction's numerator, for rounding */
+	enum share_rank rank;
+	int64_t pid, starttime;	/* exited: 0 and its place in the interval */
+};
+
+/* A process's cumulative totals, per zone. */
+struct workload {
+	int64_t total_uj[KP_ZONES_MAX];
+	int64_t last_seq;	/* of its last record */
+};
+
+/* A process that ended in an interval without energy, to report later. */
+struct ended {
+	char *id;		/* identity members, as JSON text */
+	size_t id_len;
+	struct workload w;
+};
+
+enum split_mode { SPLIT_RATIO, SPLIT_BASELINE };
+enum idle_mode { IDLE_NONE, IDLE_PROPORTIONAL };
+enum denom_mode { DENOM_NODE, DENOM_PROCESSES };
+
+/* The options: set by main.c before the stream is read, read only after. */
+struct options {
+	const char *procdir;
+	enum split_mode split_mode;
+	enum idle_mode idle_mode;
+	enum denom_mode denom_mode;
+	double baseline_watts[KP_ZONES_MAX], baseline_default;
+	char *baseline_zone[KP_ZONES_MAX];
+	size_t nbaseline;
+	long long max_terminated;
+	int64_t min_terminated_uj;
+};
+extern struct options opt;
+
+/*
+ * The run's totals, kept across intervals, and by --state across runs
+ * (main.c has them): the zones, each zone's node and unattributed totals,
+ * each process's, and the processes that ended in an interval without
+ * energy, still to report.
+ */
+extern struct kp_zones zones;
+extern struct node_totals {
+	int64_t total_uj, active_total_uj, idle_total_uj;
+} node_total[KP_ZONES_MAX];
+extern int64_t unattributed_total[KP_ZONES_MAX];
+extern struct kp_map *workloads;	/* "pid:starttime" -> workload */
+extern struct ended *ended;
+extern size_t nended;
+
+/* hold.c */
+void check_live(struct kp_reader *r, const struct kp_record *rec, int64_t dt_us);
+int consumed(const struct kp_record *rec);
+void hold(struct kp_reader *r, const struct kp_record *rec, struct interval *iv);
+void hold_sampled(struct interval *iv, struct kp_sampler *s, int64_t seq);
+void interval_clear(struct interval *iv);
+void pass_cut(struct interval *iv);
+void pass_lines(struct kp_buf *lines);
+void pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq);
+
+/* split.c */
+void attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
+    int64_t dt_us);
+void shares_reserve(size_t n);
+void split_free(void);
+
+/* track.c */
+void end_interval(struct kp_reader *r, struct interval *iv,
+    const struct kp_record *rec, struct kp_sampler *s);
+int reportable(const struct workload *w);
+struct workload *workload(int64_t pid, int64_t starttime, int create);
+
+/* state.c */
+int id_ok(const char *id);
+void load_state(struct kp_state *st, const char *path, struct kp_sampler *s);
+json_t *state_data(struct kp_sampler *s);
+
+#endif

@@ -1,0 +1,410 @@
+/*
+ * kp-attribute: the records of an interval, checked and held until its
+ * interval record comes; those it cannot use pass on as they came.
+ */
+#include <err.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attribute.h"
+
+#define NO_PID "without a positive integer pid"
+#define LONG_ZONE "whose zone/socket passes 31 bytes: left out " \
+    "(see kp-attribute(1))"
+#define OVERFLOW "with a value whose sum overflows a 64-bit total"
+#define TOO_MANY_ZONES "of a zone beyond the first 64: left out " \
+    "(see kp-attribute(1))"
+
+/*
+ * The index of an energy record's zone, and socket if it has one.  The
+ * reader has checked the zone's name, which has no '/', and the socket.
+ */
+static int
+energy_zone(const struct kp_record *rec)
+{
+	char key[sizeof(zones.name[0])];
+	const char *zone;
+	int64_t socket;
+
+	if ((zone = kp_rec_str(rec, "zone")) == NULL)
+		return -1;
+	if (!kp_rec_int(rec, "socket", &socket))
+		return kp_zone_index(&zones, zone, strlen(zone));
+	if (snprintf(key, sizeof(key), "%s/%lld", zone, (long long)socket) >=
+	    (int)sizeof(key))
+		return -1;
+	return kp_zone_index(&zones, key, strlen(key));
+}
+
+void
+interval_clear(struct interval *iv)
+{
+	iv->nenergy = iv->nprocs = iv->nexited = 0;
+	iv->procs_us = 0;
+	iv->seq = -1;
+	iv->has_cpu = iv->has_total = iv->dense = 0;
+	iv->text.len = iv->lines.len = 0;
+}
+
+/* Appends member key of rec to the identity text, if rec has it. */
+static void
+copy_member(struct kp_buf *b, const struct kp_record *rec, const char *key)
+{
+	const struct kp_field *f;
+
+	if ((f = kp_rec_get(rec, key)) != NULL)
+		kp_buf_raw(b, key, f->raw, f->rawlen);
+}
+
+/*
+ * Whether v more microjoules of zone z would still fit every total that
+ * they go to: the node's and the unattributed total, with what this
+ * interval already holds.  A process's total is a part of the node's.
+ */
+static int
+energy_fits(const struct interval *iv, int z, int64_t v)
+{
+	int64_t held_uj = v, total_uj;
+	size_t i;
+
+	for (i = 0; i < iv->nenergy; i++)
+		if (iv->energy[i].zone == z &&
+		    __builtin_add_overflow(held_uj, iv->energy[i].energy_uj,
+		    &held_uj))
+			return 0;
+	return !__builtin_add_overflow(node_total[z].total_uj, held_uj,
+	    &total_uj) && !__builtin_add_overflow(unattributed_total[z],
+	    held_uj, &total_uj);
+}
+
+/*
+ * The reader has checked what each record held here must have
+ * (kp-records(5)): an energy record's zone and energy_uj, a cpu record's
+ * cpu_us and usage_ratio, a proc record's cpu_us.
+ */
+static const char *
+hold_energy(struct interval *iv, const struct kp_record *rec)
+{
+	struct energy *e;
+	int64_t v = 0;
+	int z;
+
+	kp_rec_int(rec, "energy_uj", &v);
+	if ((z = energy_zone(rec)) == -1)
+		return LONG_ZONE;
+	if (z < 0)
+		return TOO_MANY_ZONES;
+	if (!energy_fits(iv, z, v))
+		return OVERFLOW;
+	if (iv->nenergy == iv->capenergy) {
+		iv->capenergy = iv->capenergy * 2 + 4;
+		iv->energy = kp_reallocarray(iv->energy, iv->capenergy,
+		    sizeof(*iv->energy));
+	}
+	e = &iv->energy[iv->nenergy++];
+	e->zone = z;
+	e->energy_uj = v;
+	e->src_off = iv->text.len;
+	copy_member(&iv->text, rec, "source");
+	copy_member(&iv->text, rec, "estimated");
+	e->src_len = iv->text.len - e->src_off;
+	return NULL;
+}
+
+static const char *
+hold_cpu(struct interval *iv, const struct kp_record *rec)
+{
+	double ratio = kp_rec_number(rec, "usage_ratio");
+	const struct kp_field *f;
+	int64_t v = 0, t;
+
+	kp_rec_int(rec, "cpu_us", &v);
+	iv->has_cpu = 1;
+	iv->dense = (f = kp_rec_get(rec, "dense")) != NULL &&
+	    f->kind == KP_V_TRUE;
+	iv->cpu_us = v;
+	iv->ratio = ratio;
+	iv->has_total = kp_rec_int(rec, "total_cpu_us", &t);
+	iv->total_cpu_us = t;
+	return NULL;
+}
+
+/*
+ * The members of a proc record that a process record carries on: the
+ * process's own, then every identity member (kp_identity_copy), names
+ * included.
+ */
+static void
+copy_identity(struct kp_buf *b, const struct kp_record *rec)
+{
+	static const char *const own[] = {
+		"pid", "ppid", "starttime", "comm", "exe", "state", NULL
+	};
+	const char *const *k;
+
+	for (k = own; *k; k++)
+		copy_member(b, rec, *k);
+	kp_identity_copy(b, rec);
+}
+
+static const char *
+hold_proc(struct interval *iv, const struct kp_record *rec)
+{
+	struct proc *p;
+	int64_t pid = 0, cpu_us = 0, sum_us, starttime = 0;
+
+	/* A process is known by pid and starttime: one without a pid is none. */
+	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
+		return NO_PID;
+	kp_rec_int(rec, "cpu_us", &cpu_us);
+	/* The shares' denominator is this sum: it must be exact. */
+	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us))
+		return OVERFLOW;
+	iv->procs_us = sum_us;
+	kp_rec_int(rec, "starttime", &starttime);
+	if (iv->nprocs == iv->capprocs) {
+		iv->capprocs = iv->capprocs * 2 + 64;
+		iv->procs = kp_reallocarray(iv->procs, iv->capprocs,
+		    sizeof(*iv->procs));
+	}
+	p = &iv->procs[iv->nprocs++];
+	p->pid = pid;
+	p->starttime = starttime;
+	p->cpu_us = cpu_us;
+	p->line_off = p->line_len = 0;
+	p->terminated = kp_rec_terminated(rec);
+	p->id_off = iv->text.len;
+	copy_identity(&iv->text, rec);
+	p->id_len = iv->text.len - p->id_off;
+	return NULL;
+}
+
+/* A member that this stage writes itself in an exited record it writes. */
+static int
+written_here(const char *key)
+{
+	static const char *const keys[] = {
+		"type", "seq", "zone", "socket", "cpu_us", "energy_uj",
+		"active_uj", "idle_uj", "watts", "total_uj", NULL
+	};
+	const char *const *k;
+
+	for (k = keys; *k; k++)
+		if (strcmp(key, *k) == 0)
+			return 1;
+	return 0;
+}
+
+/* Appends ,"key":value, the value as written, to b. */
+static void
+copy_field(struct kp_buf *b, const struct kp_field *f)
+{
+	kp_buf_add(b, ",", 1);
+	kp_buf_string(b, f->key);
+	kp_buf_add(b, ":", 1);
+	kp_buf_add(b, f->raw, f->rawlen);
+}
+
+/*
+ * An exited record: its CPU time joins the shares' denominator as a
+ * process's does, and all its members but those written here with its
+ * share are kept to be written on.  The reader has checked that it has
+ * count, cpu_us, ppid and comm (kp-records(5)).
+ */
+static const char *
+hold_exited(struct interval *iv, const struct kp_record *rec)
+{
+	struct exited *x;
+	int64_t cpu_us = 0, sum_us;
+	size_t i;
+
+	kp_rec_int(rec, "cpu_us", &cpu_us);
+	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us))
+		return OVERFLOW;
+	iv->procs_us = sum_us;
+	if (iv->nexited == iv->capexited) {
+		iv->capexited = iv->capexited * 2 + 16;
+		iv->exited = kp_reallocarray(iv->exited, iv->capexited,
+		    sizeof(*iv->exited));
+	}
+	x = &iv->exited[iv->nexited++];
+	x->cpu_us = cpu_us;
+	x->line_off = x->line_len = 0;
+	x->id_off = iv->text.len;
+	for (i = 0; i < rec->nf; i++)
+		if (!written_here(rec->f[i].key))
+			copy_field(&iv->text, &rec->f[i]);
+	x->id_len = iv->text.len - x->id_off;
+	return NULL;
+}
+
+/* A record this stage consumes; why not, if it cannot. */
+static const char *
+hold_record(struct interval *iv, const struct kp_record *rec)
+{
+	if (strcmp(rec->type, "energy") == 0)
+		return hold_energy(iv, rec);
+	if (strcmp(rec->type, "cpu") == 0)
+		return hold_cpu(iv, rec);
+	if (strcmp(rec->type, "exited") == 0)
+		return hold_exited(iv, rec);
+	return hold_proc(iv, rec);
+}
+
+/*
+ * An exited record with a zone has been given its energy, as this stage
+ * writes it: like a process record, it passes on as it came.
+ */
+int
+consumed(const struct kp_record *rec)
+{
+	const char *type = rec->type;
+
+	if (strcmp(type, "exited") == 0)
+		return kp_rec_get(rec, "zone") == NULL;
+	return strcmp(type, "energy") == 0 || strcmp(type, "cpu") == 0 ||
+	    strcmp(type, "proc") == 0;
+}
+
+/*
+ * A record of the open interval, which the reader has checked is of its
+ * seq (kp-records(5)): held, and its line kept to pass on if unused.  One
+ * refused here is untaken, so that its seq moves the reader's ordering no
+ * more than it moves that of the stages after, which never see it.
+ */
+void
+hold(struct kp_reader *r, const struct kp_record *rec, struct interval *iv)
+{
+	const char *why;
+
+	if ((why = hold_record(iv, rec)) != NULL) {
+		kp_reader_refuse(r, "%s record %s", rec->type, why);
+		return;
+	}
+	if (strcmp(rec->type, "proc") == 0) {
+		iv->procs[iv->nprocs - 1].line_off = iv->lines.len;
+		iv->procs[iv->nprocs - 1].line_len = rec->len;
+	} else if (strcmp(rec->type, "exited") == 0) {
+		iv->exited[iv->nexited - 1].line_off = iv->lines.len;
+		iv->exited[iv->nexited - 1].line_len = rec->len;
+	}
+	kp_buf_add(&iv->lines, rec->line, rec->len);
+	kp_buf_add(&iv->lines, "\n", 1);
+	iv->seq = rec->seq;
+}
+
+/* The lines of the sampler's records, to be read as records. */
+static void
+keep_sampled(const char *type, const char *line, size_t len, void *arg)
+{
+	(void)type;
+	kp_buf_add(arg, line, len);
+	kp_buf_add(arg, "\n", 1);
+}
+
+/* This stage's own sample of /proc, held as upstream records would be. */
+void
+hold_sampled(struct interval *iv, struct kp_sampler *s, int64_t seq)
+{
+	struct kp_buf lines = { NULL, 0, 0 };
+	struct kp_reader *sr;
+	struct kp_record rec;
+	const char *why;
+
+	kp_sampler_emit(s, seq, keep_sampled, &lines);
+	sr = kp_reader_open_mem(lines.s, lines.len, opt.procdir);
+	while (kp_reader_read(sr, &rec) > 0)
+		if ((why = hold_record(iv, &rec)) != NULL)
+			errx(KP_EXIT_FAILURE, "%s: a sampled %s record %s",
+			    opt.procdir, rec.type, why);
+	if (kp_reader_errors(sr) > 0 || kp_reader_why(sr) != NULL)
+		errx(KP_EXIT_FAILURE, "%s: a sampled record: %s", opt.procdir,
+		    kp_reader_why(sr));
+	kp_reader_close(sr);
+	free(lines.s);
+}
+
+void
+pass_lines(struct kp_buf *lines)
+{
+	const char *p = lines->s, *end = lines->s + lines->len, *nl;
+
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		kp_out_raw(p, (size_t)(nl - p));
+	}
+}
+
+/*
+ * An interval cut short, which the reader has reported: its records have
+ * no length to give them energy by, and pass on as they came.
+ */
+void
+pass_cut(struct interval *iv)
+{
+	pass_lines(&iv->lines);
+	interval_clear(iv);
+}
+
+/* Seconds since the RFC 3339 time ts (UTC, "Z"); 0 if it is not one. */
+static double
+age_s(const char *ts)
+{
+	struct tm tm;
+	const char *rest;
+
+	memset(&tm, 0, sizeof(tm));
+	if (ts == NULL || (rest = strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm)) ==
+	    NULL)
+		return 0;
+	return (double)kp_wall_us() / 1e6 - (double)timegm(&tm);
+}
+
+/*
+ * Sampling /proc here measures now: an interval that ended long before
+ * (a recording replayed) cannot be given CPU times from now.
+ */
+void
+check_live(struct kp_reader *r, const struct kp_record *rec, int64_t dt_us)
+{
+	double age, allowed = (double)dt_us / 1e6 + 10;
+
+	if ((age = age_s(kp_rec_str(rec, "ts"))) <= allowed)
+		return;
+	kp_reader_reject(r, "interval %lld ended %.0f s ago, but without cpu "
+	    "records this stage samples /proc now: a recorded stream must "
+	    "carry its own cpu and proc records (see proc-cputime(1))",
+	    (long long)rec->seq, age);
+	exit(KP_EXIT_DATAERR);
+}
+
+/*
+ * Proc or exited records without a cpu record: the node's CPU time is
+ * unknown, so this stage samples /proc for the whole interval, and those
+ * records, not attributed, pass on as they came, reported.
+ */
+void
+pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
+{
+	struct proc *p;
+	size_t i;
+
+	if (iv->nprocs > 0)
+		kp_reader_reject(r, "interval %lld has %zu proc record(s) but "
+		    "no cpu record: they pass on unattributed (see "
+		    "kp-records(5))", (long long)seq, iv->nprocs);
+	if (iv->nexited > 0)
+		kp_reader_reject(r, "interval %lld has %zu exited record(s) "
+		    "but no cpu record: they pass on unattributed (see "
+		    "kp-records(5))", (long long)seq, iv->nexited);
+	for (i = 0; i < iv->nprocs; i++) {
+		p = &iv->procs[i];
+		kp_out_raw(iv->lines.s + p->line_off, p->line_len);
+	}
+	for (i = 0; i < iv->nexited; i++)
+		kp_out_raw(iv->lines.s + iv->exited[i].line_off,
+		    iv->exited[i].line_len);
+	iv->nprocs = iv->nexited = 0;
+	iv->procs_us = 0;
+}

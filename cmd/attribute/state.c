@@ -1,0 +1,185 @@
+/*
+ * kp-attribute: the totals that --state keeps across runs, checked when
+ * loaded.
+ */
+#include <err.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attribute.h"
+
+/*
+ * Totals from a state file are checked before they are used: a process's
+ * or the unattributed total is a part of its zone's node total, so that
+ * a check of the node total when energy is added (energy_fits) keeps
+ * every total from overflowing.
+ */
+static int
+totals_within(const int64_t *total_uj)
+{
+	size_t z;
+
+	for (z = 0; z < zones.n; z++)
+		if (total_uj[z] < 0 || total_uj[z] > node_total[z].total_uj)
+			return 0;
+	return 1;
+}
+
+static void
+load_node(json_t *node, const char *path)
+{
+	const char *zone;
+	json_t *v;
+	int z;
+
+	json_object_foreach(node, zone, v) {
+		if ((z = kp_zone_index(&zones, zone, strlen(zone))) < 0)
+			continue;
+		kp_json_int(v, "total_uj", &node_total[z].total_uj);
+		kp_json_int(v, "active_total_uj", &node_total[z].active_total_uj);
+		kp_json_int(v, "idle_total_uj", &node_total[z].idle_total_uj);
+		if (node_total[z].total_uj < 0 ||
+		    node_total[z].active_total_uj < 0 ||
+		    node_total[z].idle_total_uj < 0 ||
+		    node_total[z].active_total_uj > node_total[z].total_uj ||
+		    node_total[z].idle_total_uj > node_total[z].total_uj) {
+			warnx("%s: unusable totals of zone '%s' in the state "
+			    "file, starting from zero", path, zone);
+			memset(&node_total[z], 0, sizeof(node_total[z]));
+		}
+	}
+}
+
+static void
+load_procs(json_t *procs, const char *path)
+{
+	int64_t pid, starttime;
+	struct workload w;
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(procs, key, v) {
+		if (!kp_proc_key_parse(key, &pid, &starttime))
+			continue;
+		memset(&w, 0, sizeof(w));
+		kp_zones_load(&zones, v, w.total_uj);
+		if (!totals_within(w.total_uj)) {
+			warnx("%s: unusable totals of process '%s' in the "
+			    "state file, left out", path, key);
+			continue;
+		}
+		*workload(pid, starttime, 1) = w;
+	}
+}
+
+/* Whether stored identity text is what hold_proc copies: ,"pid":7,... */
+int
+id_ok(const char *id)
+{
+	return id[0] == ',' && kp_members_count(id) > 0;
+}
+
+static void
+load_ended(json_t *list, const char *path)
+{
+	struct ended *e;
+	struct workload w;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(list, i, v) {
+		if (!json_is_string(json_object_get(v, "id")) ||
+		    (opt.max_terminated > 0 && nended == (size_t)opt.max_terminated))
+			continue;
+		if (!id_ok(kp_json_str(v, "id"))) {
+			warnx("%s: a terminated process whose identity is not "
+			    "JSON members in the state file, left out", path);
+			continue;
+		}
+		memset(&w, 0, sizeof(w));
+		kp_zones_load(&zones, json_object_get(v, "totals"), w.total_uj);
+		if (!totals_within(w.total_uj)) {
+			warnx("%s: unusable totals of a terminated process in "
+			    "the state file, left out", path);
+			continue;
+		}
+		ended = kp_reallocarray(ended, nended + 1, sizeof(*ended));
+		e = &ended[nended++];
+		e->w = w;
+		e->id = kp_strdup(kp_json_str(v, "id"));
+		e->id_len = strlen(e->id);
+	}
+}
+
+/* Totals and the /proc baseline from the previous run, if it left them. */
+void
+load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
+{
+	json_t *data = kp_state_data_any_boot(st), *node, *unattr, *procs,
+	    *saved;
+
+	if (data == NULL)
+		return;
+	if (json_unpack(data, "{s:o,s:o,s:o}", "node", &node,
+	    "unattributed", &unattr, "procs", &procs) < 0 ||
+	    !json_is_object(node) || !json_is_object(unattr) ||
+	    !json_is_object(procs)) {
+		warnx("%s: unusable totals in the state file, starting from "
+		    "zero", path);
+		return;
+	}
+	load_node(node, path);
+	kp_zones_load(&zones, unattr, unattributed_total);
+	if (!totals_within(unattributed_total)) {
+		warnx("%s: unusable unattributed totals in the state file, "
+		    "starting from zero", path);
+		memset(unattributed_total, 0, sizeof(unattributed_total));
+	}
+	load_ended(json_object_get(data, "terminated"), path);
+	/*
+	 * The node's totals go on across a reboot, but the processes of an
+	 * earlier boot are gone, and their pid:starttime keys come again in
+	 * this one; a /proc sample of an earlier boot means nothing either.
+	 */
+	if (kp_state_data(st) == NULL)
+		return;
+	load_procs(procs, path);
+	if ((saved = json_object_get(data, "sampler")) != NULL &&
+	    kp_sampler_load(s, saved) < 0)
+		warnx("%s: unusable /proc sample in the state file, "
+		    "starting a new baseline", path);
+}
+
+static void
+save_workload(const char *key, void *val, void *arg)
+{
+	json_object_set_new(arg, key,
+	    kp_zones_save(&zones, ((struct workload *)val)->total_uj));
+}
+
+json_t *
+state_data(struct kp_sampler *s)
+{
+	json_t *data, *node, *procs, *list;
+	size_t z, i;
+
+	node = json_object();
+	for (z = 0; z < zones.n; z++)
+		json_object_set_new(node, zones.name[z], json_pack("{s:I,s:I,s:I}",
+		    "total_uj", (json_int_t)node_total[z].total_uj,
+		    "active_total_uj", (json_int_t)node_total[z].active_total_uj,
+		    "idle_total_uj", (json_int_t)node_total[z].idle_total_uj));
+	procs = json_object();
+	kp_map_each(workloads, save_workload, procs);
+	list = json_array();
+	for (i = 0; i < nended; i++)
+		json_array_append_new(list, json_pack("{s:s%,s:o}",
+		    "id", ended[i].id, ended[i].id_len,
+		    "totals", kp_zones_save(&zones, ended[i].w.total_uj)));
+	data = json_pack("{s:o,s:o,s:o,s:o}", "node", node, "unattributed",
+	    kp_zones_save(&zones, unattributed_total), "procs", procs,
+	    "terminated", list);
+	if (kp_sampler_has_baseline(s))
+		json_object_set_new(data, "sampler", kp_sampler_save(s));
+	return data;
+}

@@ -1,0 +1,234 @@
+/*
+ * rapl-read -- CMD: the command run and measured, its tree's CPU time
+ * from wait4 and, where it may, from a cgroup of its own.
+ */
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rapl.h"
+
+/*
+ * Whether a signal that came to rapl-read reached the command too: one a
+ * terminal sends (Ctrl-C, a hangup) goes to the whole foreground process
+ * group, and so, from a terminal or from kill -INT -GROUP, does SIGINT,
+ * whose only use is that.  Passing those on would give the command two.
+ */
+static int
+reached_command(const siginfo_t *si, pid_t pid)
+{
+	if (getpgid(pid) != getpgrp())
+		return 0;
+	return si->si_code == SI_KERNEL || si->si_signo == SIGINT;
+}
+
+/*
+ * Reaps every child that has ended: the command, and the orphans of its
+ * tree, which come to rapl-read as their subreaper; 1 if the command was
+ * one of them, its status in *status.
+ */
+static int
+reap_children(pid_t pid, int *status)
+{
+	int st, ended = 0;
+	pid_t r;
+
+	while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+		if (r == pid) {
+			*status = st;
+			ended = 1;
+		}
+	if (r < 0 && errno != ECHILD && errno != EINTR)
+		err(KP_EXIT_FAILURE, "waitpid");
+	return ended;
+}
+
+/*
+ * Waits for the deadline or for the command's end, whichever is first,
+ * passing on the signals that would end a shell's job and that did not
+ * reach the command itself; 1 if it ended.
+ */
+static int
+wait_command(pid_t pid, int *status, int64_t deadline_us,
+    const sigset_t *set)
+{
+	struct timespec ts;
+	siginfo_t si;
+	int64_t left_us;
+
+	for (;;) {
+		if (reap_children(pid, status))
+			return 1;
+		if ((left_us = deadline_us - kp_mono_us()) <= 0)
+			return 0;
+		ts.tv_sec = left_us / 1000000;
+		ts.tv_nsec = (left_us % 1000000) * 1000;
+		if (sigtimedwait(set, &si, &ts) > 0 &&
+		    si.si_signo != SIGCHLD && !reached_command(&si, pid))
+			kill(pid, si.si_signo);
+	}
+}
+
+/* The command's exit status, or 128 + the signal that ended it. */
+static int
+exit_status(int status)
+{
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Where the command's tree is counted apart: a cgroup of its own, made
+ * below rapl-read's in the hierarchy that accounts CPU time, where
+ * rapl-read may make one and move the command into it (root, or a
+ * delegated cgroup).  Its counter holds the whole tree, processes left
+ * running at the end included, and proc-cputime sees the tree as one
+ * cgroup each interval.
+ */
+struct tree {
+	struct kp_cgcpu *cg;
+	struct kp_cgnode *node;	/* NULL where the command has none */
+};
+
+static void
+tree_place(struct tree *t, pid_t pid)
+{
+	char text[4096], name[32];
+
+	t->node = NULL;
+	if ((t->cg = kp_cgcpu_open("/sys/fs/cgroup")) == NULL ||
+	    kp_read_file(AT_FDCWD, "/proc/self/cgroup", text,
+	    sizeof(text)) < 0)
+		return;
+	snprintf(name, sizeof(name), "kp-command-%ld", (long)pid);
+	if ((t->node = kp_cgcpu_make(t->cg, text, name)) == NULL)
+		return;
+	if (kp_cgcpu_move(t->cg, t->node, pid) < 0) {
+		(void)kp_cgcpu_remove(t->cg, t->node);
+		t->node = NULL;
+	}
+}
+
+/* The cgroup goes once the tree has; one that processes still hold stays. */
+static void
+tree_end(struct tree *t)
+{
+	if (t->node != NULL && kp_cgcpu_remove(t->cg, t->node) < 0)
+		warn("the command's cgroup %s, left", t->node->path);
+	kp_cgcpu_free(t->cg);
+}
+
+/*
+ * The command's tree has ended, in interval seq: its CPU time, from the
+ * rusage of every child reaped (the command, its waited-for descendants,
+ * and the orphans of its tree that ended), in a command record; and its
+ * cgroup's counter where it has one.
+ */
+static void
+command_record(int64_t seq, pid_t pid, const char *argv0, int status,
+    const struct tree *t)
+{
+	struct kp_buf b = { NULL, 0, 0 };
+	struct rusage ru;
+	const char *comm = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 :
+	    argv0;
+	char name[16];
+	int64_t usage_us;
+
+	(void)reap_children(pid, &status);
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		err(KP_EXIT_FAILURE, "getrusage");
+	snprintf(name, sizeof(name), "%s", comm);	/* as the kernel's comm */
+	kp_buf_rec(&b, "command", seq);
+	kp_buf_int(&b, "pid", pid);
+	kp_buf_text(&b, "comm", name);
+	kp_buf_int(&b, "cpu_us", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+	    (int64_t)1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	if (t->node != NULL && kp_cgcpu_usage(t->cg, t->node, &usage_us) == 0) {
+		kp_buf_text(&b, "cgroup", t->node->path);
+		kp_buf_int(&b, "cgroup_cpu_us", usage_us);
+	}
+	kp_buf_int(&b, "status", exit_status(status));
+	kp_out_buf(&b);
+	free(b.s);
+}
+
+/*
+ * The command, started: its standard output is standard error, and it
+ * runs once rapl-read has placed it (the pipe closes), so that none of
+ * its tree starts outside its cgroup.
+ */
+static pid_t
+start_command(char *argv[], const sigset_t *old, struct tree *t)
+{
+	int go[2];
+	char c;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		err(KP_EXIT_FAILURE, "pipe");
+	if ((pid = fork()) < 0)
+		err(KP_EXIT_FAILURE, "fork");
+	if (pid == 0) {
+		close(go[1]);
+		(void)read(go[0], &c, 1);
+		sigprocmask(SIG_SETMASK, old, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			err(126, "dup2");
+		execvp(argv[0], argv);
+		warn("%s", argv[0]);
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	tree_place(t, pid);
+	close(go[1]);
+	return pid;
+}
+
+/*
+ * -- CMD: samples while CMD runs and once more when it ends, so that a
+ * short run is measured too.  rapl-read is the subreaper of CMD's tree, so
+ * that its orphans' CPU time comes back to it.  CMD's exit status, or 128
+ * + its signal.
+ */
+int
+run_command(struct meter *m, int64_t interval_us, char *argv[])
+{
+	struct kp_clock clk;
+	struct tree t;
+	sigset_t set, old;
+	pid_t pid;
+	int status, ended = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, &old) < 0)
+		err(KP_EXIT_FAILURE, "sigprocmask");
+	start_clock(m, &clk, interval_us);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		err(KP_EXIT_FAILURE, "prctl");
+	pid = start_command(argv, &old, &t);
+	while (!ended) {
+		ended = wait_command(pid, &status, kp_clock_deadline_us(&clk),
+		    &set);
+		kp_clock_end(&clk);
+		if (ended)
+			command_record(clk.seq, pid, argv[0], status, &t);
+		end_interval(m, &clk);
+	}
+	tree_end(&t);
+	return exit_status(status);
+}
