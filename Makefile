@@ -17,7 +17,7 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o \
+LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/exits.o \
 	lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
 	lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
 	lib/write.o lib/zones.o
@@ -92,7 +92,7 @@ bench: all
 # N executions.
 FUZZ_SECONDS = 60
 FUZZ = record procfs cgroup state powercap aggregate attribute aggstate \
-	taskstats raplstate attrstate fmt
+	taskstats raplstate attrstate fmt filter
 fuzz: cmd/fmt/build.h
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 

@@ -4,7 +4,9 @@
  * each upstream interval ends; otherwise it keeps its own clock.
  */
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,8 +20,9 @@ static const char *procdir = "/proc";
 static const char *cgroup_root;		/* NULL: by --proc */
 static const char *node_name;		/* --node-name; NULL: found */
 static int emit_all;
-static int exits = KP_EXITS_PARENT | KP_EXITS_CGROUP;
+static int exits = KP_EXITS_PARENT | KP_EXITS_CGROUP | KP_EXITS_TASKSTATS;
 static long long keep_open = 2048;
+static long long taskstats_buffer = KP_TASKSTATS_RCVBUF;	/* bytes */
 
 static void
 usage(void)
@@ -29,11 +32,12 @@ usage(void)
 	    "                    [--head] [--keep-open count] [--node-name name] "
 	    "[--pods-log dir]\n"
 	    "                    [--podman-root dir] [--proc dir] [--root dir] "
-	    "[--state file]\n");
+	    "[--state file]\n"
+	    "                    [--taskstats-buffer bytes]\n");
 	exit(KP_EXIT_USAGE);
 }
 
-/* --exited: "none", or a comma-separated list of parent and cgroup. */
+/* --exited: "none", or a comma-separated list of parent, cgroup, taskstats. */
 static int
 parse_exits(const char *arg)
 {
@@ -49,9 +53,11 @@ parse_exits(const char *arg)
 			sources |= KP_EXITS_PARENT;
 		else if (n == 6 && strncmp(p, "cgroup", n) == 0)
 			sources |= KP_EXITS_CGROUP;
+		else if (n == 9 && strncmp(p, "taskstats", n) == 0)
+			sources |= KP_EXITS_TASKSTATS;
 		else
 			errx(KP_EXIT_USAGE, "exited sources must be none or a "
-			    "list of parent and cgroup: '%s'", arg);
+			    "list of parent, cgroup and taskstats: '%s'", arg);
 		if (p[n] == '\0')
 			return sources;
 	}
@@ -68,6 +74,77 @@ set_exits(struct kp_sampler *s)
 	    cgroup_root != NULL)
 		warnx("%s: no cgroup CPU counters (cpu.stat, cpuacct.usage)",
 		    cgroup_root);
+}
+
+/*
+ * Whether dir is a live /proc of this process's PID namespace, as the
+ * DaemonSet's /host/proc is with hostPID: its self is this process.  A
+ * fixture tree has none.
+ */
+static int
+live_proc(const char *dir)
+{
+	char *path = kp_asprintf("%s/self", dir), link[32];
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+	free(path);
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	return strtol(link, NULL, 10) == (long)getpid();
+}
+
+/*
+ * The kernel's exit records, where proc-cputime keeps running on a live
+ * /proc: opened, proven, and drained from then on.  Refused, the reaping
+ * parents and the cgroup counters stand in, said once.
+ */
+static struct kp_exits *
+listen_exits(void)
+{
+	struct kp_taskstats *ts;
+	char why[256];
+
+	if (!(exits & KP_EXITS_TASKSTATS))
+		return NULL;
+	exits &= ~KP_EXITS_TASKSTATS;
+	if (!live_proc(procdir))
+		return NULL;
+	if ((ts = kp_taskstats_open((size_t)taskstats_buffer, why,
+	    sizeof(why))) == NULL) {
+		warnx("taskstats: %s: exit accounting from the reaping parents "
+		    "and the cgroup counters only", why);
+		exits |= KP_EXITS_PARENT | KP_EXITS_CGROUP;
+		return NULL;
+	}
+	exits |= KP_EXITS_TASKSTATS;
+	return kp_exits_new(ts);
+}
+
+/* The listener is readable: its facts, held for the next scan. */
+static int
+facts_ready(void *arg)
+{
+	kp_exits_drain(arg);
+	return kp_exits_fd(arg);
+}
+
+/* A filter waits for its input, draining the listener meanwhile. */
+static void
+filter_wait(int fd, void *arg)
+{
+	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
+	    { .fd = kp_exits_fd(arg), .events = POLLIN } };
+
+	for (;;) {
+		pfd[0].revents = pfd[1].revents = 0;
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			return;		/* the read says what is wrong */
+		if (pfd[1].revents != 0)
+			pfd[1].fd = facts_ready(arg);
+		if (pfd[0].revents != 0)
+			return;
+	}
 }
 
 /* The header that starts the stream, with the node's identity. */
@@ -165,17 +242,12 @@ end_interval(struct kp_sampler *s, struct filter *f,
 /*
  * Samples as each upstream interval ends, its CPU records just before its
  * interval record; every record read is passed through as it came.
- * *nlines: the input lines read.
  */
-static int
-run_filter(struct kp_sampler *s, struct filter *f, long *nlines)
+static void
+pass_stream(struct kp_sampler *s, struct filter *f, struct kp_reader *r)
 {
-	struct kp_reader *r;
 	struct kp_record rec;
-	int status;
 
-	kp_signals_catch(NULL);
-	r = kp_reader_open(STDIN_FILENO, "<stdin>");
 	kp_state_hold(f->st);
 	while (kp_reader_next(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0)
@@ -183,6 +255,21 @@ run_filter(struct kp_sampler *s, struct filter *f, long *nlines)
 		else
 			kp_out_raw(rec.line, rec.len);
 	}
+}
+
+/* The filter on standard input; *nlines: the input lines read. */
+static int
+run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
+    struct kp_exits *x)
+{
+	struct kp_reader *r;
+	int status;
+
+	kp_signals_catch(NULL);
+	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	if (x != NULL)
+		kp_reader_set_wait(r, filter_wait, x);
+	pass_stream(s, f, r);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	*nlines = kp_reader_lineno(r);
 	kp_reader_close(r);
@@ -191,13 +278,15 @@ run_filter(struct kp_sampler *s, struct filter *f, long *nlines)
 
 /* Its own clock, until count or a signal (D7): then 128 + the signal. */
 static int
-run_clock(struct kp_sampler *s, int64_t interval_us, long long count)
+run_clock(struct kp_sampler *s, int64_t interval_us, long long count,
+    struct kp_exits *x)
 {
 	struct kp_clock clk;
 
 	kp_signals_producer();
 	out_header();
 	kp_clock_start(&clk, interval_us);
+	kp_clock_poll(&clk, kp_exits_fd(x), facts_ready, x);
 	scan(s);
 	while (kp_clock_next(&clk, count)) {
 		sample_and_emit(s, clk.seq);
@@ -269,7 +358,8 @@ run_once(struct kp_sampler *s, struct kp_state *st, const char *path)
  * pipeline says --head instead.
  */
 static int
-filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
+filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path,
+    struct kp_exits *x)
 {
 	struct filter f = { st, 0, 0 };
 	long nlines;
@@ -281,7 +371,7 @@ filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path)
 		scan(s);
 		f.mono_us = kp_mono_us();
 	}
-	status = run_filter(s, &f, &nlines);
+	status = run_filter(s, &f, &nlines, x);
 	kp_state_need_input(st, nlines);
 	kp_state_end(st, kp_state_pending(st) ?
 	    state_data(s, f.seq, f.mono_us) : NULL);
@@ -306,15 +396,17 @@ main(int argc, char *argv[])
 		{ "proc", required_argument, NULL, 'P' },
 		{ "root", required_argument, NULL, 'T' },
 		{ "state", required_argument, NULL, 'S' },
+		{ "taskstats-buffer", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *statepath = NULL;
 	int64_t interval_us = 1000000;
 	long long count = 0;
-	int clock = 0, head = 0, ch, status = KP_EXIT_OK;
+	int clock = 0, head = 0, filter, ch, status = KP_EXIT_OK;
 	struct kp_sampler *s;
 	struct kp_state *st = NULL;
 	struct kp_names *names;
+	struct kp_exits *x = NULL;
 	struct name_opts no = { "/", NULL, NULL, 0 };
 
 	kp_out_init();
@@ -322,6 +414,10 @@ main(int argc, char *argv[])
 		switch (ch) {
 		case 'a':
 			emit_all = 1;
+			break;
+		case 'B':
+			taskstats_buffer = kp_parse_int(optarg, 1, 1 << 30,
+			    "taskstats-buffer");
 			break;
 		case 'C':
 			cgroup_root = optarg;
@@ -380,18 +476,24 @@ main(int argc, char *argv[])
 	names = names_new(&no);
 	free(no.podman);
 	kp_sampler_set_names(s, names);
-	set_exits(s);
-	kp_sampler_set_keep_open(s, (size_t)keep_open);
+	filter = !clock && !head && stdin_is_stream();
 	if (statepath)
 		st = kp_state_open(statepath, procdir, "proc-cputime");
-	if (!clock && !head && stdin_is_stream())
-		status = filter_mode(s, st, statepath);
+	if (filter || st == NULL)	/* not in a one-shot run */
+		x = listen_exits();
+	exits &= ~(x == NULL ? KP_EXITS_TASKSTATS : 0);
+	set_exits(s);
+	kp_sampler_set_facts(s, x);
+	kp_sampler_set_keep_open(s, (size_t)keep_open);
+	if (filter)
+		status = filter_mode(s, st, statepath, x);
 	else if (st)
 		run_once(s, st, statepath);
 	else
-		status = run_clock(s, interval_us, count);
+		status = run_clock(s, interval_us, count, x);
 	kp_state_close(st);
 	kp_sampler_free(s);
+	kp_exits_free(x);
 	kp_names_free(names);
 	return kp_out_finish(status);
 }

@@ -282,42 +282,111 @@ hexval(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/*
- * machine-qemu\x2d1\x2dguest.scope: a libvirt machine, named in systemd's
- * escaping (\xHH for a byte).  The name is "<driver>-<N>-<vm name>".
- */
+/* systemd's escaping (\xHH for a byte) undone: src[0..n) into out. */
 static void
-vm_id(const char *comp, size_t n, struct kp_identity *id)
+unescape(const char *src, size_t n, char *out, size_t size)
 {
-	const char *p, *end;
-	char *name;
+	const char *p = src, *end = src + n;
 	size_t o = 0;
 	int hi, lo;
 
-	if (!has_prefix(comp, n, "machine-") || !has_suffix(comp, n, ".scope"))
-		return;
-	end = comp + n - strlen(".scope");
-	for (p = comp + strlen("machine-"); p < end && o + 1 < sizeof(id->vm_id);) {
+	while (p < end && o + 1 < size) {
 		if (end - p >= 4 && p[0] == '\\' && p[1] == 'x' &&
 		    (hi = hexval((unsigned char)p[2])) >= 0 &&
 		    (lo = hexval((unsigned char)p[3])) >= 0) {
-			id->vm_id[o++] = (char)(hi * 16 + lo);
+			out[o++] = (char)(hi * 16 + lo);
 			p += 4;
 		} else
-			id->vm_id[o++] = *p++;
+			out[o++] = *p++;
 	}
-	id->vm_id[o] = '\0';
-	id->vm_name[0] = id->hypervisor[0] = '\0';
-	id->vm_from_scope = 1;
-	if ((name = strchr(id->vm_id, '-')) == NULL ||
-	    !isdigit((unsigned char)name[1]))
-		return;
-	if (name - id->vm_id == 4 && strncmp(id->vm_id, "qemu", 4) == 0)
-		COPY(id->hypervisor, "qemu", 4);
-	for (name++; isdigit((unsigned char)*name); name++)
+	out[o] = '\0';
+}
+
+/*
+ * libvirt's machine name, "<driver>-<N>-<name>", or "<driver>-<name>" as
+ * libvirt named them before the domain id was in it: the name after the
+ * driver (and number) if the driver is driver, else NULL.
+ */
+static const char *
+libvirt_machine(const char *machine, const char *driver)
+{
+	size_t n = strlen(driver);
+	const char *p = machine + n + 1, *q;
+
+	if (strncmp(machine, driver, n) != 0 || machine[n] != '-' || !*p)
+		return NULL;
+	for (q = p; isdigit((unsigned char)*q); q++)
 		;
-	if (*name == '-' && name[1] != '\0')
-		COPY(id->vm_name, name + 1, strlen(name + 1));
+	return q > p && *q == '-' && q[1] != '\0' ? q + 1 : p;
+}
+
+/*
+ * A container that systemd-machined registered: the machine's name is its
+ * id and name (none, escaped to nothing as \x00, is none).
+ */
+static void
+machine_container(struct kp_identity *id, const char *machine,
+    const char *name, const char *runtime)
+{
+	if (*machine == '\0')
+		return;
+	set_container(id, machine, strlen(machine), runtime);
+	COPY(id->container_name, name, strlen(name));
+}
+
+/* "<driver>-<N>-<name>", libvirt's form for any driver: name, or NULL. */
+static const char *
+numbered_machine(const char *machine)
+{
+	const char *p = strchr(machine, '-'), *q;
+
+	if (p == NULL || p == machine)
+		return NULL;
+	for (q = p + 1; isdigit((unsigned char)*q); q++)
+		;
+	return q > p + 1 && *q == '-' && q[1] != '\0' ? q + 1 : NULL;
+}
+
+/*
+ * machine-<name>.scope, systemd-machined's scope of a machine, whose name
+ * is in systemd's escaping: qemu-1-guest (libvirt's QEMU driver, or
+ * qemu-guest as libvirt named it before the domain id was in it) is a VM,
+ * and so is any other <driver>-<N>-<name>; lxc-1-box (libvirt's LXC
+ * driver) is a container, as is any other machine, which systemd-nspawn
+ * registers.  systemd-nspawn@<name>.service is nspawn's machine run as a
+ * service.  A hypervisor's command line in a container still makes its
+ * process a VM (kp_identity_from_cmdline), as systemd-vmspawn's QEMU.
+ */
+static void
+machine_scope(const char *comp, size_t n, struct kp_identity *id)
+{
+	char machine[sizeof(id->vm_id)];
+	const char *name;
+	int qemu = 0;
+
+	if (has_prefix(comp, n, "systemd-nspawn@") &&
+	    has_suffix(comp, n, ".service") && n > 15 + 8) {
+		unescape(comp + 15, n - 15 - 8, machine, sizeof(machine));
+		machine_container(id, machine, machine, "systemd-nspawn");
+		return;
+	}
+	if (!has_prefix(comp, n, "machine-") || !has_suffix(comp, n, ".scope"))
+		return;
+	unescape(comp + 8, n - 8 - 6, machine, sizeof(machine));
+	if ((name = libvirt_machine(machine, "lxc")) != NULL) {
+		machine_container(id, machine, name, "libvirt-lxc");
+		return;
+	}
+	if ((name = libvirt_machine(machine, "qemu")) != NULL)
+		qemu = 1;
+	else if ((name = numbered_machine(machine)) == NULL) {
+		machine_container(id, machine, machine, "systemd-nspawn");
+		return;
+	}
+	COPY(id->vm_id, machine, strlen(machine));
+	COPY(id->vm_name, name, strlen(name));
+	COPY(id->hypervisor, qemu ? "qemu" : "", qemu ? 4 : 0);
+	id->vm_from_scope = 1;
 }
 
 /* user-1000.slice and session-3.scope, from systemd-logind. */
@@ -372,7 +441,7 @@ kp_identity_from_path(const char *path, struct kp_identity *id)
 			continue;
 		container_id(comp, n, parent, plen, id);
 		pod_id(comp, n, parent, plen, in_kubepods, id);
-		vm_id(comp, n, id);
+		machine_scope(comp, n, id);
 		user_session(comp, n, id);
 		if (has_suffix(comp, n, ".service"))
 			COPY(id->unit, comp, n);

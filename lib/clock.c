@@ -59,16 +59,19 @@ kp_format_ts(char *buf, size_t len, int64_t wall_us)
  * Sleeps to a deadline, or less when a signal asks the interval to end now
  * (kp_stop_signal): a producer's ending signals are let in only inside
  * ppoll, so that one that came while it sampled is not lost between a
- * check and a sleep.  One system call an interval, as before signals.
+ * check and a sleep.  One system call an interval, as before signals,
+ * unless the clock polls a descriptor too, whose readiness is handled as
+ * it comes.
  */
 static void
-sleep_until_us(int64_t mono_us)
+sleep_until_us(struct kp_clock *c, int64_t mono_us)
 {
 	const sigset_t *open = kp_signals_sleep_mask();
+	struct pollfd pfd = { .fd = -1, .events = POLLIN };
 	struct timespec ts;
 	int64_t left_us;
 
-	if (open == NULL) {
+	if (open == NULL && c->poll_fd < 0) {
 		ts.tv_sec = mono_us / 1000000;
 		ts.tv_nsec = (mono_us % 1000000) * 1000;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
@@ -79,7 +82,9 @@ sleep_until_us(int64_t mono_us)
 	while (!kp_stop_signal && (left_us = mono_us - kp_mono_us()) > 0) {
 		ts.tv_sec = left_us / 1000000;
 		ts.tv_nsec = (left_us % 1000000) * 1000;
-		ppoll(NULL, 0, &ts, open);
+		pfd.fd = c->poll_fd;
+		if (ppoll(&pfd, 1, &ts, open) > 0 && pfd.revents != 0)
+			c->poll_fd = c->ready(c->ready_arg);
 	}
 }
 
@@ -88,10 +93,23 @@ void
 kp_clock_start(struct kp_clock *c, int64_t interval_us)
 {
 	c->interval_us = interval_us;
+	c->poll_fd = -1;
 	c->seq = 0;
 	c->dt_us = 0;
 	c->start_us = c->end_us = kp_mono_us();
 	c->wall_us = kp_wall_us();
+}
+
+/*
+ * While it sleeps, the clock polls fd for input and calls ready when it
+ * is readable; ready gives the descriptor to poll next (-1: none).
+ */
+void
+kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg), void *arg)
+{
+	c->poll_fd = fd;
+	c->ready = ready;
+	c->ready_arg = arg;
 }
 
 /*
@@ -130,7 +148,7 @@ kp_clock_next(struct kp_clock *c, int64_t count)
 {
 	if ((count > 0 && c->seq >= count) || kp_stop_signal)
 		return 0;
-	sleep_until_us(kp_clock_deadline_us(c));
+	sleep_until_us(c, kp_clock_deadline_us(c));
 	kp_clock_end(c);
 	return 1;
 }

@@ -58,11 +58,16 @@ struct kp_clock {		/* a producer's intervals */
 	int64_t end_us;		/* CLOCK_MONOTONIC: when it ended */
 	int64_t wall_us;	/* CLOCK_REALTIME then, for its ts */
 	int64_t dt_us;		/* its length */
+	int poll_fd;		/* polled while it sleeps; -1: none */
+	int (*ready)(void *arg);	/* poll_fd is readable: the fd next */
+	void *ready_arg;
 };
 void kp_clock_start(struct kp_clock *c, int64_t interval_us);
 int64_t kp_clock_deadline_us(const struct kp_clock *c);
 void kp_clock_end(struct kp_clock *c);
 int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: all ended */
+void kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg),
+    void *arg);
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
 int kp_clock_stored_ok(int64_t seq, int64_t stored_us);
@@ -252,6 +257,7 @@ int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
 int kp_open_pid_stat(int procfd, const char *pid);	/* -1: gone */
 int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
+char *kp_read_exe(int procfd, pid_t pid);	/* NULL: none readable */
 int64_t kp_ticks_to_us(uint64_t ticks);
 uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
@@ -376,7 +382,10 @@ struct kp_sampler;
 struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
 #define KP_EXITS_PARENT 1	/* reaping parents' residues: the detail */
 #define KP_EXITS_CGROUP 2	/* cgroup counters: the truth for groups */
+#define KP_EXITS_TASKSTATS 4	/* the kernel's exit records: the detail */
 int kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root);
+struct kp_exits;
+void kp_sampler_set_facts(struct kp_sampler *s, struct kp_exits *x);
 size_t kp_sampler_set_keep_open(struct kp_sampler *s, size_t max);
 void kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names);
 const char *kp_sampler_error(const struct kp_sampler *s);
@@ -440,6 +449,23 @@ int kp_exit_same_start(const struct kp_exit *e, uint64_t starttime);
 struct kp_taskstats *kp_taskstats_parser(uint16_t family);
 void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
     int64_t boot_ns, kp_exit_fn *fn, void *arg);
+
+/*
+ * exits.c: the exit facts a sampler has received and not yet used, from
+ * a listener drained all the time; a scan cuts them into those received
+ * before it began and those after.
+ */
+struct kp_exits *kp_exits_new(struct kp_taskstats *ts);	/* takes ts */
+int kp_exits_fd(const struct kp_exits *x);	/* to poll; -1: none */
+void kp_exits_drain(struct kp_exits *x);
+void kp_exits_cut(struct kp_exits *x);
+/* 1: the fact is used and let go; 0: kept.  before: it came before the cut */
+typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);
+void kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg);
+const struct kp_exit *kp_exits_find(const struct kp_exits *x, pid_t pid);
+uint64_t kp_exits_dropped(struct kp_exits *x);	/* since the last call */
+int kp_exits_listening(const struct kp_exits *x);
+void kp_exits_free(struct kp_exits *x);
 
 /* state.c: --state FILE, locked, replaced atomically. */
 struct kp_state;

@@ -60,8 +60,9 @@ struct kp_names {
 	struct index containers_log, pods_log, libvirt_run, libvirt_etc;
 	struct index *podman;
 	size_t npodman;
-	struct kp_map *podman_users;	/* uids whose storage is listed */
-	struct source docker;
+	struct kp_map *users;		/* uids whose stores are listed */
+	struct source *docker;		/* containers/ of each data root */
+	size_t ndocker;
 };
 
 static struct found *
@@ -504,13 +505,43 @@ slurp(struct source *src, const char *path, size_t max, size_t *len)
 	return buf;
 }
 
-/* One domain's XML file: its name and uuid, each a key to the other. */
+/*
+ * The name libvirt gives a domain's machine (virDomainMachineNameAppendValid,
+ * uncut): a host name's characters only, a run of '.' and '-' as its first,
+ * none leading or trailing.  Its scope, machine-qemu-<N>-<this>, is all that
+ * a process's cgroup tells of a domain whose name has others.
+ */
+static void
+machine_form(const char *name, char *out, size_t size)
+{
+	size_t o = 0;
+	int skip = 1;
+
+	for (; *name && o + 1 < size; name++) {
+		if (*name == '.' || *name == '-') {
+			if (!skip)
+				out[o++] = *name;
+			skip = 1;
+		} else if (isalnum((unsigned char)*name)) {
+			out[o++] = *name;
+			skip = 0;
+		}
+	}
+	while (o > 0 && (out[o - 1] == '.' || out[o - 1] == '-'))
+		o--;
+	out[o] = '\0';
+}
+
+/*
+ * One domain's XML file: its name and uuid, each a key to the other, and
+ * its machine's name, where it differs, to both.
+ */
 static void
 libvirt_file(struct index *ix, const char *file)
 {
 	struct xml x;
 	struct found f = { 0 };
-	char *path, *buf, *key;
+	char *path, *buf, *key, machine[sizeof(f.vm_name)];
 	size_t len = strlen(file), i;
 
 	if (len <= 4 || strcmp(file + len - 4, ".xml") != 0)
@@ -532,6 +563,12 @@ libvirt_file(struct index *ix, const char *file)
 		key = kp_asprintf("u:%s", f.vm_uuid);
 		kp_map_put(ix->map, key, found_dup(&f));
 		free(key);
+		machine_form(f.vm_name, machine, sizeof(machine));
+		if (*machine && strcmp(machine, f.vm_name) != 0) {
+			key = kp_asprintf("m:%s", machine);
+			kp_map_put(ix->map, key, found_dup(&f));
+			free(key);
+		}
 	}
 	free(buf);
 }
@@ -540,6 +577,18 @@ static void
 build_libvirt(struct index *ix)
 {
 	each_entry(ix, libvirt_file);
+}
+
+/* A docker data root: its containers/<id>/config.v2.json. */
+static void
+add_docker_root(struct kp_names *n, const char *dir)
+{
+	char *path = kp_asprintf("%s/containers", dir);
+
+	n->docker = kp_reallocarray(n->docker, n->ndocker + 1,
+	    sizeof(*n->docker));
+	source_init(&n->docker[n->ndocker++], path);
+	free(path);
 }
 
 /* A path below the root. */
@@ -561,7 +610,7 @@ kp_names_new(const char *root)
 	n->root = kp_strndup(root, len);
 	n->tick = 1;
 	n->cache = kp_map_new();
-	n->podman_users = kp_map_new();
+	n->users = kp_map_new();
 	kp_names_set_pods_log(n, NULL);
 	p = under_root(n, "/run/libvirt/qemu");
 	index_init(&n->libvirt_run, p, build_libvirt);
@@ -569,8 +618,8 @@ kp_names_new(const char *root)
 	p = under_root(n, "/etc/libvirt/qemu");
 	index_init(&n->libvirt_etc, p, build_libvirt);
 	free(p);
-	p = under_root(n, "/var/lib/docker/containers");
-	source_init(&n->docker, p);
+	p = under_root(n, "/var/lib/docker");
+	add_docker_root(n, p);
 	free(p);
 	p = under_root(n, "/var/lib/containers/storage");
 	kp_names_add_podman_root(n, p);
@@ -606,19 +655,21 @@ kp_names_set_pods_log(struct kp_names *n, const char *dir)
 }
 
 /*
- * A rootless user's storage, below the home that the root's /etc/passwd
- * gives uid: ~/.local/share/containers/storage.
+ * A rootless user's stores, below the home that the root's /etc/passwd
+ * gives uid, looked up once per uid: podman's
+ * ~/.local/share/containers/storage and the rootless docker daemon's data
+ * root, ~/.local/share/docker.
  */
 static void
-add_podman_user(struct kp_names *n, const char *uid)
+add_user(struct kp_names *n, const char *uid)
 {
 	char *path, *line = NULL, *f[7], *p;
 	size_t cap = 0, i;
 	FILE *fp;
 
-	if (kp_map_get(n->podman_users, uid) != NULL)
+	if (kp_map_get(n->users, uid) != NULL)
 		return;
-	kp_map_put(n->podman_users, uid, kp_strdup(uid));
+	kp_map_put(n->users, uid, kp_strdup(uid));
 	path = under_root(n, "/etc/passwd");
 	fp = fopen(path, "re");
 	free(path);
@@ -630,6 +681,10 @@ add_podman_user(struct kp_names *n, const char *uid)
 			path = kp_asprintf("%s%s/.local/share/containers/storage",
 			    n->root, f[5]);
 			kp_names_add_podman_root(n, path);
+			free(path);
+			path = kp_asprintf("%s%s/.local/share/docker", n->root,
+			    f[5]);
+			add_docker_root(n, path);
 			free(path);
 			break;
 		}
@@ -652,9 +707,9 @@ slice_uid(const struct kp_identity *id, char *uid, size_t size)
 	    strspn(uid, "0123456789") == strlen(uid);
 }
 
-/* docker's containers/<id>/config.v2.json: "Name", and a pod's labels. */
+/* A docker config.v2.json: its "Name", and a pod's labels. */
 static void
-docker_names(struct kp_names *n, const char *cid, struct found *f)
+docker_config(json_t *cfg, struct found *f)
 {
 	static const struct { const char *label; size_t off, size; } labels[] = {
 #define L(label, field) { label, offsetof(struct found, field), \
@@ -664,18 +719,10 @@ docker_names(struct kp_names *n, const char *cid, struct found *f)
 		L("io.kubernetes.pod.namespace", pod_namespace),
 #undef L
 	};
-	json_t *cfg, *lab;
+	json_t *lab;
 	const char *name, *v;
-	char *path;
 	size_t i;
 
-	if (n->docker.path == NULL || !all_hex(cid, 64) || cid[64] != '\0')
-		return;
-	path = kp_asprintf("%s/%s/config.v2.json", n->docker.path, cid);
-	cfg = load_json(&n->docker, path, JSON_MAX);
-	free(path);
-	if (cfg == NULL)
-		return;
 	lab = json_object_get(json_object_get(cfg, "Config"), "Labels");
 	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
 		if ((v = json_string_value(json_object_get(lab,
@@ -686,7 +733,36 @@ docker_names(struct kp_names *n, const char *cid, struct found *f)
 	    (name = json_string_value(json_object_get(cfg, "Name"))) != NULL)
 		PUT(f->container_name, name + (*name == '/'),
 		    strlen(name + (*name == '/')));
-	json_decref(cfg);
+}
+
+/*
+ * docker's names of a container, from the system's data root, then from
+ * the rootless daemon's of the user whose slice the container is in.
+ */
+static void
+docker_names(struct kp_names *n, const struct kp_identity *id,
+    struct found *f)
+{
+	const char *cid = id->container_id;
+	char *path, uid[16];
+	json_t *cfg;
+	size_t i;
+
+	if (!all_hex(cid, 64) || cid[64] != '\0')
+		return;
+	if (slice_uid(id, uid, sizeof(uid)))
+		add_user(n, uid);
+	for (i = 0; i < n->ndocker; i++) {
+		path = kp_asprintf("%s/%s/config.v2.json", n->docker[i].path,
+		    cid);
+		cfg = load_json(&n->docker[i], path, JSON_MAX);
+		free(path);
+		if (cfg != NULL) {
+			docker_config(cfg, f);
+			json_decref(cfg);
+			return;
+		}
+	}
 }
 
 static const struct found *
@@ -704,7 +780,7 @@ podman_names(struct kp_names *n, const struct kp_identity *id,
 	size_t i;
 
 	if (slice_uid(id, uid, sizeof(uid)))
-		add_podman_user(n, uid);
+		add_user(n, uid);
 	for (i = 0; i < n->npodman; i++)
 		if ((hit = index_get(n, &n->podman[i], id->container_id)) !=
 		    NULL) {
@@ -742,7 +818,7 @@ container_names(struct kp_names *n, const struct kp_identity *id,
 	if (id->pod_id[0])
 		copy_names(f, index_get(n, &n->pods_log, id->pod_id));
 	if (!f->container_name[0] && (strcmp(rt, "docker") == 0 || !*rt))
-		docker_names(n, id->container_id, f);
+		docker_names(n, id, f);
 	if (!f->container_name[0] && strcmp(rt, "podman") == 0)
 		podman_names(n, id, f);
 	f->complete = f->container_name[0] &&
@@ -756,25 +832,78 @@ pod_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
 	f->complete = f->pod_name[0] != '\0';
 }
 
+/* A domain by key, among the running domains (/run), then the defined. */
+static const struct found *
+domain_get(struct kp_names *n, const char *kind, const char *name)
+{
+	const struct found *hit;
+	char *key = kp_asprintf("%s:%s", kind, name);
+
+	if ((hit = index_get(n, &n->libvirt_run, key)) == NULL)
+		hit = index_get(n, &n->libvirt_etc, key);
+	free(key);
+	return hit;
+}
+
+/* The one domain whose machine's name begins with a name cut short. */
+struct cut {
+	const char *name;
+	size_t len;
+	const struct found *hit;
+	int many;
+};
+
+static void
+cut_one(const char *key, void *val, void *arg)
+{
+	struct cut *c = arg;
+	const struct found *f = val;
+
+	if ((key[0] != 'n' && key[0] != 'm') ||
+	    strncmp(key + 2, c->name, c->len) != 0)
+		return;
+	if (c->hit != NULL && strcmp(c->hit->vm_uuid, f->vm_uuid) != 0)
+		c->many = 1;
+	c->hit = f;
+}
+
+static const struct found *
+domain_cut(struct kp_names *n, const char *name)
+{
+	struct cut c = { name, strlen(name), NULL, 0 };
+
+	kp_map_each(index_fresh(n, &n->libvirt_run), cut_one, &c);
+	if (c.hit == NULL)
+		kp_map_each(index_fresh(n, &n->libvirt_etc), cut_one, &c);
+	return c.many ? NULL : c.hit;
+}
+
 /*
  * A libvirt machine scope's domain name gives its uuid, which QEMU has as
- * -uuid; a uuid alone gives the name.  /run holds the running domains,
- * /etc the defined ones.
+ * -uuid; a uuid alone gives the name.  The scope has the name as the
+ * machine's, which leaves out what a host name may not hold and is cut at
+ * 64 bytes, the "qemu-<N>-" before it included: where the name is not a
+ * domain's, it is looked for as a machine's, and then, if the machine's
+ * name may have been cut, as the beginning of exactly one domain's.
  */
 static void
 vm_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
 {
 	const struct found *hit;
-	char *key;
+	char uuid[sizeof(id->vm_id)];
 	size_t i;
 
-	key = kp_asprintf("%s:%s", id->vm_from_scope ? "n" : "u",
-	    id->vm_from_scope ? id->vm_name : id->vm_id);
-	for (i = 2; !id->vm_from_scope && key[i]; i++)
-		key[i] = (char)tolower((unsigned char)key[i]);
-	if ((hit = index_get(n, &n->libvirt_run, key)) == NULL)
-		hit = index_get(n, &n->libvirt_etc, key);
-	free(key);
+	if (id->vm_from_scope) {
+		if ((hit = domain_get(n, "n", id->vm_name)) == NULL &&
+		    (hit = domain_get(n, "m", id->vm_name)) == NULL &&
+		    strlen(id->vm_id) >= 63)
+			hit = domain_cut(n, id->vm_name);
+	} else {
+		for (i = 0; id->vm_id[i]; i++)
+			uuid[i] = (char)tolower((unsigned char)id->vm_id[i]);
+		uuid[i] = '\0';
+		hit = domain_get(n, "u", uuid);
+	}
 	if (hit != NULL) {
 		PUT(f->vm_name, hit->vm_name, strlen(hit->vm_name));
 		PUT(f->vm_uuid, hit->vm_uuid, strlen(hit->vm_uuid));
@@ -794,7 +923,8 @@ look_at_sources(struct kp_names *n)
 	index_fresh(n, &n->libvirt_etc);
 	for (i = 0; i < n->npodman; i++)
 		index_fresh(n, &n->podman[i]);
-	source_changed(n, &n->docker);
+	for (i = 0; i < n->ndocker; i++)
+		source_changed(n, &n->docker[i]);
 }
 
 /*
@@ -857,7 +987,9 @@ kp_names_fill(struct kp_names *n, struct kp_identity *id)
 
 	if (n == NULL)
 		return 0;
-	if (id->container_id[0] || id->pod_id[0]) {
+	/* A machine's container has its name from its scope already. */
+	if ((id->container_id[0] && !id->container_name[0]) ||
+	    (id->pod_id[0] && !id->pod_name[0])) {
 		f = id->container_id[0] ?
 		    lookup(n, "c", id->container_id, id, container_names) :
 		    lookup(n, "p", id->pod_id, id, pod_names);
@@ -872,8 +1004,11 @@ kp_names_fill(struct kp_names *n, struct kp_identity *id)
 		f = lookup(n, "v", id->vm_id, id, vm_names);
 		FILL(id->vm_name, f->vm_name);
 		if (id->vm_from_scope && f->vm_uuid[0]) {
+			/* The domain's own name, not its machine's. */
 			put(id->vm_id, sizeof(id->vm_id), f->vm_uuid,
 			    strlen(f->vm_uuid));
+			put(id->vm_name, sizeof(id->vm_name), f->vm_name,
+			    strlen(f->vm_name));
 			id->vm_from_scope = 0;
 		}
 		pending |= !f->complete;
@@ -912,8 +1047,10 @@ kp_names_free(struct kp_names *n)
 	for (i = 0; i < n->npodman; i++)
 		index_free(&n->podman[i]);
 	free(n->podman);
-	free(n->docker.path);
-	kp_map_free(n->podman_users, free);
+	for (i = 0; i < n->ndocker; i++)
+		free(n->docker[i].path);
+	free(n->docker);
+	kp_map_free(n->users, free);
 	kp_map_free(n->cache, free);
 	free(n->root);
 	free(n);

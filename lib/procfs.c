@@ -288,6 +288,25 @@ kp_read_proc(int procfd, const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
+/*
+ * PROC/PID/exe, the path of the process's executable as the kernel gives
+ * it, in a new string; NULL where there is none (a kernel thread, a
+ * process gone) or it may not be read (another user's process without
+ * CAP_SYS_PTRACE), which is no fault of the process's.
+ */
+char *
+kp_read_exe(int procfd, pid_t pid)
+{
+	char path[32], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%ld/exe", (long)pid);
+	if ((n = readlinkat(procfd, path, target, sizeof(target))) <= 0 ||
+	    (size_t)n >= sizeof(target))
+		return NULL;
+	return kp_strndup(target, (size_t)n);
+}
+
 /* PROC/PID/stat opened, to be read with kp_pread_pid_stat; -1 if gone. */
 int
 kp_open_pid_stat(int procfd, const char *pid)

@@ -28,10 +28,12 @@ struct proc {
 	int fd;				/* its stat kept open, or -1 */
 	int names_pending;		/* some names may come later */
 	struct kp_identity id;
+	char *exe;			/* its executable's path, or NULL */
 	struct kp_cgnode *cg;		/* its cgroup's counter, or NULL */
 	int64_t slice_us;		/* ended: its last slice, where known */
 	/* The reaping pass of one scan (see reap). */
-	uint64_t sub_ticks;		/* what its ended children had shown */
+	int64_t sub_us;			/* what its ended children had shown, */
+					/* and exit facts gave (exact to 1 us) */
 	unsigned nsub, ndirect;		/* how many; of them its own */
 	struct proc *first_sub;		/* the first of them */
 	struct proc *direct;		/* its own child among them, the last */
@@ -46,11 +48,11 @@ struct proc {
 struct detail {
 	struct proc *proc;		/* the tracked process, or NULL */
 	pid_t ppid;
-	const char *comm;
+	char comm[64];
 	const struct kp_identity *id;
 	struct kp_cgnode *cg;		/* the cgroup they ran in, or NULL */
 	int64_t cpu_us, count;
-	const char *source;		/* "parent" */
+	const char *source;		/* "parent", "taskstats" */
 };
 
 struct kp_sampler {
@@ -79,6 +81,9 @@ struct kp_sampler {
 	size_t ndetails, detailcap;
 	struct proc **reap;		/* the reaping pass's, as long as list */
 	size_t reapcap;
+	struct kp_exits *facts;		/* exit facts, borrowed; or NULL */
+	int64_t exits_dropped;		/* the interval's, lost by the kernel */
+	struct kp_identity unknown;	/* of a process whose kin are unseen */
 };
 
 struct kp_sampler *
@@ -90,6 +95,7 @@ kp_sampler_new(const char *procdir, int emit_all)
 	s->procdir = kp_strdup(procdir);
 	s->emit_all = emit_all;
 	s->procfs = -1;
+	kp_identity_classify(&s->unknown, 0);
 	return s;
 }
 
@@ -146,6 +152,7 @@ static void
 pool_put(struct kp_sampler *s, struct proc *p)
 {
 	close_stat(s, p);
+	free(p->exe);
 	p->next_free = s->free_procs;
 	s->free_procs = p;
 }
@@ -257,8 +264,9 @@ kernel_thread(const struct kp_pid_stat *ps)
 }
 
 /*
- * Read once per process: a process does not change cgroup often enough.
- * The command line matters only to hypervisors, so it is read only for
+ * Read once per process: a process does not change cgroup often enough,
+ * and its executable changes only by an execve, which keeps its pid and
+ * starttime and is not looked for.  The command line matters only to hypervisors, so it is read only for
  * those that kp_identity_wants_cmdline names.  Names that are not there
  * yet are asked for again at each scan (names.c looks again only once
  * their sources change).
@@ -273,6 +281,7 @@ read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 	if (kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	kp_identity_from_cgroup_file(buf, &p->id);
+	p->exe = kp_read_exe(procfd, p->stat.pid);
 	if (s->cg != NULL)
 		p->cg = kp_cgcpu_node(s->cg, buf);
 	if (kp_identity_wants_cmdline(p->stat.comm, &p->id)) {
@@ -517,7 +526,7 @@ subtract_ended(const struct kp_sampler *s, struct proc *e)
 
 	if ((a = reaper_of(s, e)) == NULL)
 		return;
-	a->sub_ticks += e->stat.cpu_ticks + e->stat.child_ticks;
+	a->sub_us += kp_ticks_to_us(e->stat.cpu_ticks + e->stat.child_ticks);
 	if (e->stat.ppid == a->stat.pid) {
 		a->ndirect++;
 		a->direct = e;
@@ -533,7 +542,7 @@ subtract_ended(const struct kp_sampler *s, struct proc *e)
 static int
 involved(const struct proc *p)
 {
-	return p->growth_ticks > 0 || p->sub_ticks > 0;
+	return p->growth_ticks > 0 || p->sub_us > 0;
 }
 
 static int
@@ -583,19 +592,18 @@ reapers(struct kp_sampler *s, size_t *n)
  * when SIGCHLD is ignored).  What it could not hold goes up to the next
  * ancestor that reaped something, so that no subtree counts twice.
  */
-static uint64_t
+static int64_t
 hold_or_pass(struct kp_sampler *s, struct proc *a)
 {
-	uint64_t slack = 2 * ((uint64_t)a->nsub + 1), over;
+	int64_t slack_us = kp_ticks_to_us(2 * ((uint64_t)a->nsub + 1));
+	int64_t growth_us = kp_ticks_to_us(a->growth_ticks);
 	struct proc *q = a;
 
-	if (a->sub_ticks <= a->growth_ticks + slack)
-		return a->growth_ticks > a->sub_ticks ?
-		    a->growth_ticks - a->sub_ticks : 0;
-	over = a->sub_ticks - a->growth_ticks;
+	if (a->sub_us <= growth_us + slack_us)
+		return growth_us > a->sub_us ? growth_us - a->sub_us : 0;
 	while ((q = reaper_of(s, q)) != NULL)
 		if (involved(q)) {
-			q->sub_ticks += over;
+			q->sub_us += a->sub_us - growth_us;
 			break;
 		}
 	return 0;
@@ -622,16 +630,16 @@ add_detail(struct kp_sampler *s, const struct detail *d)
  * unless known otherwise.
  */
 static void
-residue_detail(struct kp_sampler *s, struct proc *a, uint64_t ticks)
+residue_detail(struct kp_sampler *s, struct proc *a, int64_t cpu_us)
 {
-	struct detail d = { NULL, a->stat.pid, a->stat.comm, &a->id, a->cg,
-	    kp_ticks_to_us(ticks), 0, "parent" };
+	struct detail d = { NULL, a->stat.pid, "", &a->id, a->cg, cpu_us, 0,
+	    "parent" };
 	struct proc *e = a->first_sub;
 
 	if (a->ndirect == 1)
 		d.proc = a->direct;
-	if (a->nsub > 0 && !a->mixed_comm)
-		d.comm = e->stat.comm;
+	snprintf(d.comm, sizeof(d.comm), "%s", a->nsub > 0 && !a->mixed_comm ?
+	    e->stat.comm : a->stat.comm);
 	if (a->nsub > 0 && !a->mixed_cg) {
 		d.id = &e->id;
 		d.cg = e->cg;
@@ -639,26 +647,164 @@ residue_detail(struct kp_sampler *s, struct proc *a, uint64_t ticks)
 	add_detail(s, &d);
 }
 
+/* The reaping pass begins: what each reaper's ended children had shown. */
 static void
-reap(struct kp_sampler *s)
+reap_begin(struct kp_sampler *s)
 {
-	struct proc **r, *p;
-	uint64_t ticks;
-	size_t i, n;
+	struct proc *p;
+	size_t i;
 
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
-		p->sub_ticks = 0;
+		p->sub_us = 0;
 		p->nsub = p->ndirect = 0;
 		p->mixed_comm = p->mixed_cg = 0;
 	}
+	if (!(s->exits & KP_EXITS_PARENT))
+		return;
 	for (i = 0; i < s->nlist; i++)
 		if (!alive(s, s->list[i]))
 			subtract_ended(s, s->list[i]);
+}
+
+/* Once the exit facts are subtracted too: each reaper's residue. */
+static void
+reap(struct kp_sampler *s)
+{
+	struct proc **r;
+	int64_t cpu_us;
+	size_t i, n;
+
 	r = reapers(s, &n);
 	for (i = 0; i < n; i++)
-		if ((ticks = hold_or_pass(s, r[i])) > 0)
-			residue_detail(s, r[i], ticks);
+		if ((cpu_us = hold_or_pass(s, r[i])) > 0)
+			residue_detail(s, r[i], cpu_us);
+}
+
+/*
+ * The kernel's exit facts (taskstats), those received before this scan
+ * began: a tracked process that ended gets its last slice from its fact;
+ * one still alive now (a zombie, or one that ended after the scan read
+ * it) keeps its fact for the scan that finds it gone; a process never seen
+ * is detail under its parent.  What facts give is subtracted from their
+ * reaper's residue, so that no subtree counts twice.  Facts are short of
+ * the truth by the exit's teardown and up to a tick: the residue and the
+ * cgroup counters keep the rest.
+ */
+static int
+forget_before(const struct kp_exit *e, int before, void *arg)
+{
+	(void)e;
+	(void)arg;
+	return before;
+}
+
+/* The process tracked with e's pid and start, or NULL. */
+static struct proc *
+tracked(const struct kp_sampler *s, const struct kp_exit *e)
+{
+	size_t i;
+
+	for (i = first_with_pid(s, e->pid);
+	    i < s->nlist && s->list[i]->stat.pid == e->pid; i++)
+		if (kp_exit_same_start(e, s->list[i]->stat.starttime))
+			return s->list[i];
+	return NULL;
+}
+
+/* The tracked process with this pid alive now, else one that ended. */
+static struct proc *
+tracked_pid(const struct kp_sampler *s, pid_t pid)
+{
+	struct proc *p = NULL;
+	size_t i;
+
+	for (i = first_with_pid(s, pid);
+	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
+		if (alive(s, p = s->list[i]))
+			return p;
+	return p;
+}
+
+/*
+ * Who reaped e's process: through parents that ended, tracked or known
+ * only by their own facts, the nearest ancestor alive, or NULL.  *named:
+ * its nearest tracked ancestor, whose pid and cgroup it is folded under.
+ */
+static struct proc *
+fact_reaper(const struct kp_sampler *s, const struct kp_exit *e,
+    struct proc **named)
+{
+	struct proc *p;
+	int hops;
+
+	*named = NULL;
+	for (hops = 0; hops < 64; hops++) {
+		if (e->ppid <= 0 || e->ppid == e->pid)
+			return NULL;
+		if ((p = tracked_pid(s, e->ppid)) != NULL) {
+			*named = p;
+			return alive(s, p) ? p : reaper_of(s, p);
+		}
+		if ((e = kp_exits_find(s->facts, e->ppid)) == NULL)
+			return NULL;
+	}
+	return NULL;
+}
+
+static int64_t
+fact_us(const struct kp_exit *e)
+{
+	return (int64_t)(e->cpu_ns / 1000);
+}
+
+/* A tracked process that ended: its fact less what its records showed. */
+static void
+fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
+{
+	int64_t seen_us = kp_ticks_to_us(p->stat.cpu_ticks);
+	struct detail d = { p, p->stat.ppid, "", &p->id, p->cg, 0, 0,
+	    "taskstats" };
+	struct proc *a;
+
+	d.cpu_us = fact_us(e) > seen_us ? fact_us(e) - seen_us : 0;
+	add_detail(s, &d);
+	if ((a = reaper_of(s, p)) != NULL)
+		a->sub_us += d.cpu_us;
+}
+
+/* A process never seen: one exit under its parent, in its cgroup. */
+static void
+fact_unseen(struct kp_sampler *s, const struct kp_exit *e)
+{
+	struct detail d = { NULL, e->ppid, "", &s->unknown, NULL, fact_us(e),
+	    1, "taskstats" };
+	struct proc *named, *a = fact_reaper(s, e, &named);
+
+	snprintf(d.comm, sizeof(d.comm), "%s", e->comm);
+	if (named != NULL) {
+		d.ppid = named->stat.pid;
+		d.id = &named->id;
+		d.cg = named->cg;
+	}
+	if (a != NULL)
+		a->sub_us += d.cpu_us;
+	add_detail(s, &d);
+}
+
+static int
+take_fact(const struct kp_exit *e, int before, void *arg)
+{
+	struct kp_sampler *s = arg;
+	struct proc *p = tracked(s, e);
+
+	if (p != NULL && alive(s, p))
+		return 0;
+	if (p != NULL)
+		fact_slice(s, p, e);
+	else if (before)
+		fact_unseen(s, e);
+	return p != NULL || before;
 }
 
 /* What each process's records and each detail give its cgroup. */
@@ -746,8 +892,12 @@ account_exits(struct kp_sampler *s)
 	s->ndetails = 0;
 	if (s->cg != NULL)
 		read_cgroups(s);
-	if (s->scans < 2)
+	if (s->scans < 2) {
+		kp_exits_each(s->facts, forget_before, NULL);
 		return;
+	}
+	reap_begin(s);
+	kp_exits_each(s->facts, take_fact, s);
 	if (s->exits & KP_EXITS_PARENT)
 		reap(s);
 	if (s->cg != NULL)
@@ -796,6 +946,9 @@ kp_sampler_scan(struct kp_sampler *s)
 	DIR *dir;
 
 	drop_terminated(s);
+	kp_exits_drain(s->facts);
+	kp_exits_cut(s->facts);
+	s->exits_dropped = (int64_t)kp_exits_dropped(s->facts);
 	s->prev_cpu = s->cpu;
 	s->prev_uptime_ticks = s->uptime_ticks;
 	if (kp_read_cpu_times(s->procdir, &s->cpu) < 0)
@@ -813,6 +966,7 @@ kp_sampler_scan(struct kp_sampler *s)
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
 			scan_pid(s, dirfd(dir), de->d_name);
 	closedir(dir);
+	kp_exits_drain(s->facts);
 	s->scans++;
 	build_list(s);
 	account_exits(s);
@@ -838,6 +992,16 @@ kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root)
 	if (!(sources & KP_EXITS_CGROUP) || *root == '\0')
 		return 0;
 	return (s->cg = kp_cgcpu_open(root)) != NULL ? 0 : -1;
+}
+
+/*
+ * Where the kernel's exit facts come from (KP_EXITS_TASKSTATS), or NULL:
+ * a listener the caller drains between scans, as the scan does itself.
+ */
+void
+kp_sampler_set_facts(struct kp_sampler *s, struct kp_exits *x)
+{
+	s->facts = x;
 }
 
 /*
@@ -905,6 +1069,8 @@ cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 		kernel_cpu(&s->prev_cpu, &s->cpu, b);
 	if (s->emit_all)	/* every live process has a record */
 		kp_buf_bool(b, "dense", 1);
+	if (kp_exits_listening(s->facts))
+		kp_buf_int(b, "exits_dropped", s->exits_dropped);
 }
 
 static void
@@ -916,6 +1082,8 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
 	kp_buf_int(b, "ppid", p->stat.ppid);
 	kp_buf_int(b, "starttime", (int64_t)p->stat.starttime);
 	kp_buf_text(b, "comm", p->stat.comm);
+	if (p->exe != NULL)
+		kp_buf_text(b, "exe", p->exe);
 	kp_buf_int(b, "cpu_us", terminated ? p->slice_us :
 	    kp_ticks_to_us(p->delta_ticks));
 	if (terminated)
@@ -1241,8 +1409,10 @@ kp_sampler_free(struct kp_sampler *s)
 	if (s == NULL)
 		return;
 	for (i = 0; i < s->cap; i++)
-		if (s->table[i] != NULL)
+		if (s->table[i] != NULL) {
 			close_stat(s, s->table[i]);
+			free(s->table[i]->exe);
+		}
 	for (i = 0; i < s->nchunks; i++)
 		free(s->chunks[i]);
 	free(s->chunks);

@@ -300,6 +300,7 @@ teardown() {
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
+	[ -z "${MOUNTED:-}" ] || umount "$MOUNTED" || true
 	[ -f "$BATS_TEST_TMPDIR/cgroups" ] || return 0
 	while read -r d; do
 		rmdir "$d" 2>/dev/null || { sleep 0.5; rmdir "$d" || true; }
@@ -307,13 +308,18 @@ teardown() {
 }
 
 # start_workload WAIT4-OPTIONS... COMMAND...: its pid in $ROOT (without -g).
+# Under SANITIZE=1 the workload's drivers do not check for leaks: each
+# check is a process of LeakSanitizer's own, which the kernel's exit
+# records rightly count, and the workload's processes would be twice as
+# many.
 start_workload() {
 	[ -x "$KP_ROOT/tests/wait4" ] && [ -x "$KP_ROOT/tests/cpuburn" ] ||
 	    fail "tests/wait4 and tests/cpuburn are not built (make check builds them)"
 	W=$BATS_TEST_TMPDIR/w.out
 	rm -f "$BATS_TEST_TMPDIR/w.in"
 	mkfifo "$BATS_TEST_TMPDIR/w.in"
-	CPUBURN=$KP_ROOT/tests/cpuburn "$KP_ROOT/tests/wait4" "$@" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	    CPUBURN=$KP_ROOT/tests/cpuburn "$KP_ROOT/tests/wait4" "$@" \
 	    < "$BATS_TEST_TMPDIR/w.in" > "$W" 3>&- &
 	WAIT4=$!
 	exec 8> "$BATS_TEST_TMPDIR/w.in"
@@ -352,15 +358,15 @@ within() {
 }
 
 # churn SOURCES: the churn workload (tests/churn.sh) under proc-cputime
-# --exited SOURCES as a filter, sampled once before it starts, as each of
-# its three long children is seen, and after it has been reaped.  Its
-# short children are never seen.  Sets $ROOT, $WAIT4_US.
+# --exited SOURCES ("": the default) as a filter, sampled once before it
+# starts, as each of its three long children is seen, and after it has
+# been reaped.  Its short children are never seen.  Sets $ROOT, $WAIT4_US.
 churn() {
 	local seq=1 seen= pid
 	start_workload sh "$KP_ROOT/tests/churn.sh"
 	await_in "$W" '^pid '
 	ROOT=$(sed -n 's/^pid //p' "$W")
-	start_filter --exited "$1"
+	start_filter ${1:+--exited "$1"}
 	send_interval 1
 	await_line '"type":"interval","seq":1,'
 	echo go >&8
@@ -629,4 +635,138 @@ last_slice() {
 	assert_equal "$stderr" ""
 	run -0 jq -c 'select(.type == "command") | [has("cpu_us"), has("cgroup"), has("cgroup_cpu_us")]' <<< "$output"
 	assert_output '[true,false,false]'
+}
+
+# The kernel's exit records (--exited taskstats): the detail where
+# proc-cputime holds CAP_NET_ADMIN in the host's namespaces.  As root each
+# of these must pass (D8).
+
+# The exited records of stream $1 from taskstats under pid $2, as
+# [seq, comm, count].
+taskstats_exited() {
+	jq -s -c --argjson p "$2" '[.[] | select(.type == "exited" and
+	    .source == "taskstats" and .ppid == $p) | [.seq, .comm, .count]]' "$1"
+}
+
+@test "live churn with taskstats: the 120 children born and dead inside an interval are one exited record of their parent and comm; none without" {
+	churn taskstats
+	out=$BATS_TEST_TMPDIR/out
+	assert_equal "$(taskstats_exited "$out" "$ROOT")" '[[2,"cpuburn",120]]'
+	assert_equal "$(jq -s '[.[] | select(.type == "cpu") | .exits_dropped] | add' "$out")" 0
+	# Their exit records alone, and the long children's last slices from
+	# theirs: short of wait4's by the exits' teardown only.
+	within 90 102 "$(tree_cpu_us "$ROOT" "$out")" "$WAIT4_US"
+	churn parent,cgroup
+	assert_equal "$(taskstats_exited "$out" "$ROOT")" '[]'
+}
+
+@test "live churn with every source: taskstats, the parent's residue and the counters never count a subtree twice" {
+	churn parent,cgroup,taskstats
+	out=$BATS_TEST_TMPDIR/out
+	assert_equal "$(taskstats_exited "$out" "$ROOT" | jq -c 'map(.[1:])')" '[["cpuburn",120]]'
+	within 97 102 "$(tree_cpu_us "$ROOT" "$out")" "$WAIT4_US"
+	# The default is the same three.
+	churn ""
+	assert_equal "$(taskstats_exited "$out" "$ROOT" | jq -c 'map(.[1:])')" '[["cpuburn",120]]'
+	default_us=$(tree_cpu_us "$ROOT" "$out")
+	within 97 102 "$default_us" "$WAIT4_US"
+}
+
+@test "live last slice from taskstats: a tracked child's terminated record holds what its exit record adds to its records" {
+	HZ=$(getconf CLK_TCK)
+	last_slice taskstats
+	out=$BATS_TEST_TMPDIR/out
+	run jq -s --argjson p "$ROOT" '[.[] | select(.type == "proc" and .pid == $p) | .cpu_us] | add' "$out"
+	echo "reported $output, wait4 $WAIT4_US"
+	[ $((output - WAIT4_US)) -lt "$(ticks_us 2)" ]
+	[ $((WAIT4_US - output)) -lt "$(ticks_us 2)" ]
+	slice=$(jq -s --argjson p "$ROOT" '.[] | select(.pid == $p and .state == "terminated") | .cpu_us' "$out")
+	[ "$slice" -gt 0 ]
+	# It is no exited record too.
+	assert_equal "$(jq -s -c '[.[] | select(.type == "exited" and .source == "taskstats" and .comm == "cpuburn")]' "$out")" '[]'
+	last_slice none
+	assert_equal "$(jq -s --argjson p "$ROOT" '.[] | select(.pid == $p and .state == "terminated") | .cpu_us' "$BATS_TEST_TMPDIR/out")" 0
+}
+
+@test "taskstats on a live /proc mounted elsewhere, as the DaemonSet's /host/proc; never on a fixture tree" {
+	mkdir "$BATS_TEST_TMPDIR/hostproc"
+	mount -t proc proc "$BATS_TEST_TMPDIR/hostproc"
+	MOUNTED=$BATS_TEST_TMPDIR/hostproc
+	run -0 --separate-stderr proc-cputime --proc "$MOUNTED" -n 1 -i 10ms
+	assert_equal "$stderr" ""
+	assert_line --partial '"exits_dropped":0'
+	run -0 --separate-stderr proc-cputime --proc "$FIXTURES/proc-basic" -n 1 -i 10ms
+	assert_equal "$stderr" ""
+	refute_line --partial '"exits_dropped"'
+}
+
+FALLBACK="exit accounting from the reaping parents and the cgroup counters only"
+
+@test "taskstats refused without CAP_NET_ADMIN: the fallback, said once with its reason" {
+	run -0 --separate-stderr as_nobody proc-cputime -n 3 -i 50ms
+	assert_equal "$stderr" "proc-cputime: taskstats: registering for exit records needs CAP_NET_ADMIN: $FALLBACK"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -s '[.[] | select(.type == "cpu" and has("exits_dropped"))] | length')" 0
+	# Not asked for, not said; as root, used, and its losses reported.
+	run -0 --separate-stderr as_nobody proc-cputime --exited parent,cgroup -n 1 -i 50ms
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr proc-cputime -n 3 -i 50ms
+	assert_equal "$stderr" ""
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -s '[.[] | select(.type == "cpu" and has("exits_dropped"))] | length')" 3
+}
+
+@test "taskstats refused: asked alone, the reaping parent stands in and gives the last slice" {
+	HZ=$(getconf CLK_TCK)
+	AS=as_nobody last_slice taskstats
+	run jq -s --argjson p "$ROOT" '[.[] | select(.type == "proc" and .pid == $p) | .cpu_us] | add' "$BATS_TEST_TMPDIR/out"
+	echo "reported $output, wait4 $WAIT4_US"
+	[ $((WAIT4_US - output)) -lt "$(ticks_us 2)" ]
+}
+
+@test "taskstats in another network namespace: the proof at start fails, the fallback said once" {
+	run -0 --separate-stderr unshare -n proc-cputime -n 3 -i 50ms
+	assert_equal "$stderr" "proc-cputime: taskstats: no exit record came within 3 s of a child's exit: the kernel sends them only to the host's network namespace: $FALLBACK"
+	assert_line --partial '"type":"interval","seq":3,'
+}
+
+# The drops of the filter's netlink socket, from /proc/net/netlink.
+socket_drops() {
+	local inode
+	inode=$(readlink /proc/"$FILTER"/fd/* | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p')
+	[ -n "$inode" ] || return 1
+	awk -v i="$inode" '$10 == i { print $9 }' /proc/net/netlink
+}
+
+# burst_while_stopped BUFFER: 300 exits while the filter, listening with a
+# buffer of BUFFER bytes, is stopped, inside interval 2.  Sets $BEFORE and
+# $AFTER, the socket's drops as interval 2 began and ended.
+burst_while_stopped() {
+	start_filter --exited taskstats --taskstats-buffer "$1"
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	BEFORE=$(socket_drops)
+	kill -STOP "$FILTER"
+	for _ in $(seq 300); do /bin/true; done
+	kill -CONT "$FILTER"
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	AFTER=$(socket_drops)
+	exec 7>&-
+	wait "$FILTER"
+}
+
+# The exit records lost in interval $1, as its cpu record says.
+dropped_in() {
+	jq -s --argjson s "$1" '.[] | select(.type == "cpu" and .seq == $s) |
+	    .exits_dropped' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "a tiny buffer: the exit records lost are reported per interval, equal to the socket's drops" {
+	burst_while_stopped 32768
+	echo "socket drops: $BEFORE, then $AFTER"
+	[ "$AFTER" -gt "$BEFORE" ]
+	assert_equal "$(dropped_in 2)" "$((AFTER - BEFORE))"
+	# The default buffer holds the burst: nothing lost.
+	burst_while_stopped 8388608
+	assert_equal "$AFTER" 0
+	assert_equal "$(dropped_in 2)" 0
 }

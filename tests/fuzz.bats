@@ -19,6 +19,7 @@ load test_helper
 	assert_line --regexp '^raplstate: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^attrstate: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^fmt: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^filter: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 }
 
 # Inputs the harnesses found, through the commands that read them.

@@ -387,3 +387,28 @@ OUT
 2 3.000000
 OUT
 }
+
+@test "prometheus from the real stages: path is the sysfs directory of a zone's one counter, exe the process's executable" {
+	local sy=$FIXTURES/sysfs-2socket
+	run -0 bash -c 'set -o pipefail
+	    rapl-read --sysfs "$1" --node-name n1 -n 1 -i 10ms -z package,core "${@:4}" |
+	    proc-cputime -a --proc "$2" --root "$3" | kp-attribute |
+	    kp-fmt -f prometheus | grep -E "^kepler_node_cpu_joules_total|^kepler_process_cpu_watts\{pid=\"1015\""' \
+	    _ "$sy" "$FIXTURES/proc-identity" "$FIXTURES/node-root"
+	# Two sockets' package counters summed have no one path.
+	assert_output - <<-EOF
+		kepler_node_cpu_joules_total{zone="package",path="",node_name="n1"} 0.000000
+		kepler_node_cpu_joules_total{zone="core",path="$sy/class/powercap/intel-rapl:0:0",node_name="n1"} 0.000000
+		kepler_process_cpu_watts{pid="1015",comm="nginx",exe="/usr/sbin/nginx",type="regular",zone="package",state="running",container_id="",pod_id="",vm_id="",node_name="n1"} 0
+		kepler_process_cpu_watts{pid="1015",comm="nginx",exe="/usr/sbin/nginx",type="regular",zone="core",state="running",container_id="",pod_id="",vm_id="",node_name="n1"} 0
+	EOF
+	# Each socket's counter has its own, with --per-socket.
+	run -0 bash -c 'set -o pipefail
+	    rapl-read --sysfs "$1" --node-name n1 -n 1 -i 10ms -z package --per-socket |
+	    kp-attribute --proc "$2" | kp-fmt -f prometheus |
+	    grep "^kepler_node_cpu_joules_total"' _ "$sy" "$FIXTURES/proc-identity"
+	assert_output - <<-EOF
+		kepler_node_cpu_joules_total{zone="package",path="$sy/class/powercap/intel-rapl:0",socket="0",node_name="n1"} 0.000000
+		kepler_node_cpu_joules_total{zone="package",path="$sy/class/powercap/intel-rapl:1",socket="1",node_name="n1"} 0.000000
+	EOF
+}

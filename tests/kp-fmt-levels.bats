@@ -115,8 +115,8 @@ check_expositions() {
 	    --per-socket -n 2 -i 50ms >"$BATS_TEST_TMPDIR/ps.ndjson"
 	check_expositions "$BATS_TEST_TMPDIR/ps.ndjson"
 	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/ps.ndjson"
-	assert_line 'kepler_node_cpu_joules_total{zone="package",path="",socket="0",node_name="worker-2"} 0.000000'
-	assert_line 'kepler_node_cpu_joules_total{zone="package",path="",socket="1",node_name="worker-2"} 0.000000'
+	assert_line "kepler_node_cpu_joules_total{zone=\"package\",path=\"$FIXTURES/sysfs-2socket/class/powercap/intel-rapl:0\",socket=\"0\",node_name=\"worker-2\"} 0.000000"
+	assert_line "kepler_node_cpu_joules_total{zone=\"package\",path=\"$FIXTURES/sysfs-2socket/class/powercap/intel-rapl:1\",socket=\"1\",node_name=\"worker-2\"} 0.000000"
 	# Each socket's counter is the sum of its own energy.
 	cat >"$BATS_TEST_TMPDIR/sock.ndjson" <<'EOF'
 {"type":"energy","seq":1,"zone":"package","socket":0,"energy_uj":3000000,"watts":3.0,"source":"powercap","estimated":false,"sockets":1}

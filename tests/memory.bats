@@ -56,6 +56,13 @@ clean() {
 	assert_output --partial '"type":"exited"'
 	run vg proc-cputime -n 2 -i 100ms
 	clean
+	assert_output --partial '"exits_dropped":'
+	# Live as a filter, the exit records drained beside its input, and
+	# refused, the listener let go.
+	run vg proc-cputime < "$IN"
+	clean
+	run vg --trace-children=yes unshare -n proc-cputime -n 1 -i 10ms
+	clean
 }
 
 @test "proc-cputime: no leaks with every name source, their indexes and cache" {

@@ -31,7 +31,8 @@ run_state() {
 	assert_equal "$stderr" \
 	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--cgroup-root dir] [--exited sources]
                     [--head] [--keep-open count] [--node-name name] [--pods-log dir]
-                    [--podman-root dir] [--proc dir] [--root dir] [--state file]"
+                    [--podman-root dir] [--proc dir] [--root dir] [--state file]
+                    [--taskstats-buffer bytes]"
 }
 
 @test "bad options are usage errors naming the value" {
@@ -48,7 +49,10 @@ run_state() {
 	run -2 --separate-stderr proc-cputime extra
 	run -2 --separate-stderr proc-cputime --exited parent,taskstat
 	assert_equal "$stderr" \
-	    "proc-cputime: exited sources must be none or a list of parent and cgroup: 'parent,taskstat'"
+	    "proc-cputime: exited sources must be none or a list of parent, cgroup and taskstats: 'parent,taskstat'"
+	run -2 --separate-stderr proc-cputime --taskstats-buffer 0
+	assert_equal "$stderr" \
+	    "proc-cputime: taskstats-buffer must be an integer from 1 to 1073741824: '0'"
 }
 
 @test "the first --state run stores a baseline and emits no interval" {

@@ -274,8 +274,11 @@ zone_sockets() {
 		run_state -z plain,'Odd.zone_9-x'
 		assert_equal "${#lines[@]}" 4
 		assert_equal "${lines[1]%%\"zone\"*}" "${lines[2]%%\"zone\"*}"
-		assert_equal "${lines[1]#*\"energy_uj\"}" \
-		    "${lines[2]#*\"energy_uj\"}"
+		# Odd.zone_9-x comes first, by name.
+		local e1=${lines[1]#*\"energy_uj\"} e2=${lines[2]#*\"energy_uj\"}
+		assert_equal "${e1%,\"path\"*}" "${e2%,\"path\"*}"
+		assert_equal "${e1#*,\"path\"}" ":\"$SY/class/powercap/intel-rapl:6\"}"
+		assert_equal "${e2#*,\"path\"}" ":\"$SY/class/powercap/intel-rapl:5\"}"
 	done
 }
 

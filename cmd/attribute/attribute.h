@@ -16,7 +16,8 @@
 struct energy {
 	int zone;
 	int64_t energy_uj;
-	size_t src_off, src_len;	/* its ,"source":..,"estimated":.. */
+	size_t src_off, src_len;	/* its ,"source":..,"estimated":.., */
+					/* and "path" where it has one */
 };
 
 /* One proc record of the interval. */

@@ -108,6 +108,7 @@ hold_energy(struct interval *iv, const struct kp_record *rec)
 	e->src_off = iv->text.len;
 	copy_member(&iv->text, rec, "source");
 	copy_member(&iv->text, rec, "estimated");
+	copy_member(&iv->text, rec, "path");
 	e->src_len = iv->text.len - e->src_off;
 	return NULL;
 }

@@ -406,17 +406,22 @@ vm_hypervisor(const struct kp_record *rec)
 
 /*
  * The value of one of Kepler's labels that no record field holds as it
- * is.  kp's records name no sysfs path for a zone, which may sum several
- * sockets' counters, so path is empty, as Kepler writes what it does not
- * know.
+ * is.  path is the sysfs directory of the zone's counter, which an energy
+ * record (and the node record drawn from it) names only where its energy
+ * comes from one counter; empty for a sum of several sockets' counters,
+ * as Kepler writes what it does not know.
  */
 static const char *
 label_mapped(const char *name, const struct kp_record *rec)
 {
+	const char *path;
+
 	if (strcmp(name, "type") == 0)
 		return process_type(rec);
 	if (strcmp(name, "runtime") == 0)
 		return container_runtime(rec);
+	if (strcmp(name, "path") == 0)
+		return (path = kp_rec_str(rec, "path")) != NULL ? path : "";
 	return strcmp(name, "hypervisor") == 0 ? vm_hypervisor(rec) : "";
 }
 

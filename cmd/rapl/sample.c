@@ -119,10 +119,11 @@ delta_uj(const struct member *mb, int64_t dt_us)
 /*
  * The energy of a zone's counters on one socket or all: -1 if one of them
  * has no delta, since a sum that missed one would not be the zone's energy.
+ * *last: the last counter summed, the one when *n is 1.
  */
 static int
 zone_energy(const struct meter *m, const char *zone, int socket,
-    int64_t dt_us, uint64_t *energy_uj, size_t *n)
+    int64_t dt_us, uint64_t *energy_uj, size_t *n, const struct member **last)
 {
 	const struct member *mb;
 	size_t i;
@@ -136,18 +137,39 @@ zone_energy(const struct meter *m, const char *zone, int socket,
 			return -1;
 		*energy_uj += delta_uj(mb, dt_us);
 		(*n)++;
+		*last = mb;
 	}
 	return 0;
 }
 
 /*
+ * The sysfs directory of the one counter a record's energy comes from, as
+ * Kepler labels a zone with its path; none for a sum of several.
+ */
+static void
+put_path(struct kp_buf *b, const struct member *one)
+{
+	char dir[sizeof(one->path)];
+	const char *slash;
+	size_t len;
+
+	if (one == NULL || (slash = strrchr(one->path, '/')) == NULL)
+		return;
+	len = (size_t)(slash - one->path);
+	memcpy(dir, one->path, len);
+	dir[len] = '\0';
+	kp_buf_text(b, "path", dir);
+}
+
+/*
  * An energy record, built in one buffer kept between calls: at 1 kHz,
  * building and freeing a JSON object for each was some 15 % of
- * rapl-read's CPU time (perf stat).
+ * rapl-read's CPU time (perf stat).  one: its one counter, or NULL.
  */
 static void
 out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
-    int64_t dt_us, enum source source, size_t sockets)
+    int64_t dt_us, enum source source, size_t sockets,
+    const struct member *one)
 {
 	static struct kp_buf b;
 
@@ -160,6 +182,7 @@ out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
 	kp_buf_text(&b, "source", source_name(source));
 	kp_buf_bool(&b, "estimated", source == SOURCE_MODEL);
 	kp_buf_int(&b, "sockets", (int64_t)sockets);
+	put_path(&b, sockets == 1 ? one : NULL);
 	kp_out_buf(&b);
 }
 
@@ -167,19 +190,21 @@ static void
 emit_zone(const struct meter *m, const char *zone, int socket, int64_t seq,
     int64_t dt_us)
 {
+	const struct member *last = NULL;
 	uint64_t energy_uj = 0;
 	size_t n = 0;
 
-	if (zone_energy(m, zone, socket, dt_us, &energy_uj, &n) == 0 && n > 0)
+	if (zone_energy(m, zone, socket, dt_us, &energy_uj, &n, &last) == 0 &&
+	    n > 0)
 		out_energy(seq, zone, socket, (int64_t)energy_uj, dt_us,
-		    m->source, n);
+		    m->source, n, last);
 }
 
 /* The node's energy, its zones each counted once (see in_node). */
 static void
 emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
 {
-	const struct member *mb;
+	const struct member *mb, *last = NULL;
 	const char *done = NULL;
 	uint64_t energy_uj = 0;
 	size_t i, n = 0;
@@ -191,12 +216,12 @@ emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
 			continue;
 		done = mb->zone;
 		if (zone_energy(m, mb->zone, ANY_SOCKET, dt_us, &energy_uj,
-		    &n) < 0)
+		    &n, &last) < 0)
 			return;
 	}
 	if (n > 0)
 		out_energy(seq, "node", NO_SOCKET, (int64_t)energy_uj, dt_us,
-		    m->source, n);
+		    m->source, n, last);
 }
 
 static void
@@ -253,10 +278,10 @@ emit(const struct meter *m, int64_t seq, int64_t dt_us)
 	    usage_ratio(&m->prev_ct, &m->cur_ct));
 	if (selected(m, "package"))
 		out_energy(seq, "package", NO_SOCKET, energy_uj, dt_us,
-		    SOURCE_MODEL, 1);
+		    SOURCE_MODEL, 1, NULL);
 	if (selected(m, "node"))
 		out_energy(seq, "node", NO_SOCKET, energy_uj, dt_us,
-		    SOURCE_MODEL, 1);
+		    SOURCE_MODEL, 1, NULL);
 }
 
 /* The counter that wraps soonest at MAX_ZONE_WATTS, and in how long. */

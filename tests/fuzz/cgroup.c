@@ -53,7 +53,8 @@ grouped(const char *s, const size_t *groups)
 
 /*
  * A container id: 64 hex digits, <32 hex>-<digits> (Fargate) or, from
- * Garden, 8-4-4-4-4; a pod uid: a UUID, 8-4-4-4-12, or 32 hex digits.
+ * Garden, 8-4-4-4-4, or the name of a machine that systemd-machined
+ * registered; a pod uid: a UUID, 8-4-4-4-12, or 32 hex digits.
  */
 static void
 check_ids(const struct kp_identity *id)
@@ -67,7 +68,9 @@ check_ids(const struct kp_identity *id)
 	CHECK(n == 0 || (n == 64 && strspn(c, hex) == 64) ||
 	    (n > 33 && strspn(c, hex) == 32 && c[32] == '-' &&
 	    strspn(c + 33, "0123456789") == n - 33) ||
-	    (grouped(c, garden) && strcmp(id->runtime, "garden") == 0));
+	    (grouped(c, garden) && strcmp(id->runtime, "garden") == 0) ||
+	    strcmp(id->runtime, "libvirt-lxc") == 0 ||
+	    strcmp(id->runtime, "systemd-nspawn") == 0);
 	CHECK(id->pod_id[0] == '\0' || grouped(id->pod_id, uuid) ||
 	    grouped(id->pod_id, static_pod));
 }
@@ -78,7 +81,8 @@ check_alphabets(const struct kp_identity *id)
 	static const char *const kinds[] = { "kernel", "vm", "container",
 	    "pod", "service", "session", "host", NULL };
 	static const char *const runtimes[] = { "", "docker", "containerd",
-	    "cri-o", "podman", "garden", NULL };
+	    "cri-o", "podman", "garden", "libvirt-lxc", "systemd-nspawn",
+	    NULL };
 	static const char *const qos[] = { "", "guaranteed", "burstable",
 	    "besteffort", NULL };
 	static const char *const hypervisors[] = { "", "qemu", "xen",
