@@ -26,7 +26,9 @@ load test_helper
 	run -0 --separate-stderr "$KP_ROOT/scripts/bench-live" 20 2 1 100ms
 	assert_equal "$stderr" ""
 	assert_line --regexp '^live pipeline: [0-9]+ processes in /proc, 2 intervals of 100ms, median of 1 runs$'
+	assert_line --regexp '^host: [0-9]+ processes started a second during the runs$'
 	assert_line --regexp '^floor: one pass over /proc/PID/stat +[0-9.]+ ms$'
+	assert_line --regexp '^sparse, --exited parent,cgroup: CPU per interval +[0-9.]+ ms +[0-9.]+x floor \(without taskstats\)$'
 	assert_line --regexp '^pipeline, sparse: CPU per interval +[0-9.]+ ms +[0-9.]+x floor \(goal <= 1\.0\)$'
 	assert_line --regexp '^pipeline, dense \(-a\): CPU per interval +[0-9.]+ ms +[0-9.]+x floor$'
 	assert_line --regexp '^  sparse( [0-9.]+){5}$'
