@@ -12,14 +12,16 @@ RAPLOBJ = cmd/rapl/main.o cmd/rapl/discover.o cmd/rapl/sample.o \
 	cmd/rapl/command.o cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o
+PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
+	cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
-	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o cmd/fmt/prom.o \
+	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
 LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/exits.o \
 	lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
-	lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
+	lib/reap.o lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
 	lib/write.o lib/zones.o
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner
@@ -33,8 +35,10 @@ SAN = $(SAN_$(SANITIZE))
 all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
+lib/sampler.o lib/reap.o: lib/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
+$(PROMOBJ): cmd/fmt/prom.h
 $(ATTROBJ): lib/kp.h cmd/attribute/attribute.h config.mk
 $(RAPLOBJ): lib/kp.h cmd/rapl/rapl.h config.mk
 cmd/fmt/prom.o: cmd/fmt/build.h

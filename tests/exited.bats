@@ -770,3 +770,51 @@ dropped_in() {
 	assert_equal "$AFTER" 0
 	assert_equal "$(dropped_in 2)" 0
 }
+
+@test "taskstats: a child reaped an interval after it ended, a zombie meanwhile, counts once: its records, not its exit record and its parent's cutime again" {
+	needs_root
+	# A parent that starts a child of 200 ms of CPU time and reaps it
+	# only when told, with wait4's figure for it.
+	cat > "$BATS_TEST_TMPDIR/late.py" <<-'PY'
+	import os, sys
+	print("pid", os.getpid(), flush=True)
+	sys.stdin.readline()
+	c = os.fork()
+	if c == 0:
+	    os.execv(sys.argv[1], [sys.argv[1], "200"])
+	print("child", c, flush=True)
+	sys.stdin.readline()
+	_, _, ru = os.wait4(c, 0)
+	print("cpu_us", round((ru.ru_utime + ru.ru_stime) * 1e6), flush=True)
+	sys.stdin.readline()
+	PY
+	L=$BATS_TEST_TMPDIR/late
+	mkfifo "$L.in"
+	python3 "$L.py" "$KP_ROOT/tests/cpuburn" < "$L.in" > "$L.out" 3>&- &
+	HOLDER=$!
+	exec 8> "$L.in"
+	await_in "$L.out" '^pid '
+	start_filter --exited parent,taskstats
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	echo go >&8
+	await_in "$L.out" '^child '
+	child=$(sed -n 's/^child //p' "$L.out")
+	# Ended, its exit record sent, and not reaped: a zombie.
+	until [ "$(cut -d' ' -f3 "/proc/$child/stat")" = Z ]; do sleep 0.01; done
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	echo reap >&8
+	await_in "$L.out" '^cpu_us '
+	send_interval 3
+	await_line '"type":"interval","seq":3,'
+	exec 7>&- 8>&-
+	wait "$FILTER"
+	# Its proc records, and whatever folds under its parent.
+	credited=$(jq -s --argjson p "$HOLDER" --argjson c "$child" '[.[] | select((.type == "proc" and .pid == $c) or (.type == "exited" and .ppid == $p)) | .cpu_us] | add // 0' "$BATS_TEST_TMPDIR/out")
+	used=$(sed -n 's/^cpu_us //p' "$L.out")
+	echo "credited $credited, wait4 $used"
+	# utime and stime are each rounded to a clock tick
+	[ $((credited - used)) -lt "$(ticks_us 2)" ]
+	[ $((used - credited)) -lt "$(ticks_us 2)" ]
+}

@@ -84,12 +84,15 @@ run_state() {
 	assert_line --regexp '"type":"interval","seq":2,'
 }
 
-@test "a process started after the previous sample is charged all its CPU time" {
+@test "a process started after the previous sample is charged all its CPU time, one started in its tick too" {
 	run_state
 	advance_node
 	add_proc 400 late 40 10 100050 /user.slice
+	# The previous sample's uptime was 1000.00 s: tick 100000 at 100 Hz.
+	add_proc 401 sametick 30 0 $((1000 * HZ)) /user.slice
 	run_state
 	assert_line --partial "\"pid\":400,\"ppid\":1,\"starttime\":100050,\"comm\":\"late\",\"cpu_us\":$((50 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":401,\"ppid\":1,\"starttime\":$((1000 * HZ)),\"comm\":\"sametick\",\"cpu_us\":$((30 * 1000000 / HZ)),"
 }
 
 @test "a process first seen but started before the previous sample is only a baseline" {

@@ -1,0 +1,429 @@
+/*
+ * What ended between two scans, accounted for (DECISIONS.md D3): the
+ * reaping parents' cutime and cstime, the kernel's exit facts, and the
+ * cgroups' CPU counters, folded into last slices and exited records.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler.h"
+
+/* The process with this pid that the previous scan saw, or NULL. */
+static struct proc *
+seen_before(const struct kp_sampler *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = sampler_first_with_pid(s, pid);
+	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
+		if (s->list[i]->first_gen != s->gen)
+			return s->list[i];
+	return NULL;
+}
+
+/*
+ * The nearest ancestor alive now, through parents that ended too: the one
+ * whose cutime shows p's end, unless p was orphaned or reaped at once.
+ * Bounded, since pids read at different times may form a loop.
+ */
+static struct proc *
+reaper_of(const struct kp_sampler *s, struct proc *p)
+{
+	int hops;
+
+	for (hops = 0; hops < 64; hops++) {
+		if (p->stat.ppid <= 0 || p->stat.ppid == p->stat.pid ||
+		    (p = seen_before(s, p->stat.ppid)) == NULL)
+			return NULL;
+		if (sampler_alive(s, p))
+			return p;
+	}
+	return NULL;
+}
+
+/* An ended process's last-seen total falls to its reaper to subtract. */
+static void
+subtract_ended(const struct kp_sampler *s, struct proc *e)
+{
+	struct proc *a;
+
+	if ((a = reaper_of(s, e)) == NULL)
+		return;
+	a->sub_us += kp_ticks_to_us(e->stat.cpu_ticks + e->stat.child_ticks);
+	if (e->stat.ppid == a->stat.pid) {
+		a->ndirect++;
+		a->direct = e;
+	}
+	if (a->nsub++ == 0) {
+		a->first_sub = e;
+		return;
+	}
+	a->mixed_comm |= strcmp(a->first_sub->stat.comm, e->stat.comm) != 0;
+	a->mixed_cg |= a->first_sub->cg != e->cg;
+}
+
+static int
+involved(const struct proc *p)
+{
+	return p->growth_ticks > 0 || p->sub_us > 0;
+}
+
+static int
+by_depth(const void *a, const void *b)
+{
+	const struct proc *p = *(struct proc *const *)a;
+	const struct proc *q = *(struct proc *const *)b;
+
+	if (p->depth != q->depth)
+		return q->depth - p->depth;
+	return sampler_by_pid(a, b);
+}
+
+/*
+ * The processes alive now that reaped or should have, deepest first, so
+ * that what one could not have reaped is passed up before its ancestors
+ * are settled.  In s->reap, which grows with the list and is kept.
+ */
+static struct proc **
+reapers(struct kp_sampler *s, size_t *n)
+{
+	struct proc **r, *p, *q;
+	size_t i;
+
+	if (s->nlist > s->reapcap) {
+		s->reapcap = s->listcap;
+		s->reap = kp_reallocarray(s->reap, s->reapcap, sizeof(*r));
+	}
+	r = s->reap;
+	*n = 0;
+	for (i = 0; i < s->nlist; i++) {
+		if (!sampler_alive(s, p = s->list[i]) || !involved(p))
+			continue;
+		for (p->depth = 0, q = p; p->depth < 64 &&
+		    (q = reaper_of(s, q)) != NULL; p->depth++)
+			;
+		r[(*n)++] = p;
+	}
+	if (*n > 1)
+		qsort(r, *n, sizeof(*r), by_depth);
+	return r;
+}
+
+/*
+ * More ended below a than its cutime grew by, beyond the clock ticks lost
+ * to rounding: some were not reaped by it (orphaned, or reaped at once as
+ * when SIGCHLD is ignored).  What it could not hold goes up to the next
+ * ancestor that reaped something, so that no subtree counts twice.
+ */
+static int64_t
+hold_or_pass(struct kp_sampler *s, struct proc *a)
+{
+	int64_t slack_us = kp_ticks_to_us(2 * ((uint64_t)a->nsub + 1));
+	int64_t growth_us = kp_ticks_to_us(a->growth_ticks);
+	struct proc *q = a;
+
+	if (a->sub_us <= growth_us + slack_us)
+		return growth_us > a->sub_us ? growth_us - a->sub_us : 0;
+	while ((q = reaper_of(s, q)) != NULL)
+		if (involved(q)) {
+			q->sub_us += a->sub_us - growth_us;
+			break;
+		}
+	return 0;
+}
+
+static void
+add_detail(struct kp_sampler *s, const struct detail *d)
+{
+	if (s->ndetails == s->detailcap) {
+		s->detailcap = s->detailcap * 2 + 64;
+		s->details = kp_reallocarray(s->details, s->detailcap,
+		    sizeof(*s->details));
+	}
+	s->details[s->ndetails++] = *d;
+}
+
+/*
+ * a's residue: the last slices of its one tracked child that ended and of
+ * that child's tracked descendants that ended with it, given to the
+ * child's terminated record; or else CPU time of children never seen (or
+ * of several seen, whose slices cannot be told apart), under a's pid and,
+ * for their command name and cgroup, those of the ended ones where they
+ * agree, else a's own: a process never seen ran in its parent's cgroup
+ * unless known otherwise.
+ */
+static void
+residue_detail(struct kp_sampler *s, struct proc *a, int64_t cpu_us)
+{
+	struct detail d = { NULL, a->stat.pid, "", &a->id, a->cg, cpu_us, 0,
+	    "parent" };
+	struct proc *e = a->first_sub;
+
+	if (a->ndirect == 1)
+		d.proc = a->direct;
+	snprintf(d.comm, sizeof(d.comm), "%s", a->nsub > 0 && !a->mixed_comm ?
+	    e->stat.comm : a->stat.comm);
+	if (a->nsub > 0 && !a->mixed_cg) {
+		d.id = &e->id;
+		d.cg = e->cg;
+	}
+	add_detail(s, &d);
+}
+
+/* The reaping pass begins: what each reaper's ended children had shown. */
+static void
+reap_begin(struct kp_sampler *s)
+{
+	struct proc *p;
+	size_t i;
+
+	for (i = 0; i < s->nlist; i++) {
+		p = s->list[i];
+		p->sub_us = 0;
+		p->nsub = p->ndirect = 0;
+		p->mixed_comm = p->mixed_cg = 0;
+	}
+	if (!(s->exits & KP_EXITS_PARENT))
+		return;
+	for (i = 0; i < s->nlist; i++)
+		if (!sampler_alive(s, s->list[i]))
+			subtract_ended(s, s->list[i]);
+}
+
+/* Once the exit facts are subtracted too: each reaper's residue. */
+static void
+reap(struct kp_sampler *s)
+{
+	struct proc **r;
+	int64_t cpu_us;
+	size_t i, n;
+
+	r = reapers(s, &n);
+	for (i = 0; i < n; i++)
+		if ((cpu_us = hold_or_pass(s, r[i])) > 0)
+			residue_detail(s, r[i], cpu_us);
+}
+
+/*
+ * The kernel's exit facts (taskstats), those received before this scan
+ * began: a tracked process that ended gets its last slice from its fact;
+ * one still alive now (a zombie, or one that ended after the scan read
+ * it) keeps its fact for the scan that finds it gone; a process never seen
+ * is detail under its parent.  What facts give is subtracted from their
+ * reaper's residue, so that no subtree counts twice.  Facts are short of
+ * the truth by the exit's teardown and up to a tick: the residue and the
+ * cgroup counters keep the rest.
+ */
+static int
+forget_before(const struct kp_exit *e, int before, void *arg)
+{
+	(void)e;
+	(void)arg;
+	return before;
+}
+
+/* The process tracked with e's pid and start, or NULL. */
+static struct proc *
+tracked(const struct kp_sampler *s, const struct kp_exit *e)
+{
+	size_t i;
+
+	for (i = sampler_first_with_pid(s, e->pid);
+	    i < s->nlist && s->list[i]->stat.pid == e->pid; i++)
+		if (kp_exit_same_start(e, s->list[i]->stat.starttime))
+			return s->list[i];
+	return NULL;
+}
+
+/* The tracked process with this pid alive now, else one that ended. */
+static struct proc *
+tracked_pid(const struct kp_sampler *s, pid_t pid)
+{
+	struct proc *p = NULL;
+	size_t i;
+
+	for (i = sampler_first_with_pid(s, pid);
+	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
+		if (sampler_alive(s, p = s->list[i]))
+			return p;
+	return p;
+}
+
+/*
+ * Who reaped e's process: through parents that ended, tracked or known
+ * only by their own facts, the nearest ancestor alive, or NULL.  *named:
+ * its nearest tracked ancestor, whose pid and cgroup it is folded under.
+ */
+static struct proc *
+fact_reaper(const struct kp_sampler *s, const struct kp_exit *e,
+    struct proc **named)
+{
+	struct proc *p;
+	int hops;
+
+	*named = NULL;
+	for (hops = 0; hops < 64; hops++) {
+		if (e->ppid <= 0 || e->ppid == e->pid)
+			return NULL;
+		if ((p = tracked_pid(s, e->ppid)) != NULL) {
+			*named = p;
+			return sampler_alive(s, p) ? p : reaper_of(s, p);
+		}
+		if ((e = kp_exits_find(s->facts, e->ppid)) == NULL)
+			return NULL;
+	}
+	return NULL;
+}
+
+static int64_t
+fact_us(const struct kp_exit *e)
+{
+	return (int64_t)(e->cpu_ns / 1000);
+}
+
+/* A tracked process that ended: its fact less what its records showed. */
+static void
+fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
+{
+	int64_t seen_us = kp_ticks_to_us(p->stat.cpu_ticks);
+	struct detail d = { p, p->stat.ppid, "", &p->id, p->cg, 0, 0,
+	    "taskstats" };
+	struct proc *a;
+
+	d.cpu_us = fact_us(e) > seen_us ? fact_us(e) - seen_us : 0;
+	add_detail(s, &d);
+	if ((a = reaper_of(s, p)) != NULL)
+		a->sub_us += d.cpu_us;
+}
+
+/* A process never seen: one exit under its parent, in its cgroup. */
+static void
+fact_unseen(struct kp_sampler *s, const struct kp_exit *e)
+{
+	struct detail d = { NULL, e->ppid, "", &s->unknown, NULL, fact_us(e),
+	    1, "taskstats" };
+	struct proc *named, *a = fact_reaper(s, e, &named);
+
+	snprintf(d.comm, sizeof(d.comm), "%s", e->comm);
+	if (named != NULL) {
+		d.ppid = named->stat.pid;
+		d.id = &named->id;
+		d.cg = named->cg;
+	}
+	if (a != NULL)
+		a->sub_us += d.cpu_us;
+	add_detail(s, &d);
+}
+
+static int
+take_fact(const struct kp_exit *e, int before, void *arg)
+{
+	struct kp_sampler *s = arg;
+	struct proc *p = tracked(s, e);
+
+	if (p != NULL && sampler_alive(s, p))
+		return 0;
+	if (p != NULL)
+		fact_slice(s, p, e);
+	else if (before)
+		fact_unseen(s, e);
+	return p != NULL || before;
+}
+
+/* What each process's records and each detail give its cgroup. */
+static void
+charge_cgroups(struct kp_sampler *s)
+{
+	struct proc *p;
+	size_t i;
+
+	for (i = 0; i < s->nlist; i++) {
+		p = s->list[i];
+		if (sampler_alive(s, p) && p->cg != NULL && p->delta_ticks > 0)
+			kp_cgcpu_charge(p->cg, kp_ticks_to_us(p->delta_ticks),
+			    0);
+	}
+	for (i = 0; i < s->ndetails; i++)
+		kp_cgcpu_charge(s->details[i].cg, 0, s->details[i].cpu_us);
+	kp_cgcpu_settle(s->cg);
+}
+
+static int
+by_fold(const void *a, const void *b)
+{
+	const struct detail *d = a, *e = b;
+	int c;
+
+	if (d->ppid != e->ppid)
+		return d->ppid < e->ppid ? -1 : 1;
+	if ((c = strcmp(d->comm, e->comm)) != 0)
+		return c;
+	if ((c = strcmp(d->id->cgroup, e->id->cgroup)) != 0)
+		return c;
+	return strcmp(d->source, e->source);
+}
+
+/*
+ * Each detail as much as its cgroup's counter leaves it; a last slice to
+ * its process's terminated record; the rest folded by parent, command
+ * name, cgroup and source, in that order.
+ */
+static void
+settle_details(struct kp_sampler *s)
+{
+	struct detail *d;
+	size_t i, n = 0;
+
+	for (i = 0; i < s->ndetails; i++) {
+		d = &s->details[i];
+		if (s->cg != NULL)
+			d->cpu_us = kp_cgcpu_take(d->cg, d->cpu_us);
+		if (d->proc != NULL)
+			d->proc->slice_us += d->cpu_us;
+		else if (d->cpu_us > 0 || d->count > 0)
+			s->details[n++] = *d;
+	}
+	if (n > 1)
+		qsort(s->details, n, sizeof(*s->details), by_fold);
+	s->ndetails = 0;
+	for (i = 0; i < n; i++) {
+		d = s->ndetails > 0 ? &s->details[s->ndetails - 1] : NULL;
+		if (d != NULL && by_fold(d, &s->details[i]) == 0) {
+			d->cpu_us += s->details[i].cpu_us;
+			d->count += s->details[i].count;
+		} else
+			s->details[s->ndetails++] = s->details[i];
+	}
+}
+
+/* The cgroups to read: those of the processes seen now or just ended. */
+static void
+read_cgroups(struct kp_sampler *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nlist; i++)
+		if (s->list[i]->cg != NULL)
+			kp_cgcpu_want(s->cg, s->list[i]->cg);
+	kp_cgcpu_read(s->cg);
+}
+
+/* The interval's detail and residues, once a scan has ended one. */
+void
+sampler_account_exits(struct kp_sampler *s)
+{
+	s->ndetails = 0;
+	if (s->cg != NULL)
+		read_cgroups(s);
+	if (s->scans < 2) {
+		kp_exits_each(s->facts, forget_before, NULL);
+		return;
+	}
+	reap_begin(s);
+	kp_exits_each(s->facts, take_fact, s);
+	if (s->exits & KP_EXITS_PARENT)
+		reap(s);
+	if (s->cg != NULL)
+		charge_cgroups(s);
+	settle_details(s);
+}

@@ -1,0 +1,91 @@
+/*
+ * The sampler's parts, behind lib/kp.h for everyone else: sampler.c scans
+ * /proc and writes, saves and loads what it found; reap.c accounts for
+ * what ended between two scans (the reaping parents, the kernel's exit
+ * facts, the cgroup counters).  This header is theirs alone.
+ */
+#ifndef SAMPLER_H
+#define SAMPLER_H
+
+#include <limits.h>
+
+#include "kp.h"
+
+struct proc {
+	struct kp_pid_stat stat;	/* as of the latest scan */
+	struct proc *next_free;		/* in the pool's free list */
+	uint64_t delta_ticks;		/* CPU time since the previous scan */
+	uint64_t growth_ticks;		/* its children's, reaped since then */
+	unsigned gen;			/* the scan that last saw it */
+	unsigned first_gen;		/* the scan that first saw it */
+	int have_identity;
+	int fd;				/* its stat kept open, or -1 */
+	int names_pending;		/* some names may come later */
+	struct kp_identity id;
+	char *exe;			/* its executable's path, or NULL */
+	struct kp_cgnode *cg;		/* its cgroup's counter, or NULL */
+	int64_t slice_us;		/* ended: its last slice, where known */
+	/* The reaping pass of one scan (see reap). */
+	int64_t sub_us;			/* what its ended children had shown, */
+					/* and exit facts gave (exact to 1 us) */
+	unsigned nsub, ndirect;		/* how many; of them its own */
+	struct proc *first_sub;		/* the first of them */
+	struct proc *direct;		/* its own child among them, the last */
+	int mixed_comm, mixed_cg;	/* whether the others differ from it */
+	int depth;			/* alive: its alive ancestors */
+};
+
+/*
+ * Detail (D3): CPU time of a tracked process's last slice, or of
+ * processes that ended unseen, folded by parent and command name.
+ */
+struct detail {
+	struct proc *proc;		/* the tracked process, or NULL */
+	pid_t ppid;
+	char comm[64];
+	const struct kp_identity *id;
+	struct kp_cgnode *cg;		/* the cgroup they ran in, or NULL */
+	int64_t cpu_us, count;
+	const char *source;		/* "parent", "taskstats" */
+};
+
+struct kp_sampler {
+	char *procdir;
+	struct kp_names *names;		/* borrowed; NULL: no names */
+	char why[PATH_MAX + 128];	/* what the last failed scan could not read */
+	int emit_all;
+	int scans;			/* scans taken, a loaded one included */
+	int warned_malformed;		/* a malformed stat was reported */
+	unsigned gen;
+	struct kp_cpu_times prev_cpu, cpu;
+	uint64_t prev_uptime_ticks, uptime_ticks;
+	struct proc **table;		/* by (pid, starttime), open addressing */
+	size_t cap, count;		/* cap: a power of two, or 0 */
+	struct proc **list;		/* the same, sorted by pid */
+	size_t nlist, listcap;
+	struct proc **chunks;		/* the pool the processes come from */
+	size_t nchunks;
+	struct proc *free_procs;
+	struct kp_buf buf;		/* the record being written */
+	size_t keep_open, nopen;	/* stat files to keep open; kept */
+	int procfs;			/* procdir is a procfs: 1; no: 0; -1 */
+	int exits;			/* KP_EXITS_*: the sources of detail */
+	struct kp_cgcpu *cg;		/* cgroup counters, or NULL */
+	struct detail *details;		/* the interval's, folded */
+	size_t ndetails, detailcap;
+	struct proc **reap;		/* the reaping pass's, as long as list */
+	size_t reapcap;
+	struct kp_exits *facts;		/* exit facts, borrowed; or NULL */
+	int64_t exits_dropped;		/* the interval's, lost by the kernel */
+	struct kp_identity unknown;	/* of a process whose kin are unseen */
+};
+
+/* sampler.c */
+size_t sampler_first_with_pid(const struct kp_sampler *s, pid_t pid);
+int sampler_by_pid(const void *a, const void *b);
+int sampler_alive(const struct kp_sampler *s, const struct proc *p);
+
+/* reap.c */
+void sampler_account_exits(struct kp_sampler *s);
+
+#endif
