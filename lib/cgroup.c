@@ -797,8 +797,8 @@ kp_identity_classify(struct kp_identity *id, int kernel_thread)
  * The identity members of a record, in the order they are written: every
  * stage that passes identities on copies these (kp-records(5)).
  */
-static const struct { const char *key; size_t off; } fields[] = {
-#define F(name) { #name, offsetof(struct kp_identity, name) }
+static const struct { const char *key; size_t len, off; } fields[] = {
+#define F(name) { #name, sizeof(#name) - 1, offsetof(struct kp_identity, name) }
 	F(kind), F(cgroup), F(container_id), F(runtime), F(container_name),
 	F(pod_id), F(pod_name), F(pod_namespace), F(pod_qos), F(vm_id),
 	F(vm_name), F(hypervisor), F(unit), F(user_slice), F(session)
@@ -820,14 +820,37 @@ kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b)
 	}
 }
 
-/* Each identity member rec has, as it was written, in the same order. */
-void
-kp_identity_copy(struct kp_buf *b, const struct kp_record *rec)
+/* The index in fields of member name key, of keylen bytes; -1: none. */
+static int
+identity_index(const char *key, size_t keylen)
 {
-	const struct kp_field *f;
 	size_t i;
 
 	for (i = 0; i < NFIELDS; i++)
-		if ((f = kp_rec_get(rec, fields[i].key)) != NULL)
-			kp_buf_raw(b, fields[i].key, f->raw, f->rawlen);
+		if (fields[i].len == keylen && memcmp(fields[i].key, key,
+		    keylen) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Each identity member rec has, as it was written, in the same order.  One
+ * pass over the members, not one lookup for each name: a dense stream
+ * brings a record for every process every interval.
+ */
+void
+kp_identity_copy(struct kp_buf *b, const struct kp_record *rec)
+{
+	const struct kp_field *found[NFIELDS] = { NULL };
+	size_t i;
+	int k;
+
+	for (i = 0; i < rec->nf; i++)
+		if ((k = identity_index(rec->f[i].key, rec->f[i].keylen)) >= 0 &&
+		    found[k] == NULL)
+			found[k] = &rec->f[i];
+	for (i = 0; i < NFIELDS; i++)
+		if (found[i] != NULL)
+			kp_buf_raw(b, fields[i].key, found[i]->raw,
+			    found[i]->rawlen);
 }

@@ -231,6 +231,9 @@ void kp_node_free(struct kp_node *node);
 struct kp_cpu_times {
 	uint64_t total_ticks;	/* user..steal; guest is inside user */
 	uint64_t active_ticks;	/* total - idle - iowait */
+	/* Inside active and no process's: interrupts, and a hypervisor's. */
+	uint64_t irq_ticks, softirq_ticks, steal_ticks;
+	int has_kernel;		/* 0: a stored sample without the three */
 };
 struct kp_pid_stat {
 	pid_t pid;

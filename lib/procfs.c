@@ -131,6 +131,10 @@ kp_parse_cpu_times(const char *buf, struct kp_cpu_times *ct)
 		p += strcspn(p, " \n");
 	}
 	ct->active_ticks = ct->total_ticks - f[3] - f[4];
+	ct->irq_ticks = f[5];
+	ct->softirq_ticks = f[6];
+	ct->steal_ticks = f[7];
+	ct->has_kernel = 1;
 	return 0;
 }
 

@@ -547,6 +547,22 @@ kp_sampler_has_baseline(const struct kp_sampler *s)
 	return s->scans > 0;
 }
 
+/*
+ * The node's active CPU time that no process's counters hold: the
+ * unattributed record's share that no exit accounting can reduce.
+ */
+static void
+kernel_cpu(const struct kp_cpu_times *prev, const struct kp_cpu_times *cur,
+    struct kp_buf *b)
+{
+	kp_buf_int(b, "irq_us", kp_ticks_to_us(delta(cur->irq_ticks,
+	    prev->irq_ticks)));
+	kp_buf_int(b, "softirq_us", kp_ticks_to_us(delta(cur->softirq_ticks,
+	    prev->softirq_ticks)));
+	kp_buf_int(b, "steal_us", kp_ticks_to_us(delta(cur->steal_ticks,
+	    prev->steal_ticks)));
+}
+
 static void
 cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 {
@@ -562,6 +578,8 @@ cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 	kp_buf_int(b, "cpu_us", cpu_us);
 	kp_buf_int(b, "total_cpu_us", total_cpu_us);
 	kp_buf_real(b, "usage_ratio", kp_usage_ratio(cpu_us, total_cpu_us));
+	if (s->cpu.has_kernel && s->prev_cpu.has_kernel)
+		kernel_cpu(&s->prev_cpu, &s->cpu, b);
 	if (s->emit_all)	/* every live process has a record */
 		kp_buf_bool(b, "dense", 1);
 	if (kp_exits_listening(s->facts))
@@ -753,6 +771,11 @@ kp_sampler_save(const struct kp_sampler *s)
 	    "active_ticks", (json_int_t)s->cpu.active_ticks,
 	    "uptime_ticks", (json_int_t)s->uptime_ticks,
 	    "procs", procs);
+	if (s->cpu.has_kernel)
+		json_object_set_new(saved, "kernel_ticks", json_pack("[I,I,I]",
+		    (json_int_t)s->cpu.irq_ticks,
+		    (json_int_t)s->cpu.softirq_ticks,
+		    (json_int_t)s->cpu.steal_ticks));
 	if (s->cg != NULL)
 		json_object_set_new(saved, "cgroups", kp_cgcpu_save(s->cg));
 	return saved;
@@ -812,6 +835,24 @@ load_proc(struct kp_sampler *s, json_t *row)
 	return 0;
 }
 
+/*
+ * A state file of an earlier version has no kernel_ticks: the next cpu
+ * record then goes without irq_us, softirq_us and steal_us.
+ */
+static void
+load_kernel_ticks(struct kp_cpu_times *ct, json_t *saved)
+{
+	json_int_t irq, softirq, steal;
+
+	ct->has_kernel = saved != NULL && json_unpack(saved, "[I,I,I]", &irq,
+	    &softirq, &steal) == 0 && irq >= 0 && softirq >= 0 && steal >= 0;
+	if (!ct->has_kernel)
+		return;
+	ct->irq_ticks = (uint64_t)irq;
+	ct->softirq_ticks = (uint64_t)softirq;
+	ct->steal_ticks = (uint64_t)steal;
+}
+
 /* The node's counters, then each process; the number of bad rows skipped. */
 static int
 load(struct kp_sampler *s, json_t *saved)
@@ -828,6 +869,7 @@ load(struct kp_sampler *s, json_t *saved)
 		return -1;
 	s->cpu.total_ticks = (uint64_t)total;
 	s->cpu.active_ticks = (uint64_t)active;
+	load_kernel_ticks(&s->cpu, json_object_get(saved, "kernel_ticks"));
 	s->uptime_ticks = (uint64_t)uptime;
 	/* One bad row costs that process's interval, not everyone's. */
 	json_array_foreach(procs, i, row)

@@ -1,10 +1,13 @@
 /*
- * Processes for scripts/bench-proc to measure against.  Holds N children
- * that sleep, and with -c also starts short-lived ones without pause (churn),
- * until its stdin closes; then it ends them all.  Each child dies with it,
- * however it ends (PR_SET_PDEATHSIG).
- * usage: proc-spawn [-c] count
+ * Processes for scripts/bench-proc and bench-exits to measure against.
+ * Holds N children that sleep, and with -c also starts short-lived ones
+ * without pause (churn), or with -r rate that many a second, each ending at
+ * once, on a clock (CLOCK_MONOTONIC deadlines, so that a late start is made
+ * up), until its stdin closes; then it ends them all.  Each child dies with
+ * it, however it ends (PR_SET_PDEATHSIG).
+ * usage: proc-spawn [-c | -r rate] count
  */
+#define _GNU_SOURCE	/* ppoll */
 #include <err.h>
 #include <errno.h>
 #include <poll.h>
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,7 +30,7 @@ child(int linger_us)
 	if (pid > 0)
 		return pid;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
+	if (getppid() == 1 || linger_us < 0)
 		_exit(0);
 	if (linger_us > 0) {
 		usleep((useconds_t)linger_us);
@@ -36,32 +40,53 @@ child(int linger_us)
 		pause();
 }
 
-int
-main(int argc, char *argv[])
+static long long
+now_ns(void)
 {
-	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
-	pid_t *kids;
-	long n, i, started = 0;
-	int churn = 0, inflight = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Children that end at once, rate_hz a second, until stdin closes. */
+static long
+spawn_at_rate(long rate_hz, struct pollfd *pfd)
+{
+	long long next_ns = now_ns(), step_ns = 1000000000LL / rate_hz, wait_ns;
+	struct timespec ts;
+	long started = 0;
 	char c;
 
-	if (argc > 1 && strcmp(argv[1], "-c") == 0) {
-		churn = 1;
-		argc--;
-		argv++;
-	}
-	if (argc != 2 || (n = strtol(argv[1], NULL, 10)) < 0)
-		errx(2, "usage: proc-spawn [-c] count");
-	if ((kids = calloc((size_t)n + 1, sizeof(*kids))) == NULL)
-		err(1, "calloc");
-	for (i = 0; i < n; i++)
-		kids[i] = child(0);
-	printf("ready\n");
-	fflush(stdout);
 	for (;;) {
-		if (poll(&pfd, 1, churn ? 0 : -1) > 0 &&
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		wait_ns = next_ns - now_ns();
+		ts.tv_sec = wait_ns > 0 ? wait_ns / 1000000000 : 0;
+		ts.tv_nsec = wait_ns > 0 ? wait_ns % 1000000000 : 0;
+		if (ppoll(pfd, 1, &ts, NULL) > 0 &&
 		    read(STDIN_FILENO, &c, 1) <= 0)
-			break;
+			return started;
+		if (now_ns() < next_ns)
+			continue;
+		child(-1);
+		started++;
+		next_ns += step_ns;
+	}
+}
+
+/* With churn, eight children of 1 to 4 ms at a time; until stdin closes. */
+static long
+spawn_churn(int churn, struct pollfd *pfd)
+{
+	long started = 0;
+	int inflight = 0;
+	char c;
+
+	for (;;) {
+		if (poll(pfd, 1, churn ? 0 : -1) > 0 &&
+		    read(STDIN_FILENO, &c, 1) <= 0)
+			return started;
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			inflight--;
 		if (churn && inflight < 8) {
@@ -71,6 +96,36 @@ main(int argc, char *argv[])
 		} else if (churn)
 			usleep(200);
 	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	pid_t *kids;
+	long n, i, started, rate_hz = 0;
+	int churn = 0;
+
+	if (argc > 1 && strcmp(argv[1], "-c") == 0) {
+		churn = 1;
+		argc--;
+		argv++;
+	} else if (argc > 2 && strcmp(argv[1], "-r") == 0) {
+		if ((rate_hz = strtol(argv[2], NULL, 10)) < 1)
+			errx(2, "usage: proc-spawn [-c | -r rate] count");
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc != 2 || (n = strtol(argv[1], NULL, 10)) < 0)
+		errx(2, "usage: proc-spawn [-c | -r rate] count");
+	if ((kids = calloc((size_t)n + 1, sizeof(*kids))) == NULL)
+		err(1, "calloc");
+	for (i = 0; i < n; i++)
+		kids[i] = child(0);
+	printf("ready\n");
+	fflush(stdout);
+	started = rate_hz > 0 ? spawn_at_rate(rate_hz, &pfd) :
+	    spawn_churn(churn, &pfd);
 	for (i = 0; i < n; i++)
 		kill(kids[i], SIGKILL);
 	while (wait(NULL) > 0 || errno == EINTR)
