@@ -69,7 +69,7 @@ sleep_until_us(struct kp_clock *c, int64_t mono_us)
 	const sigset_t *open = kp_signals_sleep_mask();
 	struct pollfd pfd = { .fd = -1, .events = POLLIN };
 	struct timespec ts;
-	int64_t left_us;
+	int64_t left_us, quiet_us;
 
 	if (open == NULL && c->poll_fd < 0) {
 		ts.tv_sec = mono_us / 1000000;
@@ -80,11 +80,17 @@ sleep_until_us(struct kp_clock *c, int64_t mono_us)
 		return;
 	}
 	while (!kp_stop_signal && (left_us = mono_us - kp_mono_us()) > 0) {
+		pfd.fd = c->poll_fd;
+		if ((quiet_us = c->poll_quiet_us - kp_mono_us()) > 0) {
+			pfd.fd = -1;
+			left_us = quiet_us < left_us ? quiet_us : left_us;
+		}
 		ts.tv_sec = left_us / 1000000;
 		ts.tv_nsec = (left_us % 1000000) * 1000;
-		pfd.fd = c->poll_fd;
-		if (ppoll(&pfd, 1, &ts, open) > 0 && pfd.revents != 0)
+		if (ppoll(&pfd, 1, &ts, open) > 0 && pfd.revents != 0) {
 			c->poll_fd = c->ready(c->ready_arg);
+			c->poll_quiet_us = kp_mono_us() + c->poll_pause_us;
+		}
 	}
 }
 
@@ -94,6 +100,7 @@ kp_clock_start(struct kp_clock *c, int64_t interval_us)
 {
 	c->interval_us = interval_us;
 	c->poll_fd = -1;
+	c->poll_quiet_us = 0;
 	c->seq = 0;
 	c->dt_us = 0;
 	c->start_us = c->end_us = kp_mono_us();
@@ -102,14 +109,19 @@ kp_clock_start(struct kp_clock *c, int64_t interval_us)
 
 /*
  * While it sleeps, the clock polls fd for input and calls ready when it
- * is readable; ready gives the descriptor to poll next (-1: none).
+ * is readable; ready gives the descriptor to poll next (-1: none).  After
+ * each call, fd is left alone for pause_us: ready reads all it holds, and
+ * one wakeup for each message would cost more than reading them.
  */
 void
-kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg), void *arg)
+kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg), void *arg,
+    int64_t pause_us)
 {
 	c->poll_fd = fd;
 	c->ready = ready;
 	c->ready_arg = arg;
+	c->poll_pause_us = pause_us;
+	c->poll_quiet_us = 0;
 }
 
 /*
