@@ -24,9 +24,9 @@ LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/exit
 	lib/reap.o lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
 	lib/write.o lib/zones.o
 LIB = lib/libkp.a
-# Test drivers that make check builds: taskstats' probe, a CPU-time burner
-# and a wait4(2) reference.
-TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4
+# Test drivers that make check builds: taskstats' probe, a CPU-time burner,
+# a wait4(2) reference, and a sampler fed exit facts from its input.
+TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4 tests/facts-replay
 
 # make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -75,6 +75,9 @@ cmd/kp-fmt: $(FMTOBJ)
 tests/taskstats-probe.o: lib/kp.h config.mk
 tests/taskstats-probe: tests/taskstats-probe.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
+tests/facts-replay.o: lib/kp.h config.mk
+tests/facts-replay: tests/facts-replay.o $(LIB)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 tests/cpuburn: tests/cpuburn.c config.mk
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/cpuburn.c
 tests/wait4: tests/wait4.c config.mk

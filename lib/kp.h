@@ -460,6 +460,7 @@ void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
 struct kp_exits *kp_exits_new(struct kp_taskstats *ts);	/* takes ts */
 int kp_exits_fd(const struct kp_exits *x);	/* to poll; -1: none */
 void kp_exits_drain(struct kp_exits *x);
+void kp_exits_add(struct kp_exits *x, const struct kp_exit *e);
 void kp_exits_cut(struct kp_exits *x);
 /* 1: the fact is used and let go; 0: kept.  before: it came before the cut */
 typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);

@@ -112,21 +112,26 @@ reapers(struct kp_sampler *s, size_t *n)
 /*
  * More ended below a than its cutime grew by, beyond the clock ticks lost
  * to rounding: some were not reaped by it (orphaned, or reaped at once as
- * when SIGCHLD is ignored).  What it could not hold goes up to the next
- * ancestor that reaped something, so that no subtree counts twice.
+ * when SIGCHLD is ignored), or not yet.  What exit facts gave is held for
+ * the next pass: a child that ended before this sample may be reaped only
+ * after it read a's line.  The rest goes up to the next ancestor that
+ * reaped something, so that no subtree counts twice.
  */
 static int64_t
 hold_or_pass(struct kp_sampler *s, struct proc *a)
 {
 	int64_t slack_us = kp_ticks_to_us(2 * ((uint64_t)a->nsub + 1));
 	int64_t growth_us = kp_ticks_to_us(a->growth_ticks);
+	int64_t over_us = a->sub_us - growth_us;
 	struct proc *q = a;
 
-	if (a->sub_us <= growth_us + slack_us)
-		return growth_us > a->sub_us ? growth_us - a->sub_us : 0;
-	while ((q = reaper_of(s, q)) != NULL)
+	if (over_us <= slack_us)
+		return over_us < 0 ? -over_us : 0;
+	a->carry_us = over_us < a->facts_us ? over_us : a->facts_us;
+	over_us -= a->carry_us;
+	while (over_us > 0 && (q = reaper_of(s, q)) != NULL)
 		if (involved(q)) {
-			q->sub_us += a->sub_us - growth_us;
+			q->sub_us += over_us;
 			break;
 		}
 	return 0;
@@ -179,7 +184,8 @@ reap_begin(struct kp_sampler *s)
 
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
-		p->sub_us = 0;
+		p->sub_us = p->carry_us;
+		p->facts_us = p->carry_us = 0;
 		p->nsub = p->ndirect = 0;
 		p->mixed_comm = p->mixed_cg = 0;
 	}
@@ -281,6 +287,14 @@ fact_us(const struct kp_exit *e)
 	return (int64_t)(e->cpu_ns / 1000);
 }
 
+/* A fact's CPU time, for its reaper to take out of its cutime's growth. */
+static void
+facts_to(struct proc *a, int64_t cpu_us)
+{
+	a->sub_us += cpu_us;
+	a->facts_us += cpu_us;
+}
+
 /* A tracked process that ended: its fact less what its records showed. */
 static void
 fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
@@ -293,7 +307,7 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 	d.cpu_us = fact_us(e) > seen_us ? fact_us(e) - seen_us : 0;
 	add_detail(s, &d);
 	if ((a = reaper_of(s, p)) != NULL)
-		a->sub_us += d.cpu_us;
+		facts_to(a, d.cpu_us);
 }
 
 /* A process never seen: one exit under its parent, in its cgroup. */
@@ -311,7 +325,7 @@ fact_unseen(struct kp_sampler *s, const struct kp_exit *e)
 		d.cg = named->cg;
 	}
 	if (a != NULL)
-		a->sub_us += d.cpu_us;
+		facts_to(a, d.cpu_us);
 	add_detail(s, &d);
 }
 

@@ -28,6 +28,9 @@ struct proc {
 	/* The reaping pass of one scan (see reap). */
 	int64_t sub_us;			/* what its ended children had shown, */
 					/* and exit facts gave (exact to 1 us) */
+	int64_t facts_us;		/* of sub_us, what facts gave */
+	int64_t carry_us;		/* facts ahead of its cutime: the next */
+					/* reaping pass's to subtract */
 	unsigned nsub, ndirect;		/* how many; of them its own */
 	struct proc *first_sub;		/* the first of them */
 	struct proc *direct;		/* its own child among them, the last */

@@ -268,6 +268,38 @@ v1_cgroup() {
 	    "$(printf '["parent",%d,null]\n["cgroup",0,%d]' "$kept" $(($(ticks_us 50) - 100000)))"
 }
 
+@test "a child that ended before a sample, reaped just after the sample read its parent, counts once: by its exit fact, not again by the parent's cutime" {
+	[ -x "$KP_ROOT/tests/facts-replay" ] ||
+	    fail "tests/facts-replay is not built (make check builds it)"
+	T=$(fixture_copy proc-basic)
+	mkdir "$T/700"
+	echo '0::/user.slice' > "$T/700/cgroup"
+	make_stat() {	# the parent, make, with cutime $1 clock ticks
+		printf '700 (make) S 1 700 700 0 -1 0 0 0 0 0 5 5 %s 0 20 0 1 0 50000 0 0\n' \
+		    "$1" > "$T/700/stat"
+	}
+	make_stat 0
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	"$KP_ROOT/tests/facts-replay" "$T" < "$BATS_TEST_TMPDIR/in" \
+	    > "$BATS_TEST_TMPDIR/out" 3>&- &
+	FILTER=$!
+	exec 7> "$BATS_TEST_TMPDIR/in"
+	echo 'interval 1' >&7
+	await_line '"type":"interval","seq":1,'
+	# cc, 200 ms, ended before sample 2 began; the sample read make's line
+	# before make reaped it, and found cc's gone.
+	echo "fact 701 700 cc 200000 $((1000 * HZ))" >&7
+	echo 'interval 2' >&7
+	await_line '"type":"interval","seq":2,'
+	make_stat $((200000 * HZ / 1000000))
+	echo 'interval 3' >&7
+	await_line '"type":"interval","seq":3,'
+	exec 7>&-
+	wait "$FILTER"
+	run jq -s -c '[.[] | select(.type == "exited" and .ppid == 700) | [.seq, .source, .comm, .cpu_us]]' "$BATS_TEST_TMPDIR/out"
+	assert_output '[[2,"taskstats","cc",200000]]'
+}
+
 @test "--exited picks the sources: none, parent, cgroup" {
 	run_state
 	advance_node
