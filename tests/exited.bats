@@ -398,6 +398,12 @@ churn() {
 	start_workload sh "$KP_ROOT/tests/churn.sh"
 	await_in "$W" '^pid '
 	ROOT=$(sed -n 's/^pid //p' "$W")
+	# In a cgroup of its own, as a container's processes are: the root
+	# cgroup's counter moves with every process of the machine, and the
+	# stat files and the counter, read moments apart, would cut the
+	# detail by the noise of whatever else runs (proc-cputime(1)).
+	CHURNS=$((${CHURNS:-0} + 1))
+	echo "$ROOT" > "$(new_cgroup "churn$CHURNS")/cgroup.procs"
 	start_filter ${1:+--exited "$1"}
 	send_interval 1
 	await_line '"type":"interval","seq":1,'
