@@ -969,7 +969,8 @@ kp_reader_read(struct kp_reader *r, struct kp_record *rec)
 			return -1;
 		}
 	} while (blank(line, len));
-	if (line[len - 1] == '\r')
+	/* CRLF, and any more CRs before it: whitespace a stage drops. */
+	while (line[len - 1] == '\r')
 		line[--len] = '\0';
 	rec->line = line;
 	rec->len = len;
