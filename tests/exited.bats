@@ -858,3 +858,17 @@ dropped_in() {
 	[ $((credited - used)) -lt "$(ticks_us 2)" ]
 	[ $((used - credited)) -lt "$(ticks_us 2)" ]
 }
+
+@test "rapl-read -- CMD | proc-cputime: the tree's records name its own cgroup, which kp-aggregate --by cgroup keeps apart" {
+	needs_root
+	run -0 --separate-stderr bash -c 'CPUBURN=$1 rapl-read --source model -i 100ms -- sh -c "\"\$CPUBURN\" 300" | proc-cputime | kp-attribute | kp-aggregate --by cgroup' _ "$KP_ROOT/tests/cpuburn"
+	out=$output
+	cg=$(jq -r 'select(.type == "command") | .cgroup' <<< "$out")
+	[[ "$cg" == */kp-command-* ]]
+	run -0 jq -s --arg cg "$cg" '[.[] | select(.type == "process" and .comm == "cpuburn") | .cgroup] | unique' <<< "$out"
+	assert_output "[
+  \"$cg\"
+]"
+	run -0 jq -s --arg cg "$cg" '[.[] | select(.type == "group" and .cgroup == $cg) | .cpu_us] | add' <<< "$out"
+	[ "$output" -ge 250000 ]
+}
