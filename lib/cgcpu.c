@@ -229,8 +229,9 @@ kp_parse_cpuacct_usage(const char *buf, int64_t *usage_us)
 	return 0;
 }
 
-static int
-read_counter(const struct kp_cgcpu *c, const struct kp_cgnode *n,
+/* The counter of n, now, in microseconds: 0, or -1 where it has none. */
+int
+kp_cgcpu_usage(const struct kp_cgcpu *c, const struct kp_cgnode *n,
     int64_t *usage_us)
 {
 	char path[PATH_MAX], buf[1024];
@@ -257,7 +258,7 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 	n->procs_us = n->detail_us = n->taken_us = 0;
 	n->nrounded = 0;
 	n->excl_us = n->kept_us = n->residue_us = n->excess_us = 0;
-	if (!n->counted || read_counter(c, n, &now_us) < 0) {
+	if (!n->counted || kp_cgcpu_usage(c, n, &now_us) < 0) {
 		n->have_last = 0;
 		return;
 	}
@@ -506,14 +507,6 @@ kp_cgcpu_move(const struct kp_cgcpu *c, const struct kp_cgnode *n, pid_t pid)
 	if (close(fd) < 0)
 		ok = 0;
 	return ok ? 0 : -1;
-}
-
-/* The counter of n, now, in microseconds: 0, or -1 where it has none. */
-int
-kp_cgcpu_usage(const struct kp_cgcpu *c, const struct kp_cgnode *n,
-    int64_t *usage_us)
-{
-	return read_counter(c, n, usage_us);
 }
 
 /* Removes n, made by kp_cgcpu_make: 0, or -1 and errno (EBUSY: in use). */
