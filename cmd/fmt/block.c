@@ -1,8 +1,10 @@
 /*
  * The block store: the records of one interval, kept until its interval
  * record arrives.  Each record is copied whole, its line, its fields and
- * their strings, into one piece of an arena of large chunks, which is
- * emptied when the interval has been written and freed at the end.
+ * their strings, into one piece of an arena of chunks, which is emptied
+ * when the interval has been written and freed at the end.  The chunks
+ * start small and double up to a megabyte: --summary keeps a block for
+ * one header, and a short stream should not cost a megabyte a block.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -17,14 +19,19 @@ struct chunk {
 	max_align_t data[];
 };
 
+#define CHUNK_FIRST_BYTES (4 << 10)
 #define CHUNK_BYTES (1 << 20)
 
+/* A chunk for n bytes at least, twice the size of the one before. */
 static struct chunk *
-chunk_new(size_t n)
+chunk_new(size_t n, const struct chunk *before)
 {
 	struct chunk *c;
-	size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES;
+	size_t cap = before == NULL ? CHUNK_FIRST_BYTES :
+	    before->cap < CHUNK_BYTES ? before->cap * 2 : CHUNK_BYTES;
 
+	if (cap < n)
+		cap = n;
 	c = kp_malloc(sizeof(*c) + cap);
 	c->next = NULL;
 	c->cap = cap;
@@ -44,7 +51,7 @@ arena_alloc(struct block *b, size_t n)
 	for (c = b->cur; c != NULL && c->used + n > c->cap; c = c->next)
 		b->cur = c->next != NULL ? c->next : c;
 	if (c == NULL) {
-		c = chunk_new(n);
+		c = chunk_new(n, b->cur);
 		if (b->cur != NULL) {
 			c->next = b->cur->next;
 			b->cur->next = c;
