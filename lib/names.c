@@ -269,7 +269,7 @@ load_json(struct source *src, const char *path, off_t max)
 		return NULL;
 	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= max)
-		root = json_loadfd(fd, 0, &jerr);
+		root = kp_json_loadfd(fd, &jerr);
 	close(fd);
 	return root;
 }

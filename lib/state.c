@@ -145,7 +145,7 @@ load(struct kp_state *st)
 		return;
 	}
 	regular_or_exit(fd, st->path);
-	root = json_loadfd(fd, 0, &jerr);
+	root = kp_json_loadfd(fd, &jerr);
 	close(fd);
 	if (root == NULL ||
 	    json_unpack(root, "{s:s,s:I,s:s,s:o}", "kind", &kind,
