@@ -152,6 +152,25 @@ interval() {
 	assert_equal "$(jq -r 'select(.type == "host") | .total_uj' <<< "$output")" 0
 }
 
+@test "--state of many kilobytes is read whole: every group's total goes on" {
+	# lib/jsonfile.c hands jansson the file in blocks of a kilobyte:
+	# a state of many blocks must come back whole, not as a new baseline.
+	S=$BATS_TEST_TMPDIR/ag.state
+	for pid in $(seq 1 400); do
+		process 1 package "$pid" 3 "\"container_id\":\"c$pid\",\"state\":\"running\""
+	done
+	interval 1
+	run kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	[ "$(stat -c %s "$S")" -gt 16384 ]
+	sed -i 's/"seq":1/"seq":2/' "$IN"
+	run --separate-stderr kp-aggregate --level container --state "$S" < "$IN"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(jq -r 'select(.type == "container") | .total_uj' <<< "$output" | sort -u)" 6
+	assert_equal "$(jq -r 'select(.type == "container")' <<< "$output" | grep -c '"total_uj": 6')" 400
+}
+
 @test "at every level and zone: groups + host + unattributed = node energy - idle kept; a pod is the sum of its containers" {
 	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 40 --processes 60 --churn 50 > "$IN"
 	run bash -c 'set -o pipefail; kp-attribute --idle proportional < "$1" | kp-aggregate --drop-processes --by comm' _ "$IN"
