@@ -263,8 +263,10 @@ char *kp_read_exe(int procfd, pid_t pid);	/* NULL: none readable */
 int64_t kp_ticks_to_us(uint64_t ticks);
 uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
-json_t *kp_json_loadfd(int fd, json_error_t *jerr);	/* new; NULL: not JSON */
 int kp_read_boot_id(const char *procdir, char *buf, size_t len);
+
+/* jsonfile.c: a JSON file read in blocks, not a byte per read(2). */
+json_t *kp_json_loadfd(int fd, json_error_t *jerr);	/* new; NULL: not JSON */
 
 /* cgroup.c: who a process belongs to, from its cgroup path. */
 struct kp_identity {
