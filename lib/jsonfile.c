@@ -1,10 +1,14 @@
 /*
- * A JSON file read whole from an open descriptor.  jansson's json_loadfd
- * reads it one byte per read(2): a state file of a megabyte cost a
- * million system calls.  Here it is read in blocks and handed to
- * jansson's callback loader, which decides as json_loadfd would.
+ * JSON files through a descriptor, in blocks.  jansson's json_loadfd
+ * reads one byte per read(2), and json_dumpfd writes one token per
+ * write(2): a state file of a megabyte cost a million system calls each
+ * way.  Here a file is read in blocks and handed to jansson's callback
+ * loader, which decides as json_loadfd would, and written from one
+ * string.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "kp.h"
@@ -31,4 +35,41 @@ kp_json_loadfd(int fd, json_error_t *jerr)
 	struct blocks b = { fd };
 
 	return json_load_callback(next_block, &b, 0, jerr);
+}
+
+static int
+write_all(int fd, const char *s, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, s, len)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		s += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * root to fd as one line of compact JSON, its keys sorted so that the
+ * same data always gives the same bytes: 0, or -1 with errno.
+ */
+int
+kp_json_dumpfd(const json_t *root, int fd)
+{
+	char *text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+	int ret;
+
+	if (text == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	ret = write_all(fd, text, strlen(text)) < 0 ||
+	    write_all(fd, "\n", 1) < 0 ? -1 : 0;
+	free(text);
+	return ret;
 }

@@ -265,8 +265,9 @@ uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
 int kp_read_boot_id(const char *procdir, char *buf, size_t len);
 
-/* jsonfile.c: a JSON file read in blocks, not a byte per read(2). */
+/* jsonfile.c: JSON files in blocks, not a byte or a token per system call. */
 json_t *kp_json_loadfd(int fd, json_error_t *jerr);	/* new; NULL: not JSON */
+int kp_json_dumpfd(const json_t *root, int fd);	/* a line; -1: errno */
 
 /* cgroup.c: who a process belongs to, from its cgroup path. */
 struct kp_identity {

@@ -255,8 +255,7 @@ kp_state_prepare_new(struct kp_state *st, json_t *data)
 		errx(KP_EXIT_FAILURE, "%s: cannot build the state", st->path);
 	if ((fd = mkstemp(st->tmp)) < 0)
 		err(KP_EXIT_FAILURE, "%s", st->tmp);
-	if (json_dumpfd(root, fd, JSON_COMPACT) < 0 ||
-	    write(fd, "\n", 1) != 1 || fsync(fd) < 0 || close(fd) < 0)
+	if (kp_json_dumpfd(root, fd) < 0 || fsync(fd) < 0 || close(fd) < 0)
 		fail_removing(st->tmp, st->tmp);
 	json_decref(root);
 }
