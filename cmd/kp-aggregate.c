@@ -817,7 +817,7 @@ state_data(void)
 	for (l = 0; l < nlevels; l++) {
 		c.level = l;
 		c.arr = json_array();
-		kp_map_each(levels[l].groups, save_group, &c);
+		kp_map_each_sorted(levels[l].groups, save_group, &c);
 		o = json_pack("{s:o,s:o}", "groups", c.arr, "host",
 		    kp_zones_save(&zones, levels[l].host_total_uj));
 		json_object_set_new(lvs, levels[l].field, o);

@@ -371,6 +371,8 @@ void *kp_map_remove(struct kp_map *m, const char *key);
 /* Visit every entry; the callback may not change the map. */
 void kp_map_each(struct kp_map *m,
     void (*fn)(const char *key, void *val, void *arg), void *arg);
+void kp_map_each_sorted(struct kp_map *m,	/* by key, as strcmp(3) */
+    void (*fn)(const char *key, void *val, void *arg), void *arg);
 void kp_map_free(struct kp_map *m, void (*free_val)(void *));
 size_t kp_map_count(const struct kp_map *m);
 void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),

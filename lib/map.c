@@ -138,6 +138,35 @@ kp_map_each(struct kp_map *m, void (*fn)(const char *, void *, void *),
 			fn(m->slots[i].key, m->slots[i].val, arg);
 }
 
+static int
+slot_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct slot *const *)a)->key,
+	    (*(const struct slot *const *)b)->key);
+}
+
+/*
+ * As kp_map_each, in the order of the keys: for what must not depend on
+ * the order the entries came in, as a state file, the same for the same
+ * data.  (Linear probing's order does: a key put after another that it
+ * collides with lies after it.)
+ */
+void
+kp_map_each_sorted(struct kp_map *m,
+    void (*fn)(const char *key, void *val, void *arg), void *arg)
+{
+	struct slot **live = kp_reallocarray(NULL, m->count + 1, sizeof(*live));
+	size_t i, n = 0;
+
+	for (i = 0; i < m->cap; i++)
+		if (m->slots[i].key != NULL && m->slots[i].key != TOMB)
+			live[n++] = &m->slots[i];
+	qsort(live, n, sizeof(*live), slot_cmp);
+	for (i = 0; i < n; i++)
+		fn(live[i]->key, live[i]->val, arg);
+	free(live);
+}
+
 size_t
 kp_map_count(const struct kp_map *m)
 {
