@@ -1,10 +1,10 @@
 /*
  * JSON files through a descriptor, in blocks.  jansson's json_loadfd
- * reads one byte per read(2), and json_dumpfd writes one token per
- * write(2): a state file of a megabyte cost a million system calls each
- * way.  Here a file is read in blocks and handed to jansson's callback
- * loader, which decides as json_loadfd would, and written from one
- * string.
+ * reads one byte per read(2), a million calls for a state file of a
+ * megabyte, and json_dumpfd writes one token per write(2), 14,798 calls
+ * for one of 41 KB.  Here a file is read in blocks and handed to
+ * jansson's callback loader, which decides as json_loadfd would, and
+ * written from one string.
  */
 #include <errno.h>
 #include <stdlib.h>
