@@ -171,6 +171,20 @@ interval() {
 	assert_equal "$(jq -r 'select(.type == "container")' <<< "$output" | grep -c '"total_uj": 6')" 400
 }
 
+@test "--state: the same totals and members give the same bytes, whatever order the records came in" {
+	# kp-aggregate(1): keys sorted, groups in the order of their ids.
+	for pid in $(seq 1 400); do
+		process 1 package "$pid" 3 "\"container_id\":\"c$pid\",\"state\":\"running\""
+	done
+	interval 1
+	run kp-aggregate --level container --state "$BATS_TEST_TMPDIR/a.state" < "$IN"
+	assert_success
+	{ head -n 1 "$IN"; sed -n '2,401p' "$IN" | tac; tail -n 1 "$IN"; } > "$IN.rev"
+	run kp-aggregate --level container --state "$BATS_TEST_TMPDIR/b.state" < "$IN.rev"
+	assert_success
+	cmp "$BATS_TEST_TMPDIR/a.state" "$BATS_TEST_TMPDIR/b.state"
+}
+
 @test "at every level and zone: groups + host + unattributed = node energy - idle kept; a pod is the sum of its containers" {
 	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 40 --processes 60 --churn 50 > "$IN"
 	run bash -c 'set -o pipefail; kp-attribute --idle proportional < "$1" | kp-aggregate --drop-processes --by comm' _ "$IN"
