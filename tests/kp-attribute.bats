@@ -184,6 +184,21 @@ field() {
 	assert_equal "$(field unattributed total_uj)" 0
 }
 
+@test "--state: the totals of a 1.1 run's meter zone go on in platform (kp-records(5), Versioning)" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 meter 100; cpu 1 1 2; proc 1 4 1; interval 1
+	attribute --state "$S"
+	assert_equal "$(field node total_uj platform)" 100
+	assert_equal "$(field node total_uj meter)" ""
+	# As a 1.1 kp-attribute saved them: under "meter".
+	sed -i 's/"platform"/"meter"/g' "$S"
+	run -0 grep -c '"meter"' "$S"
+	: > "$IN"; energy 2 platform 60; cpu 2 1 2; proc 2 4 1; interval 2
+	attribute --state "$S"
+	assert_equal "$(field node total_uj platform)" 160
+	assert_equal "$(field process total_uj platform)" 80
+}
+
 @test "a terminated process gets its share once, then its totals are forgotten" {
 	header
 	energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
