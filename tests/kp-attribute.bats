@@ -927,3 +927,24 @@ kp-attribute: <stdin>:14: the stream ends inside interval 4"
 	done
 	assert_equal "$(xfield cpu_us)" "60 "
 }
+
+@test "an estimate's node record says so: source, estimated, and the model with what it was given (kp-attribute(1), OUTPUT)" {
+	run -0 --separate-stderr kp-attribute <"$FIXTURES/streams/model.ndjson"
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node" and .zone == "platform") | [.source, .estimated, .model, .threads, .sockets] | @csv')" \
+	    "$(printf '"model",true,"amd-zen4",2,1\n"model",true,"amd-zen4",2,1')"
+	# The platform zone is split like any zone, and conserves.
+	assert_equal "$(field process energy_uj platform | paste -sd+)" 1326598+442200+810000+270000
+	assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process" or .type == "unattributed") | .energy_uj] | add')" \
+	    "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "node") | .active_uj] | add')"
+	# kp-aggregate passes the node record on as it came.
+	run -0 bash -c 'kp-attribute <"$1" | kp-aggregate | grep "\"type\":\"node\"" | jq -r .model' _ "$FIXTURES/streams/model.ndjson"
+	assert_output "$(printf 'amd-zen4\namd-zen4')"
+}
+
+@test "a 1.1 stream's meter is split as platform, its source kept (kp-records(5), Versioning)" {
+	run -0 --separate-stderr kp-attribute <"$FIXTURES/streams/meter-1.1.ndjson"
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node" and .zone == "platform") | [.source, .estimated, .model] | @csv')" \
+	    "$(printf '"hwmon",false,\n"hwmon",false,')"
+	assert_equal "$(field node zone meter)" ""
+	assert_equal "$(field process comm platform | paste -sd' ')" "nginx sshd nginx sshd"
+}
