@@ -91,3 +91,51 @@ setup() {
 	run -0 --separate-stderr kp-fmt -f table --summary <"$BATS_TEST_TMPDIR/both.ndjson"
 	assert_line -n 1 --partial "source hwmon, estimated"
 }
+
+# Every exposition of kp-fmt -f prometheus on stream $1 in its own file,
+# $BATS_TEST_TMPDIR/e.N.prom.
+expositions() {
+	kp-fmt -f prometheus <"$1" | awk -v d="$BATS_TEST_TMPDIR/e" \
+	    'BEGIN { n = 1 } /^$/ { n++; next } { print > (d "." n ".prom") }'
+}
+
+@test "prometheus: a kp_energy_source_info sample per zone says the source, estimated and the model" {
+	local f
+	expositions "$M"
+	for f in "$BATS_TEST_TMPDIR"/e.1.prom "$BATS_TEST_TMPDIR"/e.2.prom; do
+		run -0 grep kp_energy_source_info "$f"
+		assert_output - <<'EOF2'
+# HELP kp_energy_source_info Where the energy of each zone comes from: its source, whether it is estimated, and by which model; always 1
+# TYPE kp_energy_source_info gauge
+kp_energy_source_info{zone="platform",source="model",estimated="true",model="amd-zen4",node_name="vm-1"} 1
+EOF2
+		run -0 promtool check metrics <"$f"
+		assert_output ""
+	done
+	# A RAPL host's zones say they measure, each once, the node zone
+	# (a sum of them, without a zone label) none.
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kp_energy_source_info" | sort -u' _ "$STREAMS/kepler-host.ndjson"
+	assert_output - <<'EOF2'
+kp_energy_source_info{zone="dram",source="powercap",estimated="false",model="",node_name="node-a"} 1
+kp_energy_source_info{zone="package",source="powercap",estimated="false",model="",node_name="node-a"} 1
+EOF2
+	# --summary and --textfile write it too.
+	run -0 kp-fmt -f prometheus --summary <"$M"
+	assert_line 'kp_energy_source_info{zone="platform",source="model",estimated="true",model="amd-zen4",node_name="vm-1"} 1'
+	run -0 kp-fmt --textfile "$BATS_TEST_TMPDIR/kp.prom" <"$M"
+	run -0 grep -c 'estimated="true",model="amd-zen4"' "$BATS_TEST_TMPDIR/kp.prom"
+}
+
+@test "prometheus: platform is Kepler's node zone label platform, and kp_node_platform_* by source" {
+	run -0 kp-fmt -f prometheus <"$M"
+	# Kepler's families keep their labels: the zone is a label value.
+	assert_line 'kepler_node_cpu_joules_total{zone="platform",path="",node_name="vm-1"} 11.306164'
+	assert_line --partial 'kepler_process_cpu_joules_total{pid="812",comm="nginx",exe="",type="container",zone="platform",state="running",'
+	assert_line 'kp_node_platform_joules_total{source="model",node_name="vm-1"} 11.306164'
+	assert_line 'kp_node_platform_watts{source="model",node_name="vm-1"} 27'
+	# A 1.1 ACPI meter is the same platform zone.
+	run -0 kp-fmt -f prometheus <"$METER"
+	assert_line 'kp_node_platform_joules_total{source="hwmon",node_name="vm-1"} 11.306164'
+	assert_line 'kp_energy_source_info{zone="platform",source="hwmon",estimated="false",model="",node_name="vm-1"} 1'
+	refute_output --partial meter
+}

@@ -203,10 +203,11 @@ EOF
 @test "prometheus: HELP and TYPE once per family, an empty line per interval" {
 	local out=$BATS_TEST_TMPDIR/out
 	kp-fmt -f prometheus <"$TWO" >"$out"
-	# 20 families in each of the two intervals, kepler_build_info and the
-	# CPU seconds of processes and containers among them.
-	assert_equal "$(grep -c '^# HELP ' "$out")" 40
-	assert_equal "$(grep -c '^# TYPE ' "$out")" 40
+	# 21 families in each of the two intervals, kepler_build_info, the
+	# CPU seconds of processes and containers, and kp_energy_source_info
+	# among them.
+	assert_equal "$(grep -c '^# HELP ' "$out")" 42
+	assert_equal "$(grep -c '^# TYPE ' "$out")" 42
 	assert_equal "$(grep '^# TYPE ' "$out" | sort | uniq -c | awk '$1 != 2' | wc -l)" 0
 	assert_equal "$(grep -c '^# TYPE kepler_node_cpu_joules_total counter$' "$out")" 2
 	assert_equal "$(grep -c '^# TYPE kepler_process_cpu_watts gauge$' "$out")" 2
@@ -221,9 +222,11 @@ EOF
 
 @test "prometheus: only families with samples in the interval" {
 	# rapl-read's own records: the node's energy and power alone, the
-	# counter kp-fmt's sum of the intervals' energy.
+	# counter kp-fmt's sum of the intervals' energy, and where it comes
+	# from (a 1.0 model's estimate, which named no model).
 	run -0 kp-fmt -f prometheus <"$STREAMS/energy-only.ndjson"
-	assert_equal "$(grep -c '^# TYPE ' <<<"$output")" 6
+	assert_equal "$(grep -c '^# TYPE ' <<<"$output")" 8
+	assert_line 'kp_energy_source_info{zone="package",source="model",estimated="true",model=""} 1'
 	assert_equal "$(grep -c '^# TYPE kepler_build_info gauge$' <<<"$output")" 2
 	assert_equal "$(grep '^kepler_node_cpu_joules_total' <<<"$output" | paste -sd' ')" \
 	    'kepler_node_cpu_joules_total{zone="package",path=""} 2.460123 kepler_node_cpu_joules_total{zone="package",path=""} 5.055003'
