@@ -72,6 +72,37 @@ check_log() {
 	check_log "$BATS_TEST_TMPDIR/log/energy.csv"
 }
 
+# Runs the log command(s) $@ twice on a log whose header is an older
+# kp-fmt's: the old log is kept aside whole, the new one has today's
+# header, and the second run appends to it.
+check_fresh_log() {
+	local log=$BATS_TEST_TMPDIR/log/energy.csv cmd
+	local old='seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group'
+	rm -rf "$BATS_TEST_TMPDIR/lib" "$BATS_TEST_TMPDIR/log"
+	mkdir "$BATS_TEST_TMPDIR/lib" "$BATS_TEST_TMPDIR/log"
+	printf '%s\n1,2026-11-22T13:48:36.123456Z,1000000,node,package,,,,,,,,,,35000000,14000000,21000000,35,35000000,,,,\n' "$old" >"$log"
+	for cmd in "$@"; do eval "$cmd" 2>/dev/null; done
+	run -0 cat "$log.old"
+	assert_line -n 0 "$old"
+	assert_equal "${#lines[@]}" 2
+	assert_equal "$(head -n 1 "$log")" "$(kp-fmt -f csv </dev/null)"
+	assert_equal "$(head -n 1 "$log")" "$old,source,estimated,model"
+	sleep 0.2
+	for cmd in "$@"; do eval "$cmd" 2>/dev/null; done
+	assert_equal "$(wc -l <"$log.old")" 2
+	assert_equal "$(grep -c '^seq,' "$log")" 1
+	assert_equal "$(cut -d, -f1 "$log" | sed 1d | sort -u)" 1
+}
+
+@test "a log whose header is not kp-fmt's default is kept aside and started afresh, by the service and the crontab line" {
+	local pre start line
+	pre=$(localise "$(sed -n 's/^ExecStartPre=//p' "$SCRIPTS/kp-energy-log.service")")
+	start=$(localise "$(sed -n 's/^ExecStart=//p' "$SCRIPTS/kp-energy-log.service")")
+	check_fresh_log "$pre" "$start"
+	line=$(grep -m 1 '^    \*/5 \* \* \* \* mkdir' "$KP_ROOT/README" | sed 's/^    \*\/5 \* \* \* \* //')
+	check_fresh_log "sh -c $(printf '%q' "$(localise "$line")")"
+}
+
 @test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar, as D6 asks" {
 	local y=$SCRIPTS/kp-daemonset.yaml
 	run -0 yamllint -s -d '{extends: default, rules: {line-length: {max: 100}}}' "$y"
