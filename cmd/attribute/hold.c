@@ -79,11 +79,6 @@ energy_fits(const struct interval *iv, int z, int64_t v)
 }
 
 /*
- * The reader has checked what each record held here must have
- * (kp-records(5)): an energy record's zone and energy_uj, a cpu record's
- * cpu_us and usage_ratio, a proc record's cpu_us.
- */
-/*
  * What the node record says of where its energy comes from, as the
  * energy record says it (kp-attribute(1)): its source, whether it is
  * estimated, and, for an estimate, the model and what it was given.
@@ -101,6 +96,11 @@ copy_source(struct kp_buf *b, const struct kp_record *rec)
 		copy_member(b, rec, *k);
 }
 
+/*
+ * The reader has checked what each record held here must have
+ * (kp-records(5)): an energy record's zone and energy_uj, a cpu record's
+ * cpu_us and usage_ratio, a proc record's cpu_us.
+ */
 static const char *
 hold_energy(struct interval *iv, const struct kp_record *rec)
 {
