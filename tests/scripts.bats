@@ -220,6 +220,31 @@ PY
 	assert_equal "$(head -c 4 kp.png | od -An -c | tr -d ' ')" '211PNG'
 }
 
+@test "kp-plot: a log without RAPL is drawn in its platform zone, the title saying estimated by the model" {
+	local csv=$BATS_TEST_TMPDIR/log.csv stub=$BATS_TEST_TMPDIR/stub
+	# gnuplot's script, kept by a gnuplot that only copies it.
+	mkdir "$stub"
+	printf '#!/bin/sh\ncp "$1" "%s/plot.gp"\n' "$BATS_TEST_TMPDIR" >"$stub/gnuplot"
+	chmod +x "$stub/gnuplot"
+	kp-attribute <"$FIXTURES/streams/model.ndjson" | kp-fmt -f csv >"$csv"
+	PATH=$stub:$PATH run -0 --separate-stderr "$SCRIPTS/kp-plot" "$csv"
+	run -0 grep '^set title' "$BATS_TEST_TMPDIR/plot.gp"
+	assert_output 'set title "kp: process power, zone platform, estimated by amd-zen4"'
+	run -0 grep -c 'title "nginx\[812\]"' "$BATS_TEST_TMPDIR/plot.gp"
+	# A meter's log: platform, measured.
+	kp-attribute <"$FIXTURES/streams/meter-1.1.ndjson" | kp-fmt -f csv >"$csv"
+	PATH=$stub:$PATH run -0 --separate-stderr "$SCRIPTS/kp-plot" "$csv"
+	run -0 grep '^set title' "$BATS_TEST_TMPDIR/plot.gp"
+	assert_output 'set title "kp: process power, zone platform"'
+	# A RAPL log: package first, as before.
+	kp-fmt -f csv <"$TWO" >"$csv"
+	PATH=$stub:$PATH run -0 --separate-stderr "$SCRIPTS/kp-plot" "$csv"
+	run -0 grep '^set title' "$BATS_TEST_TMPDIR/plot.gp"
+	assert_output 'set title "kp: process power, zone package"'
+	run -3 --separate-stderr "$SCRIPTS/kp-plot" -t unit "$csv"
+	assert_equal "$stderr" "kp-plot: no unit records of zone package or platform in the log"
+}
+
 @test "kp-plot: errors" {
 	local csv=$BATS_TEST_TMPDIR/log.csv
 	kp-fmt -f csv <"$TWO" >"$csv"
