@@ -19,10 +19,16 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/proc/cpuinfo.o lib/exits.o \
-	lib/jsonfile.o lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
-	lib/reap.o lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
-	lib/write.o lib/zones.o
+# lib/: the record protocol every stage speaks; lib/proc/: the engine that
+# samples /proc and the cgroups, for the stages that scan them.
+PROTOOBJ = lib/alloc.o lib/clock.o lib/jsonfile.o lib/liveness.o lib/map.o \
+	lib/parse.o lib/process.o lib/record.o lib/signal.o lib/state.o \
+	lib/utf8.o lib/write.o lib/zones.o
+PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
+	lib/proc/exit_account.o lib/proc/exit_queue.o \
+	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
+	lib/proc/procfs.o lib/proc/sampler.o
+LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,
 # a wait4(2) reference, and a sampler fed exit facts from its input.
@@ -35,7 +41,7 @@ SAN = $(SAN_$(SANITIZE))
 all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
-lib/sampler.o lib/reap.o: lib/sampler.h
+lib/proc/sampler.o lib/proc/exit_account.o: lib/proc/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
 $(PROMOBJ): cmd/fmt/prom.h
