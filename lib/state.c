@@ -44,6 +44,38 @@ struct kp_state {
 };
 
 /*
+ * The boot id's line, cut at its newline: 0 if it is one, as the kernel
+ * writes it (hex digits and '-'), -1 if not.  The state file stores it as
+ * a JSON string, which any other bytes might not be.
+ */
+int
+kp_parse_boot_id(char *buf)
+{
+	size_t n;
+
+	buf[strcspn(buf, "\n")] = '\0';
+	n = strspn(buf, "0123456789abcdef-");
+	return n > 0 && buf[n] == '\0' ? 0 : -1;
+}
+
+/* The kernel's boot id, so that state from before a reboot is not trusted. */
+static int
+read_boot_id(const char *procdir, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", procdir);
+	if (kp_read_file(AT_FDCWD, path, buf, len) < 0)
+		return -1;
+	if (kp_parse_boot_id(buf) < 0) {
+		buf[0] = '\0';
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The path is checked on what was opened, not before: a FIFO would hang a
  * read, and a directory or a device is no state file.
  */
@@ -183,7 +215,7 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 	snprintf(lockpath, sizeof(lockpath), "%s", path);
 	st->base = kp_strdup(basename(lockpath));
 	snprintf(st->kind, sizeof(st->kind), "%s", kind);
-	if (kp_read_boot_id(procdir, st->boot_id, sizeof(st->boot_id)) < 0)
+	if (read_boot_id(procdir, st->boot_id, sizeof(st->boot_id)) < 0)
 		st->boot_id[0] = '\0';	/* no boot id: trust only the kind */
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
 	st->lockfd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW |

@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 #define CHILDREN_MAX 1000
 #define THREADS_MAX 64

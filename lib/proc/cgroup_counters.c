@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc.h"
 
 struct kp_cgcpu {
 	char *dir;		/* where the hierarchy is mounted */

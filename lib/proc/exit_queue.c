@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kp.h"
+#include "proc.h"
 
 struct held {
 	struct kp_exit e;

@@ -55,7 +55,7 @@
 #include <linux/sock_diag.h>
 #include <linux/taskstats.h>
 
-#include "kp.h"
+#include "proc.h"
 
 #define DATAGRAM_MAX 8192	/* one exit: two records of about 600 bytes */
 #define REQUEST_MAX 1024	/* one request to the kernel, its attribute in */

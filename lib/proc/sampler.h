@@ -9,7 +9,7 @@
 
 #include <limits.h>
 
-#include "kp.h"
+#include "proc.h"
 
 struct proc {
 	struct kp_pid_stat stat;	/* as of the latest scan */
