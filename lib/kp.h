@@ -106,13 +106,15 @@ void kp_buf_string(struct kp_buf *b, const char *bytes);	/* no key */
 void kp_buf_printf(struct kp_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void kp_buf_real(struct kp_buf *b, const char *key, double v);
-double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
-double kp_usage_ratio(int64_t part, int64_t whole);	/* in [0, 1] */
 void kp_buf_bool(struct kp_buf *b, const char *key, int v);
 void kp_buf_text(struct kp_buf *b, const char *key, const char *bytes);
 void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,
     size_t len);
 void kp_out_buf(struct kp_buf *b);		/* closes, writes, empties */
+
+/* energy.c */
+double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
+double kp_usage_ratio(int64_t part, int64_t whole);	/* in [0, 1] */
 
 /* utf8.c */
 size_t kp_utf8_len(const unsigned char *s);	/* 0: not valid UTF-8 */
@@ -233,6 +235,8 @@ int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
 /* jsonfile.c: JSON files in blocks, not a byte or a token per system call. */
 json_t *kp_json_loadfd(int fd, json_error_t *jerr);	/* new; NULL: not JSON */
 int kp_json_dumpfd(const json_t *root, int fd);	/* a line; -1: errno */
+int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */
+const char *kp_json_str(json_t *obj, const char *key);	/* borrowed */
 
 /* process.c: a process's key in a stage's tables, "pid:starttime". */
 #define KP_PROC_KEY_MAX 48
@@ -279,7 +283,5 @@ void kp_state_end(struct kp_state *st, json_t *data);
 void kp_state_close(struct kp_state *st);
 void kp_state_need_input(const struct kp_state *st, long lines_read);
 int kp_parse_boot_id(char *buf);	/* cuts buf at its newline; 0 or -1 */
-int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */
-const char *kp_json_str(json_t *obj, const char *key);	/* borrowed */
 
 #endif

@@ -403,22 +403,3 @@ kp_state_need_input(const struct kp_state *st, long lines_read)
 		errx(KP_EXIT_FAILURE, "<stdin>: empty input: the stage before "
 		    "failed; %s is not advanced", st->path);
 }
-
-/* The integer member key of obj, in *val; 0 if there is none. */
-int
-kp_json_int(json_t *obj, const char *key, int64_t *val)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (!json_is_integer(v))
-		return 0;
-	*val = json_integer_value(v);
-	return 1;
-}
-
-/* The string member key of obj, borrowed, or NULL. */
-const char *
-kp_json_str(json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
