@@ -14,7 +14,7 @@ seen_before(const struct kp_sampler *s, pid_t pid)
 {
 	size_t i;
 
-	for (i = sampler_first_with_pid(s, pid);
+	for (i = proctable_first_with_pid(s, pid);
 	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
 		if (s->list[i]->first_gen != s->gen)
 			return s->list[i];
@@ -35,7 +35,7 @@ reaper_of(const struct kp_sampler *s, struct proc *p)
 		if (p->stat.ppid <= 0 || p->stat.ppid == p->stat.pid ||
 		    (p = seen_before(s, p->stat.ppid)) == NULL)
 			return NULL;
-		if (sampler_alive(s, p))
+		if (proctable_alive(s, p))
 			return p;
 	}
 	return NULL;
@@ -76,7 +76,7 @@ by_depth(const void *a, const void *b)
 
 	if (p->depth != q->depth)
 		return q->depth - p->depth;
-	return sampler_by_pid(a, b);
+	return proctable_by_pid(a, b);
 }
 
 /*
@@ -97,7 +97,7 @@ reapers(struct kp_sampler *s, size_t *n)
 	r = s->reap;
 	*n = 0;
 	for (i = 0; i < s->nlist; i++) {
-		if (!sampler_alive(s, p = s->list[i]) || !involved(p))
+		if (!proctable_alive(s, p = s->list[i]) || !involved(p))
 			continue;
 		for (p->depth = 0, q = p; p->depth < 64 &&
 		    (q = reaper_of(s, q)) != NULL; p->depth++)
@@ -192,7 +192,7 @@ reap_begin(struct kp_sampler *s)
 	if (!(s->exits & KP_EXITS_PARENT))
 		return;
 	for (i = 0; i < s->nlist; i++)
-		if (!sampler_alive(s, s->list[i]))
+		if (!proctable_alive(s, s->list[i]))
 			subtract_ended(s, s->list[i]);
 }
 
@@ -234,7 +234,7 @@ tracked(const struct kp_sampler *s, const struct kp_exit *e)
 {
 	size_t i;
 
-	for (i = sampler_first_with_pid(s, e->pid);
+	for (i = proctable_first_with_pid(s, e->pid);
 	    i < s->nlist && s->list[i]->stat.pid == e->pid; i++)
 		if (kp_exit_same_start(e, s->list[i]->stat.starttime))
 			return s->list[i];
@@ -248,9 +248,9 @@ tracked_pid(const struct kp_sampler *s, pid_t pid)
 	struct proc *p = NULL;
 	size_t i;
 
-	for (i = sampler_first_with_pid(s, pid);
+	for (i = proctable_first_with_pid(s, pid);
 	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
-		if (sampler_alive(s, p = s->list[i]))
+		if (proctable_alive(s, p = s->list[i]))
 			return p;
 	return p;
 }
@@ -273,7 +273,7 @@ fact_reaper(const struct kp_sampler *s, const struct kp_exit *e,
 			return NULL;
 		if ((p = tracked_pid(s, e->ppid)) != NULL) {
 			*named = p;
-			return sampler_alive(s, p) ? p : reaper_of(s, p);
+			return proctable_alive(s, p) ? p : reaper_of(s, p);
 		}
 		if ((e = kp_exits_find(s->facts, e->ppid)) == NULL)
 			return NULL;
@@ -335,7 +335,7 @@ take_fact(const struct kp_exit *e, int before, void *arg)
 	struct kp_sampler *s = arg;
 	struct proc *p = tracked(s, e);
 
-	if (p != NULL && sampler_alive(s, p))
+	if (p != NULL && proctable_alive(s, p))
 		return 0;
 	if (p != NULL)
 		fact_slice(s, p, e);
@@ -353,7 +353,7 @@ charge_cgroups(struct kp_sampler *s)
 
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
-		if (sampler_alive(s, p) && p->cg != NULL && p->delta_ticks > 0)
+		if (proctable_alive(s, p) && p->cg != NULL && p->delta_ticks > 0)
 			kp_cgcpu_charge(p->cg, kp_ticks_to_us(p->delta_ticks),
 			    0);
 	}

@@ -83,12 +83,20 @@ struct kp_sampler {
 	struct kp_identity unknown;	/* of a process whose kin are unseen */
 };
 
-/* sampler.c */
-size_t sampler_first_with_pid(const struct kp_sampler *s, pid_t pid);
-int sampler_by_pid(const void *a, const void *b);
-int sampler_alive(const struct kp_sampler *s, const struct proc *p);
+/* proctable.c: the processes followed; sampler.c and exit_account.c call it. */
+struct proc *proctable_find(const struct kp_sampler *s, pid_t pid,
+    uint64_t starttime);
+struct proc *proctable_add(struct kp_sampler *s, const struct kp_pid_stat *ps);
+void proctable_close_stat(struct kp_sampler *s, struct proc *p);
+void proctable_list(struct kp_sampler *s);	/* s->list, by pid */
+void proctable_drop_ended(struct kp_sampler *s);
+size_t proctable_first_with_pid(const struct kp_sampler *s, pid_t pid);
+int proctable_by_pid(const void *a, const void *b);
+int proctable_alive(const struct kp_sampler *s, const struct proc *p);
+void proctable_clear(struct kp_sampler *s);
+void proctable_free(struct kp_sampler *s);
 
-/* reap.c */
+/* exit_account.c: called by sampler.c once a scan has ended an interval. */
 void sampler_account_exits(struct kp_sampler *s);
 
 #endif
