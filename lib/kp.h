@@ -260,7 +260,7 @@ void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
     void *arg, void (*free_val)(void *));
 
 /*
- * liveness.c (D2): a stream that never says a workload ended holds at most
+ * liveness.c: a stream that never says a workload ended holds at most
  * KP_LIVE_MAX of them; beyond, those seen least recently are let go.
  */
 #define KP_LIVE_MAX 20000
@@ -274,7 +274,7 @@ json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
 void kp_state_prepare_new(struct kp_state *st, json_t *data);
 void kp_state_commit(struct kp_state *st);
-/* A filter's: its output held for the state of each interval (D5). */
+/* A filter's: its output held for the state of each interval. */
 void kp_state_hold(const struct kp_state *st);
 int kp_state_due(const struct kp_state *st);
 void kp_state_interval_end(struct kp_state *st, json_t *data);

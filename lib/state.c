@@ -3,13 +3,14 @@
  * {"kind":..., "version":1, "boot_id":..., "data":...}; it is locked against
  * concurrent runs (FILE.lock, waited for KP_LOCK_WAIT seconds at most), and
  * it is trusted only if it was written by the same command during the same
- * boot.  It is replaced in two steps (DECISIONS.md D5): prepared, the new
- * state written and synced in a temporary file .FILE.XXXXXX of the same
- * directory, before the stage writes the records that the new state
- * accounts for; committed, renamed into place and the directory synced,
- * after them.  A crash between the two repeats that interval in the next
- * run, which readers report (D1); a failure to prepare, as on a full disk,
- * writes nothing and advances nothing.  Temporaries a crash left are
+ * boot.  It is replaced in two steps (proc-cputime(1), "Guarantees"):
+ * prepared, the new state written and synced in a temporary file
+ * .FILE.XXXXXX of the same directory, before the stage writes the records
+ * that the new state accounts for; committed, renamed into place and the
+ * directory synced, after them.  A crash between the two repeats that
+ * interval in the next run, which readers report as a replay
+ * (kp-records(5)); a failure to prepare, as on a full disk, writes nothing
+ * and advances nothing.  Temporaries a crash left are
  * removed by the next run that holds the lock.
  */
 #include <dirent.h>
@@ -307,12 +308,13 @@ kp_state_commit(struct kp_state *st)
 }
 
 /*
- * A filter with --state (D5): every record of an interval, those it passes
- * on as they came included, is held until the state that counts the
- * interval is prepared, so that when preparing it fails, as on a full
- * disk, none of them goes out.  Held from before the stream is read
- * (kp_state_hold) to each interval's end (kp_state_interval_end), and
- * from there to the next, and to the stream's end (kp_state_end).
+ * A filter with --state (kp-attribute(1), --state): every record of an
+ * interval, those it passes on as they came included, is held until the
+ * state that counts the interval is prepared, so that when preparing it
+ * fails, as on a full disk, none of them goes out.  Held from before the
+ * stream is read (kp_state_hold) to each interval's end
+ * (kp_state_interval_end), and from there to the next, and to the
+ * stream's end (kp_state_end).
  */
 void
 kp_state_hold(const struct kp_state *st)
@@ -392,7 +394,8 @@ kp_state_close(struct kp_state *st)
 }
 
 /*
- * D5: a stage in the middle of a pipeline, given an empty input with
+ * A stage in the middle of a pipeline (kp-attribute(1), kp-aggregate(1),
+ * DESCRIPTION), given an empty input with
  * --state, saves nothing: the stage before it failed, and advancing this
  * one's state alone would make the next run's windows differ.
  */

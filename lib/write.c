@@ -43,7 +43,7 @@ kp_out_init(void)
 /*
  * Output held back, not written, until kp_out_release: a stage with
  * --state prepares the state that counts an interval's records before
- * they go out (DECISIONS.md D5).
+ * they go out (proc-cputime(1), "Guarantees").
  */
 static struct kp_buf held;
 static int holding;

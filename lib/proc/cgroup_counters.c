@@ -1,8 +1,8 @@
 /*
- * Cgroup CPU counters, the truth for groups (DECISIONS.md D3).  Each scan
- * reads the counter of every cgroup that holds a process being followed,
- * and of its ancestors, in the one hierarchy that accounts CPU time.  What
- * a cgroup's counter grew by, less its children's and less what its
+ * Cgroup CPU counters, the truth for groups (proc-cputime(1), "Exit
+ * accounting").  Each scan reads the counter of every cgroup that holds a
+ * process being followed, and of its ancestors, in the one hierarchy that
+ * accounts CPU time.  What a cgroup's counter grew by, less its children's and less what its
  * processes' records and their detail (a reaping parent's, exit records)
  * give it, is its residue: CPU time of processes that ended unseen.  The
  * detail never takes more than the counter leaves it.

@@ -1,7 +1,16 @@
 /*
- * What ended between two scans, accounted for (DECISIONS.md D3): the
- * reaping parents' cutime and cstime, the kernel's exit facts, and the
- * cgroups' CPU counters, folded into last slices and exited records.
+ * The CPU time of what ended between two scans, accounted for
+ * (proc-cputime(1), "Exit accounting"): from the reaping parents' cutime
+ * and cstime, the kernel's exit facts, and the cgroups' CPU counters,
+ * folded into last slices and exited records.
+ *
+ * A parent's cutime + cstime grows by the whole CPU time of each child it
+ * waits for, the child's own waited children included.  Less the totals
+ * that its tracked children that ended had shown (utime + stime + cutime
+ * + cstime at their last sight), what is left is the last slices of those
+ * children and the CPU time of children never seen: its residue.  The
+ * cgroup counters then bound that detail per cgroup, and give each cgroup
+ * what nothing else explains.
  */
 #include <stdlib.h>
 #include <string.h>

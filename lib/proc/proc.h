@@ -172,9 +172,10 @@ void kp_sampler_free(struct kp_sampler *s);
 /*
  * exit_taskstats.c: the kernel's exit records (taskstats), one fact per
  * process that ends, its threads folded, for the processes that live
- * between two scans of /proc (proc-cputime(1), "Exit accounting").  Needs CAP_NET_ADMIN in the host's
- * user, PID and network namespaces and a kernel with CONFIG_TASKSTATS,
- * CONFIG_TASK_DELAY_ACCT and records of version 12 or later.
+ * between two scans of /proc (proc-cputime(1), "Exit accounting").  Needs
+ * CAP_NET_ADMIN in the host's user, PID and network namespaces and a
+ * kernel with CONFIG_TASKSTATS, CONFIG_TASK_DELAY_ACCT and records of
+ * version 12 or later.
  */
 struct kp_exit {
 	pid_t pid;		/* the process (its thread group id) */

@@ -390,7 +390,7 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
 	kp_identity_to_buf(&p->id, b);
 }
 
-/* Processes that ended unseen, folded by parent and command name (D3). */
+/* Processes that ended unseen, folded by parent and command name. */
 static void
 exited_record(const struct detail *d, int64_t seq, struct kp_buf *b)
 {

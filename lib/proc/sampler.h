@@ -1,8 +1,9 @@
 /*
- * The sampler's parts, behind lib/kp.h for everyone else: sampler.c scans
- * /proc and writes, saves and loads what it found; reap.c accounts for
- * what ended between two scans (the reaping parents, the kernel's exit
- * facts, the cgroup counters).  This header is theirs alone.
+ * The sampler's insides, behind lib/proc/proc.h for everyone else:
+ * sampler.c scans /proc and writes, saves and loads what it found;
+ * exit_account.c accounts for what ended between two scans (the reaping
+ * parents, the kernel's exit facts, the cgroup counters); proctable.c
+ * holds the processes both follow.  This header is theirs alone.
  */
 #ifndef SAMPLER_H
 #define SAMPLER_H
@@ -39,8 +40,9 @@ struct proc {
 };
 
 /*
- * Detail (D3): CPU time of a tracked process's last slice, or of
- * processes that ended unseen, folded by parent and command name.
+ * Detail: CPU time of a tracked process's last slice, or of processes
+ * that ended unseen, folded by parent and command name (proc-cputime(1),
+ * "Exit accounting").
  */
 struct detail {
 	struct proc *proc;		/* the tracked process, or NULL */
