@@ -443,7 +443,7 @@ churn() {
 
 # A new cgroup in the hierarchy that counts CPU time on this host, in the
 # order proc-cputime looks for one: its directory.  Needs root.
-# The hierarchy that accounts CPU time, where lib/cgcpu.c looks for it.
+# The hierarchy that accounts CPU time, where lib/proc/cgroup_counters.c looks for it.
 new_cgroup_dir() {
 	local r=/sys/fs/cgroup
 	if [ -e "$r/cgroup.controllers" ]; then

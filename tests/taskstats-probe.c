@@ -1,5 +1,6 @@
 /*
- * taskstats-probe: the test driver of lib/taskstats.c (tests/taskstats.bats).
+ * taskstats-probe: the test driver of lib/proc/exit_taskstats.c
+ * (tests/taskstats.bats).
  * It opens the listener, runs a workload defined in CPU time, and prints
  * what the kernel's exit records said beside what wait4 and /proc said:
  *
