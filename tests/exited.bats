@@ -269,6 +269,54 @@ v1_cgroup() {
 	    "$(printf '["parent",%d,null]\n["cgroup",0,%d]' "$kept" $(($(ticks_us 50) - 100000)))"
 }
 
+# The third sample: 1000 ticks more, 300 of them active.
+advance_node_again() {
+	printf 'cpu  6500 0 2200 81250 1050 0 0 0 0 0\n' > "$P/stat"
+	echo "1020.00 1820.00" > "$P/uptime"
+}
+
+# The exited records of the last run as [seq, source, ppid, cpu_us,
+# excess_cpu_us].
+exited_cut() {
+	exited | jq -c '[.seq, .source, .ppid, .cpu_us, .excess_cpu_us]'
+}
+
+@test "a busy cgroup's cut detail is given, as the detail it was, by its counter's unused growth the next interval, and only then" {
+	run_state
+	advance_node
+	set_child_ticks 1 40 10
+	add_usage /init.scope 100000
+	run_state
+	# The counter then shows what it had not yet: the detail it cut is
+	# given by it, under systemd as before, not as the cgroup's residue.
+	advance_node_again
+	add_usage /init.scope 400000
+	run_state
+	assert_success
+	assert_equal "$(exited_cut)" "[2,\"parent\",1,$((400000 - $(ticks_us 2))),null]"
+	assert_equal "$(exited | jq -r .cgroup)" /init.scope
+}
+
+@test "a cut detail takes no more than the next interval's unused growth, and is offered once" {
+	run_state
+	advance_node
+	set_child_ticks 1 40 10
+	add_usage /init.scope 100000
+	run_state
+	advance_node_again
+	add_usage /init.scope 100000
+	run_state
+	# 100 ms less the 2 ticks the first interval's rounding had carried.
+	assert_equal "$(exited_cut)" "[2,\"parent\",1,$((100000 - $(ticks_us 2))),null]"
+	# What is still cut was reported as excess when it was cut; the
+	# interval after, the growth is the cgroup's own again.
+	printf 'cpu  6700 0 2300 81950 1050 0 0 0 0 0\n' > "$P/stat"
+	echo "1030.00 1830.00" > "$P/uptime"
+	add_usage /init.scope 50000
+	run_state
+	assert_equal "$(exited_cut)" '[3,"cgroup",null,50000,null]'
+}
+
 @test "a child that ended before a sample, reaped just after the sample read its parent, counts once: by its exit fact, not again by the parent's cutime" {
 	[ -x "$KP_ROOT/tests/facts-replay" ] ||
 	    fail "tests/facts-replay is not built (make check builds it)"

@@ -115,6 +115,9 @@ struct kp_cgnode {
 	unsigned nrounded;		/* how many figures were charged */
 	int64_t excl_us;		/* its growth less its counted children's */
 	int64_t kept_us, taken_us;	/* the detail it leaves, handed out */
+	int64_t held_us;		/* detail cut an interval before */
+	int64_t given_us, held_taken_us;	/* of it, what the growth */
+					/* leaves unused; handed out */
 	int64_t residue_us;		/* what nothing else explains */
 	int64_t excess_us;		/* detail cut, and records ahead */
 };
@@ -128,6 +131,9 @@ void kp_cgcpu_read(struct kp_cgcpu *c);
 void kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us);
 void kp_cgcpu_settle(struct kp_cgcpu *c);
 int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
+/* The same for detail cut the interval before, offered once more. */
+void kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us);
+int64_t kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
     void (*fn)(const struct kp_cgnode *n, void *arg), void *arg);
 struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,

@@ -562,6 +562,8 @@ kp_sampler_save(const struct kp_sampler *s)
 		    (json_int_t)s->cpu.steal_ticks));
 	if (s->cg != NULL)
 		json_object_set_new(saved, "cgroups", kp_cgcpu_save(s->cg));
+	if (s->nheld > 0)
+		json_object_set_new(saved, "held_detail", sampler_save_held(s));
 	return saved;
 }
 
@@ -661,6 +663,8 @@ load(struct kp_sampler *s, json_t *saved)
 			skipped++;
 	if (s->cg != NULL && json_is_array(json_object_get(saved, "cgroups")))
 		kp_cgcpu_load(s->cg, json_object_get(saved, "cgroups"));
+	if (s->cg != NULL)
+		sampler_load_held(s, json_object_get(saved, "held_detail"));
 	return skipped;
 }
 
@@ -669,6 +673,7 @@ static void
 reset(struct kp_sampler *s)
 {
 	proctable_clear(s);
+	s->nheld = 0;
 	s->scans = 0;
 }
 
@@ -698,6 +703,7 @@ kp_sampler_free(struct kp_sampler *s)
 	proctable_free(s);
 	free(s->buf.s);
 	free(s->details);
+	free(s->held);
 	free(s->reap);
 	kp_cgcpu_free(s->cg);
 	free(s->procdir);

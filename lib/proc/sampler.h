@@ -52,6 +52,8 @@ struct detail {
 	struct kp_cgnode *cg;		/* the cgroup they ran in, or NULL */
 	int64_t cpu_us, count;
 	const char *source;		/* "parent", "taskstats" */
+	int held;			/* cut the interval before, offered */
+					/* again in its cgroup's identity */
 };
 
 struct kp_sampler {
@@ -78,6 +80,8 @@ struct kp_sampler {
 	struct kp_cgcpu *cg;		/* cgroup counters, or NULL */
 	struct detail *details;		/* the interval's, folded */
 	size_t ndetails, detailcap;
+	struct detail *held;		/* what the counters cut of them */
+	size_t nheld, heldcap;
 	struct proc **reap;		/* the reaping pass's, as long as list */
 	size_t reapcap;
 	struct kp_exits *facts;		/* exit facts, borrowed; or NULL */
@@ -100,5 +104,7 @@ void proctable_free(struct kp_sampler *s);
 
 /* exit_account.c: called by sampler.c once a scan has ended an interval. */
 void sampler_account_exits(struct kp_sampler *s);
+json_t *sampler_save_held(const struct kp_sampler *s);	/* new */
+void sampler_load_held(struct kp_sampler *s, json_t *rows);
 
 #endif
