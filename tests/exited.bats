@@ -281,12 +281,20 @@ exited_cut() {
 	exited | jq -c '[.seq, .source, .ppid, .cpu_us, .excess_cpu_us]'
 }
 
-@test "a busy cgroup's cut detail is given, as the detail it was, by its counter's unused growth the next interval, and only then" {
+# Interval 1 of the test above: systemd reaps 500 ms while its cgroup's
+# counter shows 100 ms, so that the detail is cut to 100 ms and 2 ticks.
+cut_in_init_scope() {
 	run_state
 	advance_node
 	set_child_ticks 1 40 10
 	add_usage /init.scope 100000
 	run_state
+	assert_equal "$(exited_cut)" "$(printf '[1,"parent",1,%d,null]\n[1,"cgroup",null,0,%d]' \
+	    $((100000 + $(ticks_us 2))) $(($(ticks_us 50) - 100000)))"
+}
+
+@test "a busy cgroup's cut detail is given, as the detail it was, by its counter's unused growth the next interval, and only then" {
+	cut_in_init_scope
 	# The counter then shows what it had not yet: the detail it cut is
 	# given by it, under systemd as before, not as the cgroup's residue.
 	advance_node_again
@@ -298,11 +306,7 @@ exited_cut() {
 }
 
 @test "a cut detail takes no more than the next interval's unused growth, and is offered once" {
-	run_state
-	advance_node
-	set_child_ticks 1 40 10
-	add_usage /init.scope 100000
-	run_state
+	cut_in_init_scope
 	advance_node_again
 	add_usage /init.scope 100000
 	run_state
