@@ -21,9 +21,10 @@ MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 
 MAN5 = man/kp-records.5
 # lib/: the record protocol every stage speaks; lib/proc/: the engine that
 # samples /proc and the cgroups, for the stages that scan them.
-PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/jsonfile.o lib/liveness.o lib/map.o \
-	lib/parse.o lib/prockey.o lib/readfile.o lib/record.o lib/signal.o lib/state.o \
-	lib/utf8.o lib/write.o lib/zones.o
+PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/jsonfile.o \
+	lib/liveness.o lib/map.o lib/parse.o lib/prockey.o lib/readfile.o \
+	lib/record.o lib/signal.o lib/state.o lib/utf8.o lib/write.o \
+	lib/zones.o
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
 	lib/proc/exit_account.o lib/proc/exit_queue.o \
 	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \

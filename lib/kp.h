@@ -1,4 +1,7 @@
-/* kp: the one header of the shared library.  See kp-records(5). */
+/*
+ * kp: the one header of the record protocol that every stage speaks (see
+ * kp-records(5)); the stages that scan /proc add lib/proc/proc.h.
+ */
 #ifndef KP_H
 #define KP_H
 

@@ -1,17 +1,17 @@
 /*
  * --state FILE: what one run leaves for the next.  The file is JSON
- * {"kind":..., "version":1, "boot_id":..., "data":...}; it is locked against
- * concurrent runs (FILE.lock, waited for KP_LOCK_WAIT seconds at most), and
- * it is trusted only if it was written by the same command during the same
- * boot.  It is replaced in two steps (proc-cputime(1), "Guarantees"):
- * prepared, the new state written and synced in a temporary file
- * .FILE.XXXXXX of the same directory, before the stage writes the records
- * that the new state accounts for; committed, renamed into place and the
- * directory synced, after them.  A crash between the two repeats that
- * interval in the next run, which readers report as a replay
+ * {"kind":..., "version":1, "boot_id":..., "data":...}; it is locked
+ * against concurrent runs (FILE.lock, waited for KP_LOCK_WAIT seconds at
+ * most), and it is trusted only if it was written by the same command
+ * during the same boot.  It is replaced in two steps (proc-cputime(1),
+ * "Guarantees"): prepared, the new state written and synced in a temporary
+ * file .FILE.XXXXXX of the same directory, before the stage writes the
+ * records that the new state accounts for; committed, renamed into place
+ * and the directory synced, after them.  A crash between the two repeats
+ * that interval in the next run, which readers report as a replay
  * (kp-records(5)); a failure to prepare, as on a full disk, writes nothing
- * and advances nothing.  Temporaries a crash left are
- * removed by the next run that holds the lock.
+ * and advances nothing.  Temporaries a crash left are removed by the next
+ * run that holds the lock.
  */
 #include <dirent.h>
 #include <err.h>

@@ -2,13 +2,14 @@
  * Cgroup CPU counters, the truth for groups (proc-cputime(1), "Exit
  * accounting").  Each scan reads the counter of every cgroup that holds a
  * process being followed, and of its ancestors, in the one hierarchy that
- * accounts CPU time.  What a cgroup's counter grew by, less its children's and less what its
- * processes' records and their detail (a reaping parent's, exit records)
- * give it, is its residue: CPU time of processes that ended unseen.  The
- * detail never takes more than the counter leaves it; what it could not
- * take is offered once more, the next interval, what the growth then
- * leaves unused, since the stat files and the counters are read moments
- * apart and a busy cgroup's counter may show a child's end a scan late.
+ * accounts CPU time.  What a cgroup's counter grew by, less its children's
+ * and less what its processes' records and their detail (a reaping
+ * parent's, exit records) give it, is its residue: CPU time of processes
+ * that ended unseen.  The detail never takes more than the counter leaves
+ * it; what it could not take is offered once more, the next interval, to
+ * what the growth then leaves unused, since the stat files and the counters
+ * are read moments apart and a busy cgroup's counter may show a child's end
+ * a scan late.
  */
 #include <sys/stat.h>
 

@@ -368,7 +368,8 @@ charge_cgroups(struct kp_sampler *s)
 
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
-		if (proctable_alive(s, p) && p->cg != NULL && p->delta_ticks > 0)
+		if (proctable_alive(s, p) && p->cg != NULL &&
+		    p->delta_ticks > 0)
 			kp_cgcpu_charge(p->cg, kp_ticks_to_us(p->delta_ticks),
 			    0);
 	}

@@ -1,11 +1,11 @@
 /*
  * The processes a sampler follows, for the scan (sampler.c) and for the
  * accounting of what ended (exit_account.c) alike: a pool that hands out
- * struct proc in chunks and takes them
- * back, so that scanning allocates nothing once the pool is as big as the
- * most processes seen at once, and a hash table keyed by (pid, starttime)
- * with linear probing and backward-shift deletion, so that no tombstones
- * pile up as processes come and go; and the list of them by pid.
+ * struct proc in chunks and takes them back, so that scanning allocates
+ * nothing once the pool is as big as the most processes seen at once, and a
+ * hash table keyed by (pid, starttime) with linear probing and
+ * backward-shift deletion, so that no tombstones pile up as processes come
+ * and go; and the list of them by pid.
  */
 #include <stdlib.h>
 #include <string.h>

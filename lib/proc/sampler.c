@@ -132,7 +132,8 @@ read_stat(struct kp_sampler *s, int procfd, const char *name,
 			*fd = p->fd;
 			return 0;
 		}
-		proctable_close_stat(s, p);	/* gone (ESRCH), its pid maybe reused */
+		/* gone (ESRCH), its pid maybe reused */
+		proctable_close_stat(s, p);
 	}
 	if ((*fd = kp_open_pid_stat(procfd, name)) < 0)
 		return -1;
