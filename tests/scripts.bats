@@ -103,7 +103,7 @@ check_fresh_log() {
 	check_fresh_log "sh -c $(printf '%q' "$(localise "$line")")"
 }
 
-@test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar, as D6 asks" {
+@test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar, as the README says" {
 	local y=$SCRIPTS/kp-daemonset.yaml
 	run -0 yamllint -s -d '{extends: default, rules: {line-length: {max: 100}}}' "$y"
 	run -0 python3 - "$y" <<'PY'
@@ -241,7 +241,7 @@ PY
 	PATH=$stub:$PATH run -0 --separate-stderr "$SCRIPTS/kp-plot" "$csv"
 	run -0 grep '^set title' "$BATS_TEST_TMPDIR/plot.gp"
 	assert_output 'set title "kp: process power, zone package"'
-	run -3 --separate-stderr "$SCRIPTS/kp-plot" -t unit "$csv"
+	run -3 --separate-stderr "$SCRIPTS/kp-plot" -t unit -o "$BATS_TEST_TMPDIR/x.png" "$csv"
 	assert_equal "$stderr" "kp-plot: no unit records of zone package or platform in the log"
 }
 
