@@ -177,6 +177,9 @@ void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
  */
 void kp_reader_refuse(struct kp_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* prog: name:lineno: what, for a complaint made after the read; 0: no line. */
+void kp_warn_line(const char *name, long lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int kp_reader_errors(const struct kp_reader *r);
 long kp_reader_lineno(const struct kp_reader *r);
 int64_t kp_reader_open_seq(const struct kp_reader *r);	/* -1: none open */

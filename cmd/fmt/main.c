@@ -85,21 +85,6 @@ free_types(char **types)
 	free(types);
 }
 
-/* Whether the user asked for records of this type (-t). */
-int
-type_wanted(const struct fmt *ctx, const char *type)
-{
-	return ctx->types == NULL ||
-	    str_in_list((const char *const *)ctx->types, type);
-}
-
-/* Grams of CO2e for an energy, at the --carbon-intensity. */
-double
-co2_grams(const struct fmt *ctx, int64_t uj)
-{
-	return uj / 3.6e12 * ctx->carbon_g_per_kwh;
-}
-
 /* The options; the format is left NULL when -f is not given. */
 static void
 parse_options(struct fmt *ctx, int argc, char *argv[])
