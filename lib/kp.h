@@ -73,6 +73,16 @@ void kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg),
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
 int kp_clock_stored_ok(int64_t seq, int64_t stored_us);
+void kp_clock_wait_input(int fd, void *clock);	/* a kp_reader wait */
+struct kp_clock_opts {		/* a producer's -i and -n */
+	int64_t interval_us;	/* -i */
+	long long count;	/* -n; 0: until a signal */
+	int given;		/* either was */
+};
+#define KP_CLOCK_OPTS_INIT { 1000000, 0, 0 }
+void kp_clock_option(struct kp_clock_opts *o, int ch, const char *arg);
+void kp_clock_opts_check(const struct kp_clock_opts *o,
+    const char *statepath);
 
 /* signal.c: SIGINT, SIGTERM and SIGHUP: the first ends the stream, the second
  * the stage. */
