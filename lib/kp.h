@@ -397,6 +397,21 @@ void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
  */
 #define KP_LIVE_MAX 20000
 int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
+/*
+ * A stage's workloads: map's values each hold the seq of their last
+ * record at seq_off; fate says what befalls those let go.  The rest is the
+ * sweep's own.
+ */
+struct kp_live {
+	struct kp_map *map;
+	size_t seq_off;
+	void (*free_val)(void *val);
+	const char *fate;
+	int told;		/* the warning was given */
+	int64_t cut, *seqs;
+	size_t nseqs;
+};
+void kp_live_sweep(struct kp_live *l, int dense, int64_t seq);
 
 /* sampler.c: node and per-process CPU time between two scans of /proc. */
 struct kp_sampler;
