@@ -399,12 +399,14 @@ void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
 int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
 /*
  * A stage's workloads: map's values each hold the seq of their last
- * record at seq_off; fate says what befalls those let go.  The rest is the
- * sweep's own.
+ * record at seq_off; one let go is given to leave (if not NULL), then to
+ * free_val; fate says what befalls them.  The rest is the sweep's own.
  */
 struct kp_live {
 	struct kp_map *map;
 	size_t seq_off;
+	void (*leave)(void *val, void *arg);
+	void *leave_arg;
 	void (*free_val)(void *val);
 	const char *fate;
 	int told;		/* the warning was given */

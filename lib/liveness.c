@@ -32,12 +32,17 @@ kp_live_cut(int64_t *last_seq, size_t n, size_t keep)
 	return last_seq[n - keep];
 }
 
+/* One not seen since the cut is let go: it leaves, then it is freed. */
 static int
 seen_before(void *val, void *arg)
 {
 	const struct kp_live *l = arg;
 
-	return *(const int64_t *)((const char *)val + l->seq_off) < l->cut;
+	if (*(const int64_t *)((const char *)val + l->seq_off) >= l->cut)
+		return 0;
+	if (l->leave != NULL)
+		l->leave(val, l->leave_arg);
+	return 1;
 }
 
 static void
