@@ -37,6 +37,7 @@ long long kp_parse_int(const char *s, long long min, long long max,
 double kp_parse_double(const char *s, double min, double max,
     const char *what);
 int64_t kp_parse_duration_us(const char *s, const char *what);
+int64_t kp_parse_joules_uj(const char *s, const char *what);
 
 /* alloc.c: the one allocation family; out of memory is exit 1. */
 void *kp_malloc(size_t n);

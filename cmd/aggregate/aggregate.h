@@ -1,8 +1,8 @@
 /*
  * kp-aggregate's parts, behind this one header as kp-attribute's are:
  *
- *	main.c	the options and the stream, interval by interval
- *	levels.c	the levels of grouping, their groups, and the run
+ *	main.c	the options, the run, and the stream, interval by interval
+ *	levels.c	the levels of grouping and their groups
  *	take.c	a process or exited record summed into its groups
  *	end.c	an interval's end: the group and host records written
  *	state.c	the totals kept by --state across runs
@@ -53,15 +53,21 @@ struct item {
 	struct group *g;
 };
 
+/* The options besides the levels. */
+struct options {
+	int drop_processes;	/* --drop-processes */
+	const char *statepath;	/* --state; NULL: none */
+};
+
 /*
- * The run, passed to every part: the levels the options asked for, with
- * their groups and host totals, the live members, and what the open
+ * The run, passed to every part: the options, the levels they asked for,
+ * with their groups and host totals, the live members, and what the open
  * interval has brought.
  */
 struct agg {
+	struct options opt;
 	struct level levels[LEVELS_MAX];
 	size_t nlevels;
-	int drop_processes;	/* --drop-processes */
 	struct kp_zones zones;
 	uint64_t zones_seen;	/* this interval, bit z for zone z */
 	int dense;		/* this interval: its node records say */
@@ -72,11 +78,13 @@ struct agg {
 	struct kp_buf out;	/* a record's text, kept to spare allocations */
 };
 
-/* levels.c */
-void add_level(struct agg *a, const char *type, const char *field, int by);
+/* main.c */
 void agg_free(struct agg *a);
 void agg_init(struct agg *a);
 void agg_reset(struct agg *a);
+
+/* levels.c */
+void add_level(struct agg *a, const char *type, const char *field, int by);
 void check_by(const char *field);
 struct group *group_find(struct level *lv, const char *id, size_t len);
 struct group *group_get(struct level *lv, const char *id, size_t len);
@@ -91,6 +99,7 @@ void member_leave(void *member, void *agg);
 void see_zone(struct agg *a, const struct kp_record *rec);
 
 /* end.c */
+void clear_sums(struct agg *a);
 void drop_interval(struct agg *a);
 void end_interval(struct agg *a, int64_t seq, int64_t dt_us);
 

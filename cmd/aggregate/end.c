@@ -168,8 +168,8 @@ end_memberless(struct agg *a)
 }
 
 /* Every level's sums cleared, and what the interval brought. */
-static void
-clear_levels(struct agg *a)
+void
+clear_sums(struct agg *a)
 {
 	size_t i, l;
 
@@ -220,7 +220,7 @@ end_interval(struct agg *a, int64_t seq, int64_t dt_us)
 		while (i < a->nitems && a->items[i].level == l)
 			i++;
 	}
-	clear_levels(a);
+	clear_sums(a);
 }
 
 /*
@@ -233,5 +233,5 @@ drop_interval(struct agg *a)
 {
 	end_memberless(a);
 	sort_items(a);
-	clear_levels(a);
+	clear_sums(a);
 }

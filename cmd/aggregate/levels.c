@@ -1,9 +1,8 @@
 /*
- * kp-aggregate: the levels of grouping that the options ask for, the
- * groups of each, and the run that holds them.
+ * kp-aggregate: the levels of grouping that the options ask for, and the
+ * groups of each.
  */
 #include <err.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,69 +143,4 @@ level_free(void *p)
 
 	free(g->id);
 	group_free(g);
-}
-
-/*
- * A run with nothing seen yet, its levels set: sparse, the members that
- * never end are held up to a bound (kp-aggregate(1), Records).
- */
-void
-agg_init(struct agg *a)
-{
-	struct level *lv;
-	size_t l;
-
-	for (l = 0; l < a->nlevels; l++) {
-		lv = &a->levels[l];
-		lv->groups = kp_map_new();
-		memset(lv->host_total_uj, 0, sizeof(lv->host_total_uj));
-		memset(lv->host_processes, 0, sizeof(lv->host_processes));
-		memset(lv->host_cpu_us, 0, sizeof(lv->host_cpu_us));
-		memset(lv->host_energy_uj, 0, sizeof(lv->host_energy_uj));
-	}
-	memset(&a->zones, 0, sizeof(a->zones));
-	a->zones_seen = 0;
-	a->dense = 0;
-	a->members = kp_map_new();
-	memset(&a->live, 0, sizeof(a->live));
-	a->live.map = a->members;
-	a->live.seq_off = offsetof(struct member, last_seq);
-	a->live.leave = member_leave;
-	a->live.leave_arg = a;
-	a->live.free_val = free;
-	a->live.fate = "those seen least recently leave their groups";
-	a->items = NULL;
-	a->nitems = a->capitems = 0;
-	memset(&a->out, 0, sizeof(a->out));
-}
-
-/* What agg_init made; the levels' fields stay, as the options gave them. */
-static void
-agg_clear(struct agg *a)
-{
-	size_t l;
-
-	kp_map_free(a->members, free);
-	for (l = 0; l < a->nlevels; l++)
-		kp_map_free(a->levels[l].groups, level_free);
-	free(a->items);
-	free(a->out.s);
-}
-
-void
-agg_free(struct agg *a)
-{
-	size_t l;
-
-	agg_clear(a);
-	for (l = 0; l < a->nlevels; l++)
-		free(a->levels[l].field);
-}
-
-/* Everything a run left, forgotten, its levels kept: a new run. */
-void
-agg_reset(struct agg *a)
-{
-	agg_clear(a);
-	agg_init(a);
 }

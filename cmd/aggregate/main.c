@@ -8,6 +8,7 @@
  */
 #include <err.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,10 +35,10 @@ usage(void)
 
 /*
  * The options: the levels, --level's in the order given (all four without
- * it), then --by's; *statepath: --state's, or NULL.
+ * it), then --by's.
  */
 static void
-parse_options(struct agg *a, const char **statepath, int argc, char *argv[])
+parse_options(struct agg *a, int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "by", required_argument, NULL, OPT_BY },
@@ -61,14 +62,14 @@ parse_options(struct agg *a, const char **statepath, int argc, char *argv[])
 			by[nby++] = optarg;
 			break;
 		case OPT_DROP_PROCESSES:
-			a->drop_processes = 1;
+			a->opt.drop_processes = 1;
 			break;
 		case OPT_LEVEL:
 			parse_levels(a, optarg);
 			level_given = 1;
 			break;
 		case OPT_STATE:
-			*statepath = optarg;
+			a->opt.statepath = optarg;
 			break;
 		default:
 			usage();
@@ -80,6 +81,67 @@ parse_options(struct agg *a, const char **statepath, int argc, char *argv[])
 		parse_levels(a, "container,pod,vm,unit");
 	for (i = 0; i < nby; i++)
 		add_level(a, "group", by[i], 1);
+}
+
+/*
+ * A run with nothing seen yet, its levels set: sparse, the members that
+ * never end are held up to a bound (kp-aggregate(1), Records).
+ */
+void
+agg_init(struct agg *a)
+{
+	struct level *lv;
+	size_t l;
+
+	for (l = 0; l < a->nlevels; l++) {
+		lv = &a->levels[l];
+		lv->groups = kp_map_new();
+		memset(lv->host_total_uj, 0, sizeof(lv->host_total_uj));
+	}
+	memset(&a->zones, 0, sizeof(a->zones));
+	a->members = kp_map_new();
+	memset(&a->live, 0, sizeof(a->live));
+	a->live.map = a->members;
+	a->live.seq_off = offsetof(struct member, last_seq);
+	a->live.leave = member_leave;
+	a->live.leave_arg = a;
+	a->live.free_val = free;
+	a->live.fate = "those seen least recently leave their groups";
+	a->items = NULL;
+	a->nitems = a->capitems = 0;
+	memset(&a->out, 0, sizeof(a->out));
+	clear_sums(a);
+}
+
+/* What agg_init made; the levels' fields stay, as the options gave them. */
+static void
+agg_clear(struct agg *a)
+{
+	size_t l;
+
+	kp_map_free(a->members, free);
+	for (l = 0; l < a->nlevels; l++)
+		kp_map_free(a->levels[l].groups, level_free);
+	free(a->items);
+	free(a->out.s);
+}
+
+void
+agg_free(struct agg *a)
+{
+	size_t l;
+
+	agg_clear(a);
+	for (l = 0; l < a->nlevels; l++)
+		free(a->levels[l].field);
+}
+
+/* Everything a run left, forgotten, its levels kept: a new run. */
+void
+agg_reset(struct agg *a)
+{
+	agg_clear(a);
+	agg_init(a);
 }
 
 /*
@@ -96,7 +158,7 @@ take_process(struct agg *a, struct kp_reader *r, const struct kp_record *rec)
 		kp_reader_refuse(r, "%s %s", rec->type, why);
 		return 0;
 	}
-	return !a->drop_processes;
+	return !a->opt.drop_processes;
 }
 
 /* The stream, interval by interval. */
@@ -134,14 +196,15 @@ int
 main(int argc, char *argv[])
 {
 	struct agg a = { .nlevels = 0 };
-	const char *statepath = NULL;
+	const char *statepath;
 	struct kp_state *st = NULL;
 	struct kp_reader *r;
 	int status;
 
 	kp_out_init();
-	parse_options(&a, &statepath, argc, argv);
+	parse_options(&a, argc, argv);
 	agg_init(&a);
+	statepath = a.opt.statepath;
 	if (statepath) {
 		st = kp_state_open(statepath, "/proc", "kp-aggregate");
 		load_state(&a, st, statepath);

@@ -8,9 +8,10 @@
 
 #include "aggregate.h"
 
+/* What is being saved: of the run, into json. */
 struct save_ctx {
-	const struct kp_zones *zones;
-	json_t *arr;
+	const struct agg *a;
+	json_t *json;
 };
 
 static void
@@ -27,21 +28,16 @@ save_group(const char *key, void *val, void *arg)
 	if (g->live <= 0)
 		return;
 	o = json_pack("{s:s,s:o}", "id", key, "totals",
-	    kp_zones_save(c->zones, g->total_uj));
+	    kp_zones_save(&c->a->zones, g->total_uj));
 	if (g->pod)
 		json_object_set_new(o, "pod", json_string(g->pod));
-	json_array_append_new(c->arr, o);
+	json_array_append_new(c->json, o);
 }
-
-struct member_ctx {
-	const struct agg *a;
-	json_t *obj;
-};
 
 static void
 save_member(const char *key, void *val, void *arg)
 {
-	struct member_ctx *c = arg;
+	struct save_ctx *c = arg;
 	struct member *m = val;
 	json_t *ids = json_object();
 	size_t l;
@@ -50,28 +46,27 @@ save_member(const char *key, void *val, void *arg)
 		if (m->g[l] != NULL)
 			json_object_set_new(ids, c->a->levels[l].field,
 			    json_string(m->g[l]->id));
-	json_object_set_new(c->obj, key, ids);
+	json_object_set_new(c->json, key, ids);
 }
 
 json_t *
 state_data(struct agg *a)
 {
-	struct member_ctx mc = { a, NULL };
-	struct save_ctx c = { &a->zones, NULL };
+	struct save_ctx c = { a, NULL };
 	json_t *lvs, *o;
 	size_t l;
 
 	lvs = json_object();
 	for (l = 0; l < a->nlevels; l++) {
-		c.arr = json_array();
+		c.json = json_array();
 		kp_map_each_sorted(a->levels[l].groups, save_group, &c);
-		o = json_pack("{s:o,s:o}", "groups", c.arr, "host",
+		o = json_pack("{s:o,s:o}", "groups", c.json, "host",
 		    kp_zones_save(&a->zones, a->levels[l].host_total_uj));
 		json_object_set_new(lvs, a->levels[l].field, o);
 	}
-	mc.obj = json_object();
-	kp_map_each(a->members, save_member, &mc);
-	return json_pack("{s:o,s:o}", "levels", lvs, "members", mc.obj);
+	c.json = json_object();
+	kp_map_each(a->members, save_member, &c);
+	return json_pack("{s:o,s:o}", "levels", lvs, "members", c.json);
 }
 
 /* Whether a stored id is one JSON value, as a group's id is written. */

@@ -12,7 +12,6 @@
  */
 #include <err.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,9 +158,8 @@ parse_options(struct options *o, const char **statepath, int argc,
 			    "--max-terminated");
 			break;
 		case OPT_MIN_TERMINATED_ENERGY:
-			o->min_terminated_uj = (int64_t)llround(
-			    kp_parse_double(optarg, 0, 1e12,
-			    "--min-terminated-energy") * 1e6);
+			o->min_terminated_uj = kp_parse_joules_uj(optarg,
+			    "--min-terminated-energy");
 			break;
 		case OPT_PROC:
 			o->procdir = optarg;

@@ -5,7 +5,6 @@
  */
 #include <err.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,9 +151,8 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			    "--max-terminated");
 			break;
 		case OPT_MIN_TERMINATED:
-			ctx->min_terminated_uj = (int64_t)llround(
-			    kp_parse_double(optarg, 0, 1e12,
-			    "--min-terminated-energy") * 1e6);
+			ctx->min_terminated_uj = kp_parse_joules_uj(optarg,
+			    "--min-terminated-energy");
 			break;
 		case OPT_LIST_COLUMNS:
 			csv_list_columns();
