@@ -128,7 +128,7 @@ kp_clock_wait_input(int fd, void *clock)
 
 /*
  * A producer's -i and -n (proc-cputime(1), rapl-read(1)): the clock is
- * asked for by either.  ch is the option's letter.
+ * asked for by either.  ch is the option's letter, 'i' or 'n'.
  */
 void
 kp_clock_option(struct kp_clock_opts *o, int ch, const char *arg)
