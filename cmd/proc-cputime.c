@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 /* Long options without a short form. */
 enum {
