@@ -233,7 +233,7 @@ struct filter {
  * Interval seq ends upstream: this stage's records of it, then its
  * interval record.  With --state, the state that counts it is prepared
  * before they go out, and before the records passed through in it, and
- * committed after, at most once a second (D5).
+ * committed after, at most once a second (proc-cputime(1), Guarantees).
  */
 static void
 end_interval(struct kp_sampler *s, struct filter *f,
@@ -292,7 +292,10 @@ run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
 	return status;
 }
 
-/* Its own clock, until count or a signal (D7): then 128 + the signal. */
+/*
+ * Its own clock, until count or a signal (proc-cputime(1), SIGNALS): then
+ * 128 + the signal.
+ */
 static int
 run_clock(struct kp_sampler *s, const struct options *o, struct kp_exits *x)
 {
@@ -334,8 +337,8 @@ load_state(struct kp_sampler *s, struct kp_state *st, const char *path,
 /*
  * One sample against the stored one, if there is one (stored): at most one
  * interval.  The state that counts it is prepared before its records and
- * committed after them (D5): a full disk writes no record and advances
- * nothing.
+ * committed after them (proc-cputime(1), Guarantees): a full disk writes
+ * no record and advances nothing.
  */
 static void
 sample_once(struct kp_sampler *s, struct kp_state *st,
@@ -370,8 +373,8 @@ run_once(struct kp_sampler *s, struct kp_state *st, const struct options *o)
 
 /*
  * Filter mode with --state, as in the README's cron line: an empty input
- * means the stage before failed, and advances nothing (D5); the head of a
- * pipeline says --head instead.
+ * means the stage before failed, and advances nothing (proc-cputime(1),
+ * Guarantees); the head of a pipeline says --head instead.
  */
 static int
 filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path,
@@ -451,8 +454,8 @@ parse_options(struct options *o, int argc, char *argv[])
 			no->pods_log = optarg;
 			break;
 		case OPT_PODMAN_ROOT:
-			no->podman = kp_reallocarray(no->podman, no->npodman + 1,
-			    sizeof(*no->podman));
+			no->podman = kp_reallocarray(no->podman,
+			    no->npodman + 1, sizeof(*no->podman));
 			no->podman[no->npodman++] = optarg;
 			break;
 		case OPT_PROC:

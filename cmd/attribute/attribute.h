@@ -34,9 +34,10 @@ struct proc {
 };
 
 /*
- * One exited record of the interval (D3): processes that no proc record
- * showed.  It has a share of the interval's energy and nothing more: no
- * totals, no liveness, nothing held after its interval.
+ * One exited record of the interval (kp-records(5), Record type exited):
+ * processes that no proc record showed.  It has a share of the interval's
+ * energy and nothing more: no totals, no liveness, nothing held after its
+ * interval.
  */
 struct exited {
 	int64_t cpu_us;

@@ -54,7 +54,7 @@ usage(void)
  * The stream, interval by interval.  With --state, the state that counts
  * an interval is prepared before any of its records goes out, those passed
  * on as they came included, and committed after them, at most once a
- * second (D5).
+ * second (kp-attribute(1), --state).
  */
 static void
 run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
