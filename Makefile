@@ -3,15 +3,17 @@
 
 include config.mk
 
-# The commands of one source file each, and those in parts behind one
-# header: rapl-read's in cmd/rapl, kp-attribute's in cmd/attribute,
-# kp-fmt's in cmd/fmt.
-CMD1 = cmd/proc-cputime cmd/kp-aggregate
-BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-fmt
+# The command of one source file, and those in parts behind one header:
+# rapl-read's in cmd/rapl, kp-attribute's in cmd/attribute, kp-aggregate's
+# in cmd/aggregate, kp-fmt's in cmd/fmt.
+CMD1 = cmd/proc-cputime
+BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
 RAPLOBJ = cmd/rapl/main.o cmd/rapl/discover.o cmd/rapl/sample.o \
 	cmd/rapl/command.o cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o
+AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
+	cmd/aggregate/end.o cmd/aggregate/state.o
 PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
 	cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
@@ -49,6 +51,7 @@ cmd/proc-cputime.o: lib/proc/proc.h
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
 $(PROMOBJ): cmd/fmt/prom.h
 $(ATTROBJ): lib/kp.h lib/proc/proc.h cmd/attribute/attribute.h config.mk
+$(AGGOBJ): lib/kp.h cmd/aggregate/aggregate.h config.mk
 $(RAPLOBJ): lib/kp.h lib/proc/proc.h cmd/rapl/rapl.h config.mk
 cmd/fmt/prom.o: cmd/fmt/build.h
 
@@ -71,13 +74,14 @@ $(LIB): $(LIBOBJ)
 
 $(BIN): $(LIB)
 cmd/proc-cputime: cmd/proc-cputime.o
-cmd/kp-aggregate: cmd/kp-aggregate.o
 $(CMD1):
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 cmd/rapl-read: $(RAPLOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) -lm
 cmd/kp-attribute: $(ATTROBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(ATTROBJ) $(LIB) $(JANSSON_LIBS) -lm
+cmd/kp-aggregate: $(AGGOBJ)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(AGGOBJ) $(LIB) $(JANSSON_LIBS) -lm
 cmd/kp-fmt: $(FMTOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(FMTOBJ) $(LIB) $(JANSSON_LIBS) -lm
 
@@ -124,7 +128,7 @@ uninstall:
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 
 clean:
-	rm -f $(BIN) $(CMD1:=.o) $(RAPLOBJ) $(ATTROBJ) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
+	rm -f $(BIN) $(CMD1:=.o) $(RAPLOBJ) $(ATTROBJ) $(AGGOBJ) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
 	    cmd/fmt/build.h
 
 FORCE:

@@ -40,6 +40,7 @@ long long kp_parse_int(const char *s, long long min, long long max,
 double kp_parse_double(const char *s, double min, double max,
     const char *what);
 int64_t kp_parse_duration_us(const char *s, const char *what);
+int64_t kp_parse_joules_uj(const char *s, const char *what);
 
 /* alloc.c: the one allocation family; out of memory is exit 1. */
 void *kp_malloc(size_t n);
@@ -76,6 +77,16 @@ void kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg),
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
 int kp_clock_stored_ok(int64_t seq, int64_t stored_us);
+void kp_clock_wait_input(int fd, void *clock);	/* a kp_reader wait */
+struct kp_clock_opts {		/* a producer's -i and -n */
+	int64_t interval_us;	/* -i */
+	long long count;	/* -n; 0: until a signal */
+	int given;		/* either was */
+};
+#define KP_CLOCK_OPTS_INIT { 1000000, 0, 0 }
+void kp_clock_option(struct kp_clock_opts *o, int ch, const char *arg);
+void kp_clock_opts_check(const struct kp_clock_opts *o,
+    const char *statepath);
 
 /* signal.c: SIGINT, SIGTERM and SIGHUP: the first ends the stream, the second
  * the stage. */
@@ -182,6 +193,9 @@ void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
  */
 void kp_reader_refuse(struct kp_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* prog: name:lineno: what, for a complaint made after the read; 0: no line. */
+void kp_warn_line(const char *name, long lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int kp_reader_errors(const struct kp_reader *r);
 long kp_reader_lineno(const struct kp_reader *r);
 int64_t kp_reader_open_seq(const struct kp_reader *r);	/* -1: none open */
@@ -270,6 +284,23 @@ void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
  */
 #define KP_LIVE_MAX 20000
 int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
+/*
+ * A stage's workloads: map's values each hold the seq of their last
+ * record at seq_off; one let go is given to leave (if not NULL), then to
+ * free_val; fate says what befalls them.  The rest is the sweep's own.
+ */
+struct kp_live {
+	struct kp_map *map;
+	size_t seq_off;
+	void (*leave)(void *val, void *arg);
+	void *leave_arg;
+	void (*free_val)(void *val);
+	const char *fate;
+	int told;		/* the warning was given */
+	int64_t cut, *seqs;
+	size_t nseqs;
+};
+void kp_live_sweep(struct kp_live *l, int dense, int64_t seq);
 
 /* state.c: --state FILE, locked, replaced atomically. */
 struct kp_state;

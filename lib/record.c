@@ -1034,6 +1034,27 @@ warn_at(const char *name, long lineno, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+/*
+ * The same for a complaint about input that a stage makes after reading,
+ * such as a sum past 2^63-1 found at the end: lineno 0 names no line.
+ */
+void
+kp_warn_line(const char *name, long lineno, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (lineno > 0)
+		warn_at(name, lineno, fmt, ap);
+	else {
+		fprintf(stderr, "%s: %s: ", program_invocation_short_name,
+		    name);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
 void
 kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
 {
