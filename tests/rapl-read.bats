@@ -23,7 +23,7 @@ shape() {
 }
 
 # proc-model names the node worker-2 and has no cpuinfo.
-HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_name":"worker-2"}'
+HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_name":"worker-2"}'
 
 @test "usage matches the manual's synopsis" {
 	# The synopsis wraps, and col(1) turns the indentation into tabs.
