@@ -95,6 +95,13 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	run -2 --separate-stderr rapl-read --idle-watts 60 --max-watts 40
 	assert_equal "$stderr" \
 	    "rapl-read: idle watts must not exceed max watts: 60 > 40"
+	# Checked once every option is read, whichever source runs.
+	run -2 --separate-stderr rapl-read --sysfs "$FIXTURES/sysfs-1socket" \
+	    --max-watts 40 --idle-watts 60 -n 1 -i 1ms
+	assert_equal "$stderr" \
+	    "rapl-read: idle watts must not exceed max watts: 60 > 40"
+	run -0 rapl-read --source model --proc "$P" --idle-watts 60 \
+	    --max-watts 100 -n 1 -i 1ms
 }
 
 @test "the first --state run stores a baseline and emits only the header" {

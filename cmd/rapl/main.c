@@ -103,9 +103,6 @@ list_source(struct meter *m, const struct source *src, int *status)
 
 	m->running[m->nrunning++] = src;
 	rv = src->open(m, why, sizeof(why));
-	if (rv != 0 && rv != KP_EXIT_NOSOURCE && rv != KP_EXIT_NOPERM &&
-	    rv != KP_EXIT_FAILURE)
-		errx(rv, "%s", why);
 	for (i = 0; i < m->nmembers; i++) {
 		mb = &m->members[i];
 		if (mb->src != src)
@@ -270,6 +267,9 @@ main(int argc, char *argv[])
 	}
 	free(owner);
 	free(longopts);
+	for (index = 0; sources[index] != NULL; index++)
+		if (sources[index]->option != NULL)
+			sources[index]->option(NULL, NULL);
 	argc -= optind;
 	argv += optind;
 	if (argc > 0 && strcmp(argv[-1], "--") != 0)

@@ -20,7 +20,11 @@ static int has_prev_ct;
 static void
 model_option(const char *name, const char *arg)
 {
-	if (strcmp(name, "idle-watts") == 0)
+	if (name == NULL) {
+		if (idle_watts > max_watts)
+			errx(KP_EXIT_USAGE, "idle watts must not exceed max "
+			    "watts: %g > %g", idle_watts, max_watts);
+	} else if (strcmp(name, "idle-watts") == 0)
 		idle_watts = kp_parse_double(arg, 0, 100000, "idle watts");
 	else
 		max_watts = kp_parse_double(arg, 0, 100000, "max watts");
@@ -39,11 +43,6 @@ model_open(struct meter *m, char *why, size_t len)
 	struct member *mb;
 	struct kp_cpu_times ct;
 
-	if (idle_watts > max_watts) {
-		snprintf(why, len, "idle watts must not exceed max watts: "
-		    "%g > %g", idle_watts, max_watts);
-		return KP_EXIT_USAGE;
-	}
 	procdir = m->procdir;
 	mb = new_member(m, &model_source, "model");
 	mb->reading = READ_MEAN_POWER_UW;

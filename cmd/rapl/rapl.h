@@ -57,7 +57,8 @@ struct member;
  * meter and returns 0, or an exit status with the reason in why; read
  * returns 0 with the member's cur set, -1 with errno, or 1 where there
  * is no figure this time and the source has said why; close runs at
- * every exit.  What is NULL is not needed.
+ * every exit.  option is called once more, with NULL, after the last
+ * option, to check its options together.  What is NULL is not needed.
  */
 struct source {
 	const char *name;
