@@ -40,12 +40,8 @@ add_meter(struct meter *m, const char *classdir, int classfd,
 static int
 hwmon_open(struct meter *m, char *why, size_t len)
 {
-	char classdir[PATH_MAX];
-	int errnum;
-
-	errnum = scan_class(m, "hwmon", classdir, add_meter);
-	return class_problem(m, &hwmon_source, classdir,
-	    errnum, why, len);
+	return open_class(m, &hwmon_source, "hwmon", add_meter, NULL, why,
+	    len);
 }
 
 const struct source hwmon_source = {

@@ -182,17 +182,18 @@ settle_repeats(struct meter *m)
 	}
 }
 
+static void
+settle_zones(struct meter *m)
+{
+	settle_sockets(m);
+	settle_repeats(m);
+}
+
 static int
 powercap_open(struct meter *m, char *why, size_t len)
 {
-	char classdir[PATH_MAX];
-	int errnum;
-
-	errnum = scan_class(m, "powercap", classdir, add_zone);
-	settle_sockets(m);
-	settle_repeats(m);
-	return class_problem(m, &powercap_source, classdir,
-	    errnum, why, len);
+	return open_class(m, &powercap_source, "powercap", add_zone,
+	    settle_zones, why, len);
 }
 
 const struct source powercap_source = {

@@ -127,10 +127,9 @@ int read_file_uj(struct member *mb, int64_t deadline_us);
 struct member *new_member(struct meter *m, const struct source *src,
     const char *key);
 void member_failed(struct member *mb, const char *dir, const char *file);
-int scan_class(struct meter *m, const char *class, char *classdir,
-    void (*add)(struct meter *, const char *, int, const char *));
-int class_problem(struct meter *m, const struct source *src,
-    const char *classdir, int dir_errnum, char *why, size_t len);
+int open_class(struct meter *m, const struct source *src, const char *class,
+    void (*add)(struct meter *, const char *, int, const char *),
+    void (*settle)(struct meter *), char *why, size_t len);
 void put_counter_fields(struct kp_buf *b, const struct member *one,
     size_t counters);
 int try_source(struct meter *m, const struct source *src, char *why,

@@ -217,7 +217,7 @@ new_member(struct meter *m, const struct source *src, const char *key)
  * 0, or the errno of a class directory that cannot be read (a missing
  * one is only empty).
  */
-int
+static int
 scan_class(struct meter *m, const char *class, char *classdir,
     void (*add)(struct meter *, const char *, int, const char *))
 {
@@ -302,7 +302,7 @@ denied(int errnum)
  * counters only leave their zone out.  One that gives none of the zones
  * asked for is usable, and gives nothing.
  */
-int
+static int
 class_problem(struct meter *m, const struct source *src,
     const char *classdir, int dir_errnum, char *why, size_t len)
 {
@@ -339,6 +339,25 @@ class_problem(struct meter *m, const struct source *src,
 	snprintf(why, len, "cannot read '%s': %s", first->bad,
 	    strerror(first->errnum));
 	return denied(first->errnum) ? KP_EXIT_NOPERM : KP_EXIT_FAILURE;
+}
+
+/*
+ * Opens a source whose counters are the entries of SYSFS/class/<class>:
+ * add makes the counter of an entry, settle (or NULL) settles them
+ * together; 0, or the exit status that says why it cannot be used.
+ */
+int
+open_class(struct meter *m, const struct source *src, const char *class,
+    void (*add)(struct meter *, const char *, int, const char *),
+    void (*settle)(struct meter *), char *why, size_t len)
+{
+	char classdir[PATH_MAX];
+	int errnum;
+
+	errnum = scan_class(m, class, classdir, add);
+	if (settle != NULL)
+		settle(m);
+	return class_problem(m, src, classdir, errnum, why, len);
 }
 
 /*
