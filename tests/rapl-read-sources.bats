@@ -273,4 +273,22 @@ zone_sources() {
 	    --source hwmon -i 50ms -- sh -c 'exit 3'
 	run -4 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
 	    --source powercap -z gpu
+	# The table's paths: two sources at once, with --state; a conflict;
+	# --list where nothing measures; the model's stat going back.
+	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source powercap,hwmon --state "$S"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source powercap,hwmon --state "$S"
+	run -2 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --proc "$P" --source hwmon,model -n 1 -i 10ms
+	run -4 --separate-stderr "${vg[@]}" rapl-read \
+	    --sysfs "$BATS_TEST_TMPDIR/none" --proc "$P" --list
+	rm -f "$S"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
+	    --source model --state "$S"
+	printf 'cpu  10 0 5 80 5 0 0 0 0 0\n' > "$P/stat"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
+	    --source model --state "$S"
+	assert_equal "${#stderr_lines[@]}" 1
 }
