@@ -254,6 +254,14 @@ zone_sources() {
 	assert_line --partial '% of one core'
 	assert_line --partial '  drift            '
 	assert_line --regexp '^  floor            [0-9.]+ % of one core for the bare 1 kHz wakeup; rapl-read above it: -?[0-9.]+ %$'
+	refute_line --partial 'against base'
+}
+
+@test "scripts/bench-rapl against another build: interleaved runs, medians and their ratio" {
+	run --separate-stderr env RAPL_READ_BASE="$KP_ROOT/cmd/rapl-read" \
+	    "$KP_ROOT/scripts/bench-rapl" 1
+	assert_success
+	assert_line --regexp '^  against base     median [0-9.]+ s of CPU here, [0-9.]+ s for RAPL_READ_BASE, over 5 interleaved runs each: ratio [0-9.]+$'
 }
 
 @test "no leaks or invalid accesses on the new paths (valgrind)" {
