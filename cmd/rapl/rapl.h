@@ -19,7 +19,7 @@
 #include <getopt.h>
 #include <limits.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 #define NO_SOCKET	(-1)	/* psys, a power meter: the whole node */
 #define ANY_SOCKET	(-2)
