@@ -26,7 +26,7 @@ PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/jsonfile.o \
 	lib/record.o lib/signal.o lib/state.o lib/utf8.o lib/write.o \
 	lib/zones.o
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
-	lib/proc/exit_account.o lib/proc/exit_queue.o \
+	lib/proc/exec_cgroups.o lib/proc/exit_account.o lib/proc/exit_queue.o \
 	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
 	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o
 LIBOBJ = $(PROTOOBJ) $(PROCOBJ)

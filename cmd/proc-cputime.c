@@ -95,6 +95,23 @@ live_proc(const char *dir)
 }
 
 /*
+ * The process events, where exit records are asked: they file each one
+ * under the cgroup its process ran in.  Refused, said once.
+ */
+static void
+hear_events(struct kp_exits *x)
+{
+	struct kp_events *ev;
+	char why[256];
+
+	if ((ev = kp_events_open(procdir, why, sizeof(why))) == NULL)
+		warnx("process events: %s: exit records under their parents' "
+		    "cgroups", why);
+	else
+		kp_exits_set_events(x, ev);
+}
+
+/*
  * The kernel's exit records, where proc-cputime keeps running on a live
  * /proc: opened, proven, and drained from then on.  Refused, the reaping
  * parents and the cgroup counters stand in, said once.
@@ -103,6 +120,7 @@ static struct kp_exits *
 listen_exits(void)
 {
 	struct kp_taskstats *ts;
+	struct kp_exits *x;
 	char why[256];
 
 	if (!(exits & KP_EXITS_TASKSTATS))
@@ -118,50 +136,32 @@ listen_exits(void)
 		return NULL;
 	}
 	exits |= KP_EXITS_TASKSTATS;
-	return kp_exits_new(ts);
+	x = kp_exits_new(ts);
+	hear_events(x);
+	return x;
 }
 
-/*
- * The listener is read at most ten times a second: each read drains all
- * it holds, and a wakeup for each exit record cost more than reading it
- * (bench-exits).  Its buffer (--taskstats-buffer) holds thousands.
- */
-#define FACTS_PAUSE_US 100000
-
-/* The listener is readable: its facts, held for the next scan. */
+/* The listeners are readable: their facts, held for the next scan. */
 static int
 facts_ready(void *arg)
 {
-	kp_exits_drain(arg);
+	kp_exits_ready(arg);
 	return kp_exits_fd(arg);
 }
 
-/* A filter's listener, and when it is next read. */
-struct listener {
-	struct kp_exits *x;
-	int64_t quiet_us;	/* CLOCK_MONOTONIC: left alone until then */
-};
-
-/* A filter waits for its input, draining the listener meanwhile. */
+/* A filter waits for its input, reading the listeners meanwhile. */
 static void
 filter_wait(int fd, void *arg)
 {
-	struct listener *l = arg;
 	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
-	    { .fd = -1, .events = POLLIN } };
-	int64_t quiet_us;
+	    { .fd = kp_exits_fd(arg), .events = POLLIN } };
 
 	for (;;) {
-		quiet_us = l->quiet_us - kp_mono_us();
-		pfd[1].fd = quiet_us > 0 ? -1 : kp_exits_fd(l->x);
 		pfd[0].revents = pfd[1].revents = 0;
-		if (poll(pfd, 2, quiet_us > 0 ? (int)(quiet_us / 1000) + 1 :
-		    -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			return;		/* the read says what is wrong */
-		if (pfd[1].revents != 0) {
-			facts_ready(l->x);
-			l->quiet_us = kp_mono_us() + FACTS_PAUSE_US;
-		}
+		if (pfd[1].revents != 0)
+			pfd[1].fd = facts_ready(arg);
 		if (pfd[0].revents != 0)
 			return;
 	}
@@ -282,14 +282,13 @@ static int
 run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
     struct kp_exits *x)
 {
-	struct listener l = { x, 0 };
 	struct kp_reader *r;
 	int status;
 
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
 	if (x != NULL)
-		kp_reader_set_wait(r, filter_wait, &l);
+		kp_reader_set_wait(r, filter_wait, x);
 	pass_stream(s, f, r);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	*nlines = kp_reader_lineno(r);
@@ -307,7 +306,7 @@ run_clock(struct kp_sampler *s, int64_t interval_us, long long count,
 	kp_signals_producer();
 	out_header();
 	kp_clock_start(&clk, interval_us);
-	kp_clock_poll(&clk, kp_exits_fd(x), facts_ready, x, FACTS_PAUSE_US);
+	kp_clock_poll(&clk, kp_exits_fd(x), facts_ready, x, 0);
 	scan(s);
 	while (kp_clock_next(&clk, count)) {
 		sample_and_emit(s, clk.seq);

@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# The kernel's process events (proc-cputime(1), "Exit accounting"): each
+# process's cgroup known from its exec, so that a process that lives
+# between two samples in a cgroup removed before the next is credited to
+# that cgroup.  Live workloads defined in CPU time (tests/cpuburn) and
+# measured by wait4(2) (tests/wait4).
+
+load test_helper
+load proc_helper
+
+teardown() {
+	exec 7>&- 8>&- 2>/dev/null || true
+	[ -z "${RUNTIME:-}" ] || kill -KILL "$RUNTIME" 2>/dev/null || true
+	wait 2>/dev/null || true
+	remove_cgroups
+}
+
+# sample: rapl-read, one run on the fixture powercap tree $SY with its
+# state, into the pipeline; the package counter moves by 2 J each time.
+sample() {
+	local f=$SY/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj
+	echo $(($(cat "$f") + 2000000)) > "$f"
+	rapl-read --sysfs "$SY" --proc "$P" --state "$BATS_TEST_TMPDIR/rr.state" >&7
+}
+
+# short_jobs HIERARCHY [CGROUP-ROOT]: rapl-read runs on a fixture powercap
+# tree | proc-cputime [--cgroup-root CGROUP-ROOT] | kp-attribute.  A
+# runtime process in POD/runtime (tests/shortjobs.sh), seen by the first
+# sample, starts four jobs of 150 ms of CPU time, each in a fresh cgroup
+# POD/jobN removed right after; all between two samples.  Sets $POD, the
+# pod's path in the hierarchy; the jobs' wait4 times are in
+# $BATS_TEST_TMPDIR/jobs.
+short_jobs() {
+	local pod runtime
+	pod=$(new_cgroup pod "$1")
+	runtime=$(new_cgroup pod/runtime "$1")
+	POD=/${pod##*/}
+	SY=$(fixture_copy sysfs-1socket)
+	P=$(fixture_copy proc-model)
+	mkfifo "$BATS_TEST_TMPDIR/fifo" "$BATS_TEST_TMPDIR/go"
+	proc-cputime ${2:+--cgroup-root "$2"} < "$BATS_TEST_TMPDIR/fifo" \
+	    2> "$BATS_TEST_TMPDIR/err" | kp-attribute > "$BATS_TEST_TMPDIR/out" 3>&- &
+	exec 7> "$BATS_TEST_TMPDIR/fifo"
+	# The runtime is moved into its cgroup before it execs, as the jobs are.
+	CPUBURN=$KP_ROOT/tests/cpuburn WAIT4=$KP_ROOT/tests/wait4 \
+	    sh -c 'echo $$ > "$1/cgroup.procs" && exec sh "$2" "$3" 4 150 "$4"' \
+	    sh "$runtime" "$KP_ROOT/tests/shortjobs.sh" "$pod" \
+	    "$BATS_TEST_TMPDIR/jobs" < "$BATS_TEST_TMPDIR/go" 3>&- &
+	RUNTIME=$!
+	exec 8> "$BATS_TEST_TMPDIR/go"
+	await_in "$runtime/cgroup.procs" .
+	sample
+	sample
+	await_line '"type":"interval","seq":1,'
+	echo go >&8
+	wait "$RUNTIME"
+	sample
+	await_line '"type":"interval","seq":2,'
+	exec 7>&- 8>&-
+	wait
+	cat "$BATS_TEST_TMPDIR/err" >&2
+}
+
+# job_sum FIELD: FIELD summed over $job's records of the package zone.
+job_sum() {
+	jq -s --arg c "$POD/$job" --arg f "$1" '[.[] | select(.cgroup == $c and
+	    .zone == "package") | .[$f]] | add // 0' "$BATS_TEST_TMPDIR/out"
+}
+
+# jobs_land: each job's CPU time is in its own cgroup's records, 95 to
+# 105 % of wait4's, with energy; no cgroup's excess passes 2 ticks or a
+# tenth of the jobs' CPU time.
+jobs_land() {
+	local job us got energy total=0 excess
+	while read -r job us; do
+		got=$(job_sum cpu_us)
+		within 95 105 "$got" "$us"
+		energy=$(job_sum energy_uj)
+		echo "$job: $energy uJ"
+		[ "$energy" -gt 0 ]
+		total=$((total + us))
+	done < "$BATS_TEST_TMPDIR/jobs"
+	[ "$(wc -l < "$BATS_TEST_TMPDIR/jobs")" -eq 4 ]
+	HZ=$(getconf CLK_TCK)
+	excess=$(jq -s '[.[] | .excess_cpu_us // 0] | max' "$BATS_TEST_TMPDIR/out")
+	echo "excess $excess us of the jobs' $total us"
+	[ "$excess" -le "$(ticks_us 2)" ] || [ $((excess * 10)) -le "$total" ]
+}
+
+@test "live: short jobs in fresh v1 cpuacct cgroups, removed right after, are each credited to their own cgroup" {
+	needs_root
+	[ -e /sys/fs/cgroup/cpuacct/cpuacct.usage ] || fail "no v1 cpuacct hierarchy at /sys/fs/cgroup/cpuacct"
+	short_jobs /sys/fs/cgroup/cpuacct
+	jobs_land
+}
+
+@test "live: short jobs in fresh cgroups of the v2 tree at /sys/fs/cgroup/unified, removed right after, are each credited to their own cgroup" {
+	needs_root
+	[ -e /sys/fs/cgroup/unified/cgroup.procs ] || fail "no v2 tree at /sys/fs/cgroup/unified"
+	short_jobs /sys/fs/cgroup/unified /sys/fs/cgroup/unified
+	jobs_land
+}
