@@ -100,3 +100,78 @@ jobs_land() {
 	short_jobs /sys/fs/cgroup/unified /sys/fs/cgroup/unified
 	jobs_land
 }
+
+# replay LINES: tests/events-replay over the fixture tree $P.
+replay() {
+	[ -x "$KP_ROOT/tests/events-replay" ] ||
+	    fail "tests/events-replay is not built (make check builds it)"
+	run "$KP_ROOT/tests/events-replay" "$P" <<< "$1"
+}
+
+@test "an exec reads the process's cgroup; a child forked has its parent's until it execs; threads are not processes" {
+	P=$BATS_TEST_TMPDIR/proc
+	add_proc 100 runc 0 0 1 /pod/runtime
+	add_proc 101 job 0 0 2 /pod/job1 100
+	replay 'exec 0 1 100
+fork 0 2 100 101
+cgroup 101
+fork 0 3 100 100 102
+cgroup 102
+exec 1 1 101
+cgroup 101
+cgroup 100'
+	assert_output '101: 0::/pod/runtime
+102: unknown
+101: 0::/pod/job1
+100: 0::/pod/runtime'
+}
+
+@test "an ended pid keeps its cgroup for its exit record until two scans have begun" {
+	P=$BATS_TEST_TMPDIR/proc
+	add_proc 101 job 0 0 2 /pod/job1
+	replay 'exec 0 1 101
+exit 0 2 101
+cut
+cgroup 101
+cut
+cgroup 101'
+	assert_output '101: 0::/pod/job1
+101: unknown'
+}
+
+@test "v1 reads / for an exiting task: unknown, never the root; a task not exiting may be in the root; v2's (deleted) is taken off" {
+	P=$BATS_TEST_TMPDIR/proc
+	add_proc 101 job 0 0 2 /pod/job1
+	printf '3:cpu,cpuacct:/\n0::/pod/job1 (deleted)\n' > "$P/101/cgroup"
+	set_stat_fields 101 7 4		# PF_EXITING
+	add_proc 102 sshd 0 0 2 /
+	printf '3:cpu,cpuacct:/\n0::/system.slice/ssh.service\n' > "$P/102/cgroup"
+	add_proc 103 job 0 0 2 /
+	printf '3:cpu,cpuacct:/pod/job3\n0::/pod/job3 (deleted)\n' > "$P/103/cgroup"
+	replay 'exec 0 1 101
+exec 0 2 102
+exec 0 3 103
+cgroup 101
+cgroup 102
+cgroup 103'
+	assert_output '101: unknown
+102: 3:cpu,cpuacct:/
+0::/system.slice/ssh.service
+103: 3:cpu,cpuacct:/pod/job3
+0::/pod/job3'
+}
+
+@test "events lost: the gaps in each CPU's numbering, wherever they come" {
+	P=$BATS_TEST_TMPDIR/proc
+	mkdir -p "$P"
+	replay 'exit 0 10 5
+exit 1 500 6
+exit 0 11 7
+lost
+exit 0 15 8
+exit 1 501 9
+exit 1 510 9
+lost'
+	assert_output 'lost 0
+lost 11'
+}
