@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,13 +205,22 @@ on_exit_event(struct kp_events *ev, const struct proc_event *pe)
 		e->ended = ev->cuts + 1;
 }
 
+/*
+ * One message of len bytes.  The event is copied out, since after the 20
+ * bytes of cn_msg it is misaligned; a kernel's may be shorter than this
+ * build's (its union has grown), and the members read are at its start.
+ */
 static void
-take_event(struct kp_events *ev, const struct cn_msg *cn)
+take_event(struct kp_events *ev, const struct cn_msg *cn, size_t len)
 {
-	const struct proc_event *pe = (const void *)cn->data;
+	struct proc_event event, *pe = &event;
+	size_t n = cn->len < sizeof(event) ? cn->len : sizeof(event);
 
-	if (cn->id.idx != CN_IDX_PROC || cn->len < sizeof(*pe))
+	if (cn->id.idx != CN_IDX_PROC || len < sizeof(*cn) + cn->len ||
+	    n < offsetof(struct proc_event, event_data) + 16)
 		return;
+	memset(&event, 0, sizeof(event));
+	memcpy(&event, cn->data, n);
 	count_seq(ev, pe->cpu, cn->seq);
 	if (pe->what == PROC_EVENT_NONE && cn->ack == ev->cookie + 1) {
 		ev->acked = 1;
@@ -231,7 +241,8 @@ kp_events_parse(struct kp_events *ev, const void *buf, size_t len)
 
 	for (h = buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left))
 		if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct cn_msg)))
-			take_event(ev, NLMSG_DATA(h));
+			take_event(ev, NLMSG_DATA(h),
+			    h->nlmsg_len - NLMSG_LENGTH(0));
 }
 
 #define BATCH 64		/* datagrams taken by one system call */
