@@ -29,40 +29,36 @@
 
 #include "proc/proc.h"
 
-struct datagram {
-	struct nlmsghdr h;
-	struct cn_msg cn;
-	struct proc_event ev;
-} __attribute__((packed));
-
 static void
 send_event(struct kp_events *ev, enum what what, unsigned cpu, unsigned seq,
     const long long *pid, int n)
 {
-	struct datagram d;
+	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct cn_msg) +
+	    sizeof(struct proc_event)), .nlmsg_type = NLMSG_DONE };
+	struct cn_msg cn = { .id = { CN_IDX_PROC, CN_VAL_PROC }, .seq = seq,
+	    .len = sizeof(struct proc_event) };
+	struct proc_event e;
+	char d[NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(struct proc_event))];
 
-	memset(&d, 0, sizeof(d));
-	d.h.nlmsg_len = sizeof(d);
-	d.h.nlmsg_type = NLMSG_DONE;
-	d.cn.id.idx = CN_IDX_PROC;
-	d.cn.id.val = CN_VAL_PROC;
-	d.cn.seq = seq;
-	d.cn.len = sizeof(d.ev);
-	d.ev.what = what;
-	d.ev.cpu = cpu;
+	memset(&e, 0, sizeof(e));
+	e.what = what;
+	e.cpu = cpu;
 	if (what == PROC_EVENT_FORK) {
-		d.ev.event_data.fork.parent_pid = d.ev.event_data.fork.
-		    parent_tgid = (pid_t)pid[0];
-		d.ev.event_data.fork.child_tgid = (pid_t)pid[1];
-		d.ev.event_data.fork.child_pid = (pid_t)(n > 2 ? pid[2] : pid[1]);
+		e.event_data.fork.parent_pid = (pid_t)pid[0];
+		e.event_data.fork.parent_tgid = (pid_t)pid[0];
+		e.event_data.fork.child_tgid = (pid_t)pid[1];
+		e.event_data.fork.child_pid = (pid_t)(n > 2 ? pid[2] : pid[1]);
 	} else if (what == PROC_EVENT_EXEC) {
-		d.ev.event_data.exec.process_pid = (pid_t)pid[0];
-		d.ev.event_data.exec.process_tgid = (pid_t)pid[0];
+		e.event_data.exec.process_pid = (pid_t)pid[0];
+		e.event_data.exec.process_tgid = (pid_t)pid[0];
 	} else {
-		d.ev.event_data.exit.process_pid = (pid_t)pid[0];
-		d.ev.event_data.exit.process_tgid = (pid_t)pid[0];
+		e.event_data.exit.process_pid = (pid_t)pid[0];
+		e.event_data.exit.process_tgid = (pid_t)pid[0];
 	}
-	kp_events_parse(ev, &d, sizeof(d));
+	memcpy(d, &h, sizeof(h));
+	memcpy(d + NLMSG_HDRLEN, &cn, sizeof(cn));
+	memcpy(d + NLMSG_HDRLEN + sizeof(cn), &e, sizeof(e));
+	kp_events_parse(ev, d, sizeof(d));
 }
 
 static void

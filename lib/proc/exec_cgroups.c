@@ -206,23 +206,29 @@ on_exit_event(struct kp_events *ev, const struct proc_event *pe)
 }
 
 /*
- * One message of len bytes.  The event is copied out, since after the 20
- * bytes of cn_msg it is misaligned; a kernel's may be shorter than this
- * build's (its union has grown), and the members read are at its start.
+ * One message's payload of len bytes: a cn_msg and its event, copied out,
+ * since the event is misaligned after the cn_msg's 20 bytes.  A kernel's
+ * event may be shorter than this build's (its union has grown); the
+ * members read are at its start.
  */
 static void
-take_event(struct kp_events *ev, const struct cn_msg *cn, size_t len)
+take_event(struct kp_events *ev, const char *payload, size_t len)
 {
 	struct proc_event event, *pe = &event;
-	size_t n = cn->len < sizeof(event) ? cn->len : sizeof(event);
+	struct cn_msg cn;
+	size_t n;
 
-	if (cn->id.idx != CN_IDX_PROC || len < sizeof(*cn) + cn->len ||
+	if (len < sizeof(cn))
+		return;
+	memcpy(&cn, payload, sizeof(cn));
+	n = cn.len < sizeof(event) ? cn.len : sizeof(event);
+	if (cn.id.idx != CN_IDX_PROC || len - sizeof(cn) < cn.len ||
 	    n < offsetof(struct proc_event, event_data) + 16)
 		return;
 	memset(&event, 0, sizeof(event));
-	memcpy(&event, cn->data, n);
-	count_seq(ev, pe->cpu, cn->seq);
-	if (pe->what == PROC_EVENT_NONE && cn->ack == ev->cookie + 1) {
+	memcpy(&event, payload + sizeof(cn), n);
+	count_seq(ev, pe->cpu, cn.seq);
+	if (pe->what == PROC_EVENT_NONE && cn.ack == ev->cookie + 1) {
 		ev->acked = 1;
 		ev->ack_err = (int)pe->event_data.ack.err;
 	} else if (pe->what == PROC_EVENT_FORK)
@@ -233,16 +239,22 @@ take_event(struct kp_events *ev, const struct cn_msg *cn, size_t len)
 		on_exit_event(ev, pe);
 }
 
+/* One datagram of len bytes: its netlink messages, each an event. */
 void
 kp_events_parse(struct kp_events *ev, const void *buf, size_t len)
 {
-	const struct nlmsghdr *h;
-	int left = (int)len;
+	const char *p = buf, *end = p + len;
+	struct nlmsghdr h;
+	size_t step;
 
-	for (h = buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left))
-		if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct cn_msg)))
-			take_event(ev, NLMSG_DATA(h),
-			    h->nlmsg_len - NLMSG_LENGTH(0));
+	while ((size_t)(end - p) >= NLMSG_HDRLEN) {
+		memcpy(&h, p, sizeof(h));
+		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > (size_t)(end - p))
+			return;
+		take_event(ev, p + NLMSG_HDRLEN, h.nlmsg_len - NLMSG_HDRLEN);
+		step = NLMSG_ALIGN(h.nlmsg_len);
+		p += step < (size_t)(end - p) ? step : (size_t)(end - p);
+	}
 }
 
 #define BATCH 64		/* datagrams taken by one system call */
@@ -288,21 +300,18 @@ kp_events_drain(struct kp_events *ev)
 static int
 subscribe(struct kp_events *ev)
 {
-	struct {
-		struct nlmsghdr h;
-		struct cn_msg cn;
-		enum proc_cn_mcast_op op;
-	} __attribute__((packed)) req;
+	enum proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;	/* every event: */
+	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct cn_msg) +
+	    sizeof(op)), .nlmsg_type = NLMSG_DONE };	/* a gap is a loss */
+	struct cn_msg cn = { .id = { CN_IDX_PROC, CN_VAL_PROC },
+	    .len = sizeof(op) };
+	char req[NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(op))];
 
-	memset(&req, 0, sizeof(req));
-	req.h.nlmsg_len = sizeof(req);
-	req.h.nlmsg_type = NLMSG_DONE;
-	req.cn.id.idx = CN_IDX_PROC;
-	req.cn.id.val = CN_VAL_PROC;
-	req.cn.ack = ev->cookie = (uint32_t)getpid();	/* comes back + 1 */
-	req.cn.len = sizeof(req.op);
-	req.op = PROC_CN_MCAST_LISTEN;	/* every event: no gap but losses */
-	return send(ev->fd, &req, sizeof(req), 0) < 0 ? -1 : 0;
+	cn.ack = ev->cookie = (uint32_t)getpid();	/* comes back + 1 */
+	memcpy(req, &h, sizeof(h));
+	memcpy(req + NLMSG_HDRLEN, &cn, sizeof(cn));
+	memcpy(req + NLMSG_HDRLEN + sizeof(cn), &op, sizeof(op));
+	return send(ev->fd, req, sizeof(req), 0) < 0 ? -1 : 0;
 }
 
 /* Waits until the ack and the proof child's exec are heard, or PROOF_MS. */
