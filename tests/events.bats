@@ -68,11 +68,12 @@ job_sum() {
 }
 
 # jobs_land: each job's CPU time is in its own cgroup's records, 95 to
-# 105 % of wait4's, with energy; no excess in the pod's cgroups passes 2
-# ticks or a tenth of the jobs' CPU time (the rest of the host, other
-# tests' cgroups included, is not this test's).
+# 105 % of wait4's, with energy, and not again in the pod's residue; no
+# excess in the pod's cgroups passes 2 ticks or a tenth of the jobs' CPU
+# time (the rest of the host, other tests' cgroups included, is not this
+# test's).
 jobs_land() {
-	local job us got energy total=0 excess
+	local job us got energy total=0 excess left
 	while read -r job us; do
 		got=$(job_sum cpu_us)
 		within 95 105 "$got" "$us"
@@ -83,6 +84,13 @@ jobs_land() {
 	done < "$BATS_TEST_TMPDIR/jobs"
 	[ "$(wc -l < "$BATS_TEST_TMPDIR/jobs")" -eq 4 ]
 	HZ=$(getconf CLK_TCK)
+	# What the jobs used is taken out of the pod's leftover: no residue
+	# of the pod's own counts it again.
+	left=$(jq -s --arg p "$POD" '[.[] | select(.cgroup == $p and
+	    .zone == "package" and .source == "cgroup") | .cpu_us] | add // 0' \
+	    "$BATS_TEST_TMPDIR/out")
+	echo "pod's residue $left us of the jobs' $total us"
+	[ "$left" -le "$(ticks_us 2)" ] || [ $((left * 10)) -le "$total" ]
 	excess=$(jq -s --arg p "$POD" '[.[] | select(.cgroup // "" | startswith($p)) |
 	    .excess_cpu_us // 0] | max' "$BATS_TEST_TMPDIR/out")
 	echo "excess $excess us of the jobs' $total us"

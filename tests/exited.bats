@@ -784,12 +784,15 @@ FALLBACK="exit accounting from the reaping parents and the cgroup counters only"
 	assert_line --partial '"type":"interval","seq":3,'
 }
 
-# The drops of the filter's netlink socket, from /proc/net/netlink.
+# The drops of the filter's taskstats socket, from /proc/net/netlink: of
+# its netlink sockets, the generic one (protocol 16); the other hears the
+# process events.
 socket_drops() {
-	local inode
-	inode=$(readlink /proc/"$FILTER"/fd/* | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p')
-	[ -n "$inode" ] || return 1
-	awk -v i="$inode" '$10 == i { print $9 }' /proc/net/netlink
+	local inodes
+	inodes=$(readlink /proc/"$FILTER"/fd/* | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p')
+	[ -n "$inodes" ] || return 1
+	awk -v i=" ${inodes//$'\n'/ } " '$2 == 16 && index(i, " " $10 " ") { print $9 }' \
+	    /proc/net/netlink
 }
 
 # burst_while_stopped BUFFER: 300 exits while the filter, listening with a
