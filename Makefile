@@ -29,14 +29,16 @@ PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/jsonfile.o \
 	lib/record.o lib/signal.o lib/state.o lib/utf8.o lib/write.o \
 	lib/zones.o
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
-	lib/proc/exit_account.o lib/proc/exit_queue.o \
+	lib/proc/exec_cgroups.o lib/proc/exit_account.o lib/proc/exit_queue.o \
 	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
 	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o
 LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,
-# a wait4(2) reference, and a sampler fed exit facts from its input.
-TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4 tests/facts-replay
+# a wait4(2) reference, a sampler fed exit facts from its input, and the
+# process events' parser fed events from its input.
+TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4 tests/facts-replay \
+	tests/events-replay
 
 # make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -91,6 +93,9 @@ tests/taskstats-probe: tests/taskstats-probe.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 tests/facts-replay.o: lib/kp.h lib/proc/proc.h config.mk
 tests/facts-replay: tests/facts-replay.o $(LIB)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
+tests/events-replay.o: lib/kp.h lib/proc/proc.h config.mk
+tests/events-replay: tests/events-replay.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 tests/cpuburn: tests/cpuburn.c config.mk
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/cpuburn.c

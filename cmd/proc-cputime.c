@@ -124,6 +124,23 @@ live_proc(const char *dir)
 }
 
 /*
+ * The process events, where exit records are asked: they file each one
+ * under the cgroup its process ran in.  Refused, said once.
+ */
+static void
+hear_events(struct kp_exits *x, const char *procdir)
+{
+	struct kp_events *ev;
+	char why[256];
+
+	if ((ev = kp_events_open(procdir, why, sizeof(why))) == NULL)
+		warnx("process events: %s: exit records under their parents' "
+		    "cgroups", why);
+	else
+		kp_exits_set_events(x, ev);
+}
+
+/*
  * The kernel's exit records, where proc-cputime keeps running on a live
  * /proc: opened, proven, and drained from then on.  Refused, the reaping
  * parents and the cgroup counters stand in, said once.
@@ -132,6 +149,7 @@ static struct kp_exits *
 listen_exits(struct options *o)
 {
 	struct kp_taskstats *ts;
+	struct kp_exits *x;
 	char why[256];
 
 	if (!(o->exits & KP_EXITS_TASKSTATS))
@@ -147,21 +165,16 @@ listen_exits(struct options *o)
 		return NULL;
 	}
 	o->exits |= KP_EXITS_TASKSTATS;
-	return kp_exits_new(ts);
+	x = kp_exits_new(ts);
+	hear_events(x, o->procdir);
+	return x;
 }
 
-/*
- * The listener is read at most ten times a second: each read drains all
- * it holds, and a wakeup for each exit record cost more than reading it
- * (bench-exits).  Its buffer (--taskstats-buffer) holds thousands.
- */
-#define FACTS_PAUSE_US 100000
-
-/* The listener is readable: its facts, held for the next scan. */
+/* The listeners are readable: their facts, held for the next scan. */
 static int
 facts_ready(void *arg)
 {
-	kp_exits_drain(arg);
+	kp_exits_ready(arg);
 	return kp_exits_fd(arg);
 }
 
@@ -281,8 +294,7 @@ run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
 
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
-	kp_clock_poll(&listening, kp_exits_fd(x), facts_ready, x,
-	    FACTS_PAUSE_US);
+	kp_clock_poll(&listening, kp_exits_fd(x), facts_ready, x);
 	if (x != NULL)
 		kp_reader_set_wait(r, kp_clock_wait_input, &listening);
 	pass_stream(s, f, r);
@@ -304,7 +316,7 @@ run_clock(struct kp_sampler *s, const struct options *o, struct kp_exits *x)
 	kp_signals_producer();
 	out_header(o);
 	kp_clock_start(&clk, o->clock.interval_us);
-	kp_clock_poll(&clk, kp_exits_fd(x), facts_ready, x, FACTS_PAUSE_US);
+	kp_clock_poll(&clk, kp_exits_fd(x), facts_ready, x);
 	scan(s);
 	while (kp_clock_next(&clk, o->clock.count)) {
 		sample_and_emit(s, clk.seq);

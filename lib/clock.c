@@ -57,33 +57,23 @@ kp_format_ts(char *buf, size_t len, int64_t wall_us)
 
 /*
  * One wait, of at most left_us (-1: no limit), for fd (-1: none) and the
- * descriptor the clock polls, unless that one is left alone for its pause
- * after ready read it: ready reads all it holds, and a wakeup for each
- * message would cost more than reading them.  1 if fd is readable, 0 if
- * not (a signal, the time), -1 on an error.
+ * descriptor the clock polls.  1 if fd is readable, 0 if not (a signal,
+ * the time), -1 on an error.
  */
 static int
 poll_once(struct kp_clock *c, int fd, int64_t left_us, const sigset_t *open)
 {
 	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
 	    { .fd = c->poll_fd, .events = POLLIN } };
-	int64_t quiet_us = c->poll_quiet_us - kp_mono_us();
 	struct timespec ts;
 	int n;
 
-	if (quiet_us > 0) {
-		pfd[1].fd = -1;
-		left_us = left_us < 0 || quiet_us < left_us ? quiet_us :
-		    left_us;
-	}
 	ts.tv_sec = left_us / 1000000;
 	ts.tv_nsec = (left_us % 1000000) * 1000;
 	if ((n = ppoll(pfd, 2, left_us < 0 ? NULL : &ts, open)) <= 0)
 		return n < 0 && errno != EINTR ? -1 : 0;
-	if (pfd[1].revents != 0) {
+	if (pfd[1].revents != 0)
 		c->poll_fd = c->ready(c->ready_arg);
-		c->poll_quiet_us = kp_mono_us() + c->poll_pause_us;
-	}
 	return pfd[0].revents != 0;
 }
 
@@ -154,7 +144,6 @@ kp_clock_start(struct kp_clock *c, int64_t interval_us)
 {
 	c->interval_us = interval_us;
 	c->poll_fd = -1;
-	c->poll_quiet_us = 0;
 	c->seq = 0;
 	c->dt_us = 0;
 	c->start_us = c->end_us = kp_mono_us();
@@ -163,19 +152,16 @@ kp_clock_start(struct kp_clock *c, int64_t interval_us)
 
 /*
  * While it sleeps, the clock polls fd for input and calls ready when it
- * is readable; ready gives the descriptor to poll next (-1: none).  After
- * each call, fd is left alone for pause_us: ready reads all it holds, and
- * one wakeup for each message would cost more than reading them.
+ * is readable; ready gives the descriptor to poll next (-1: none).  How
+ * often a listener is worth reading is the listener's to pace (the exit
+ * records' descriptor holds a timer for that: lib/proc/exit_queue.c).
  */
 void
-kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg), void *arg,
-    int64_t pause_us)
+kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg), void *arg)
 {
 	c->poll_fd = fd;
 	c->ready = ready;
 	c->ready_arg = arg;
-	c->poll_pause_us = pause_us;
-	c->poll_quiet_us = 0;
 }
 
 /*

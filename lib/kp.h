@@ -65,15 +65,13 @@ struct kp_clock {		/* a producer's intervals */
 	int poll_fd;		/* polled while it sleeps; -1: none */
 	int (*ready)(void *arg);	/* poll_fd is readable: the fd next */
 	void *ready_arg;
-	int64_t poll_pause_us;	/* after ready, poll_fd is left alone */
-	int64_t poll_quiet_us;	/* CLOCK_MONOTONIC: until then */
 };
 void kp_clock_start(struct kp_clock *c, int64_t interval_us);
 int64_t kp_clock_deadline_us(const struct kp_clock *c);
 void kp_clock_end(struct kp_clock *c);
 int kp_clock_next(struct kp_clock *c, int64_t count);	/* 0: all ended */
 void kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg),
-    void *arg, int64_t pause_us);
+    void *arg);
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
 int kp_clock_stored_ok(int64_t seq, int64_t stored_us);

@@ -379,17 +379,14 @@ cut_in_init_scope() {
 # The live tests: a workload run by tests/wait4, whose standard input is
 # fd 8 and whose output is $W.
 teardown() {
-	local pid d
+	local pid
 	exec 7>&- 8>&- 2>/dev/null || true
 	for pid in ${FILTER:-} ${WAIT4:-} ${HOLDER:-}; do
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
 	[ -z "${MOUNTED:-}" ] || umount "$MOUNTED" || true
-	[ -f "$BATS_TEST_TMPDIR/cgroups" ] || return 0
-	while read -r d; do
-		rmdir "$d" 2>/dev/null || { sleep 0.5; rmdir "$d" || true; }
-	done < "$BATS_TEST_TMPDIR/cgroups"
+	remove_cgroups
 }
 
 # start_workload WAIT4-OPTIONS... COMMAND...: its pid in $ROOT (without -g).
@@ -434,12 +431,6 @@ tree_cpu_us() {
 cgroup_cpu_us() {
 	jq -s --arg c "$1" '[.[] | select((.type == "proc" or
 	    .type == "exited") and .cgroup == $c) | .cpu_us] | add // 0' "$2"
-}
-
-# within LOW HIGH PART WHOLE: PART / WHOLE is in [LOW, HIGH] percent.
-within() {
-	echo "$3 of $4: $(($3 * 1000 / $4)) per mille, wanted $1 to $2 %"
-	[ $(($3 * 100)) -ge $(($1 * $4)) ] && [ $(($3 * 100)) -le $(($2 * $4)) ]
 }
 
 # churn SOURCES: the churn workload (tests/churn.sh) under proc-cputime
@@ -493,31 +484,6 @@ churn() {
 	within 0 90 "$(tree_cpu_us "$ROOT" "$BATS_TEST_TMPDIR/out")" "$WAIT4_US"
 }
 
-# A new cgroup in the hierarchy that counts CPU time on this host, in the
-# order proc-cputime looks for one: its directory.  Needs root.
-# The hierarchy that accounts CPU time, where lib/proc/cgroup_counters.c looks for it.
-new_cgroup_dir() {
-	local r=/sys/fs/cgroup
-	if [ -e "$r/cgroup.controllers" ]; then
-		echo "$r"
-	elif [ -e "$r/cpuacct/cpuacct.usage" ]; then
-		echo "$r/cpuacct"
-	elif [ -e "$r/cpu,cpuacct/cpuacct.usage" ]; then
-		echo "$r/cpu,cpuacct"
-	else
-		echo "$r/unified"
-	fi
-}
-
-new_cgroup() {
-	local h
-	h=$(new_cgroup_dir)
-	mkdir "$h/kp-test-$$-$1" || return 1
-	# Called as $(new_cgroup ...): teardown reads the list from a file.
-	echo "$h/kp-test-$$-$1" >> "$BATS_TEST_TMPDIR/cgroups"
-	echo "$h/kp-test-$$-$1"
-}
-
 # The counter of cgroup directory $1, in microseconds.
 cgroup_usage_us() {
 	if [ -e "$1/cpu.stat" ]; then
@@ -535,10 +501,6 @@ await_empty() {
 		sleep 0.1
 	done
 	return 1
-}
-
-needs_root() {
-	[ "$(id -u)" -eq 0 ] || skip "making a cgroup needs root"
 }
 
 # cgroup_churn SOURCES: tests/cgchurn.sh in cgroup $G, measured by an
@@ -822,12 +784,15 @@ FALLBACK="exit accounting from the reaping parents and the cgroup counters only"
 	assert_line --partial '"type":"interval","seq":3,'
 }
 
-# The drops of the filter's netlink socket, from /proc/net/netlink.
+# The drops of the filter's taskstats socket, from /proc/net/netlink: of
+# its netlink sockets, the generic one (protocol 16); the other hears the
+# process events.
 socket_drops() {
-	local inode
-	inode=$(readlink /proc/"$FILTER"/fd/* | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p')
-	[ -n "$inode" ] || return 1
-	awk -v i="$inode" '$10 == i { print $9 }' /proc/net/netlink
+	local inodes
+	inodes=$(readlink /proc/"$FILTER"/fd/* | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p')
+	[ -n "$inodes" ] || return 1
+	awk -v i=" ${inodes//$'\n'/ } " '$2 == 16 && index(i, " " $10 " ") { print $9 }' \
+	    /proc/net/netlink
 }
 
 # burst_while_stopped BUFFER: 300 exits while the filter, listening with a

@@ -76,3 +76,48 @@ await_in() {
 await_line() {
 	await_in "$BATS_TEST_TMPDIR/out" "$1"
 }
+
+# The hierarchy that accounts CPU time, where lib/proc/cgroup_counters.c
+# looks for it.
+new_cgroup_dir() {
+	local r=/sys/fs/cgroup
+	if [ -e "$r/cgroup.controllers" ]; then
+		echo "$r"
+	elif [ -e "$r/cpuacct/cpuacct.usage" ]; then
+		echo "$r/cpuacct"
+	elif [ -e "$r/cpu,cpuacct/cpuacct.usage" ]; then
+		echo "$r/cpu,cpuacct"
+	else
+		echo "$r/unified"
+	fi
+}
+
+# new_cgroup NAME [HIERARCHY]: a new cgroup, its directory, in HIERARCHY or
+# else the one that counts CPU time on this host.  NAME may be below one
+# made before.  Needs root.
+new_cgroup() {
+	local h=${2:-$(new_cgroup_dir)}
+	mkdir "$h/kp-test-$$-$1" || return 1
+	# Called as $(new_cgroup ...): teardown reads the list from a file.
+	echo "$h/kp-test-$$-$1" >> "$BATS_TEST_TMPDIR/cgroups"
+	echo "$h/kp-test-$$-$1"
+}
+
+# For teardown: the cgroups new_cgroup made, the last made first.
+remove_cgroups() {
+	local d
+	[ -f "$BATS_TEST_TMPDIR/cgroups" ] || return 0
+	tac "$BATS_TEST_TMPDIR/cgroups" | while read -r d; do
+		rmdir "$d" 2>/dev/null || { sleep 0.5; rmdir "$d" || true; }
+	done
+}
+
+needs_root() {
+	[ "$(id -u)" -eq 0 ] || skip "making a cgroup needs root"
+}
+
+# within LOW HIGH PART WHOLE: PART / WHOLE is in [LOW, HIGH] percent.
+within() {
+	echo "$3 of $4: $(($3 * 1000 / $4)) per mille, wanted $1 to $2 %"
+	[ $(($3 * 100)) -ge $(($1 * $4)) ] && [ $(($3 * 100)) -le $(($2 * $4)) ]
+}

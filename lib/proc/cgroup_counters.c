@@ -456,7 +456,7 @@ kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us)
 /* Visits the cgroups read at the latest scan, deepest first. */
 void
 kp_cgcpu_each(struct kp_cgcpu *c,
-    void (*fn)(const struct kp_cgnode *n, void *arg), void *arg)
+    void (*fn)(struct kp_cgnode *n, void *arg), void *arg)
 {
 	size_t i;
 

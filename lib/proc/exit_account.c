@@ -325,19 +325,65 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 		facts_to(a, d.cpu_us);
 }
 
-/* A process never seen: one exit under its parent, in its cgroup. */
+/*
+ * The identity of cgroup n's records that no process of theirs names: a
+ * live process's of n where there is one (a VM's uuid from its command
+ * line holds), else n's path's with names filled (proc-cputime(1),
+ * "Identity fields").
+ */
+const struct kp_identity *
+sampler_group_identity(struct kp_sampler *s, struct kp_cgnode *n)
+{
+	if (n->live_gen == s->gen && n->live_id != NULL)
+		return n->live_id;
+	if (!n->named)
+		n->named = kp_names_fill(s->names, &n->id) == 0;
+	return &n->id;
+}
+
+/*
+ * Each cgroup with a process alive now knows one of them; not a kernel
+ * thread, whose identity is none of its cgroup's.
+ */
+static void
+find_live(struct kp_sampler *s)
+{
+	struct proc *p;
+	size_t i;
+
+	for (i = 0; i < s->nlist; i++) {
+		p = s->list[i];
+		if (p->cg != NULL && proctable_alive(s, p) &&
+		    strcmp(p->id.kind, "kernel") != 0) {
+			p->cg->live_id = &p->id;
+			p->cg->live_gen = s->gen;
+		}
+	}
+}
+
+/*
+ * A process never seen: one exit under its parent, in the cgroup the
+ * process events say it ran in, else its parent's.
+ */
 static void
 fact_unseen(struct kp_sampler *s, const struct kp_exit *e)
 {
 	struct detail d = { NULL, e->ppid, "", &s->unknown, NULL, fact_us(e),
 	    1, "taskstats", 0 };
 	struct proc *named, *a = fact_reaper(s, e, &named);
+	struct kp_cgnode *own = NULL;
 
 	snprintf(d.comm, sizeof(d.comm), "%s", e->comm);
 	if (named != NULL) {
 		d.ppid = named->stat.pid;
 		d.id = &named->id;
 		d.cg = named->cg;
+	}
+	if (e->cgroup != NULL && s->cg != NULL &&
+	    (own = kp_cgcpu_node(s->cg, e->cgroup)) != NULL &&
+	    own != d.cg) {
+		d.cg = own;
+		d.id = sampler_group_identity(s, own);
 	}
 	if (a != NULL)
 		facts_to(a, d.cpu_us);
@@ -494,8 +540,10 @@ void
 sampler_account_exits(struct kp_sampler *s)
 {
 	s->ndetails = 0;
-	if (s->cg != NULL)
+	if (s->cg != NULL) {
 		read_cgroups(s);
+		find_live(s);
+	}
 	if (s->scans < 2) {
 		kp_exits_each(s->facts, forget_before, NULL);
 		s->nheld = 0;

@@ -105,6 +105,9 @@ struct kp_cgnode {
 	char *path;			/* in the hierarchy; "/" is its root */
 	struct kp_cgnode *parent;	/* NULL for the root */
 	struct kp_identity id;		/* from the path */
+	const struct kp_identity *live_id;	/* of a process alive in it */
+	unsigned live_gen;		/* the scan that found it; names */
+	int named;			/* have been looked for in id */
 	int depth;
 	unsigned gen;			/* the read that last wanted it */
 	int counted;			/* it has a counter of tasks alone */
@@ -135,7 +138,7 @@ int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
 void kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us);
 int64_t kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
-    void (*fn)(const struct kp_cgnode *n, void *arg), void *arg);
+    void (*fn)(struct kp_cgnode *n, void *arg), void *arg);
 struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,
     const char *name);
 int kp_cgcpu_move(const struct kp_cgcpu *c, const struct kp_cgnode *n,
@@ -194,6 +197,8 @@ struct kp_exit {
 	uint64_t start_ticks;	/* its start at the latest, in /proc's */
 	uint64_t start_min_ticks;	/* ticks; at the earliest */
 	uint32_t threads;	/* thread records folded into it */
+	const char *cgroup;	/* its cgroup file's text at its exec, from */
+				/* the process events; NULL: unknown */
 };
 typedef void kp_exit_fn(const struct kp_exit *e, void *arg);
 struct kp_taskstats_counts {
@@ -227,12 +232,33 @@ void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
     int64_t boot_ns, kp_exit_fn *fn, void *arg);
 
 /*
+ * exec_cgroups.c: the cgroup each process ran in, from the kernel's process
+ * events (the proc connector) read as they arrive.  Needs CAP_NET_ADMIN
+ * before Linux 6.6, and the host's PID, user and network namespaces.
+ */
+struct kp_events;
+/* Subscribed and proven (the ack, a child's exec, within 3 s), or NULL
+ * with the reason in why.  procdir: the live /proc the pids are read in. */
+struct kp_events *kp_events_open(const char *procdir, char *why,
+    size_t whylen);
+struct kp_events *kp_events_parser(const char *procdir);	/* no socket */
+void kp_events_parse(struct kp_events *ev, const void *buf, size_t len);
+int kp_events_fd(const struct kp_events *ev);
+int kp_events_drain(struct kp_events *ev);	/* 0, or -1 (errno) */
+const char *kp_events_cgroup(const struct kp_events *ev, pid_t pid);
+void kp_events_cut(struct kp_events *ev);	/* a scan begins */
+uint64_t kp_events_lost(const struct kp_events *ev);	/* since open */
+void kp_events_close(struct kp_events *ev);
+
+/*
  * exit_queue.c: the exit facts a sampler has received and not yet used, from
  * a listener drained all the time; a scan cuts them into those received
  * before it began and those after.
  */
 struct kp_exits *kp_exits_new(struct kp_taskstats *ts);	/* takes ts */
+void kp_exits_set_events(struct kp_exits *x, struct kp_events *ev); /* takes */
 int kp_exits_fd(const struct kp_exits *x);	/* to poll; -1: none */
+void kp_exits_ready(struct kp_exits *x);	/* kp_exits_fd is readable */
 void kp_exits_drain(struct kp_exits *x);
 void kp_exits_add(struct kp_exits *x, const struct kp_exit *e);
 void kp_exits_cut(struct kp_exits *x);
@@ -241,6 +267,8 @@ typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);
 void kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg);
 const struct kp_exit *kp_exits_find(const struct kp_exits *x, pid_t pid);
 uint64_t kp_exits_dropped(struct kp_exits *x);	/* since the last call */
+uint64_t kp_exits_events_lost(struct kp_exits *x);	/* the same */
+int kp_exits_hearing(const struct kp_exits *x);	/* process events */
 int kp_exits_listening(const struct kp_exits *x);
 void kp_exits_free(struct kp_exits *x);
 

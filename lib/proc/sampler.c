@@ -247,6 +247,7 @@ kp_sampler_scan(struct kp_sampler *s)
 	kp_exits_drain(s->facts);
 	kp_exits_cut(s->facts);
 	s->exits_dropped = (int64_t)kp_exits_dropped(s->facts);
+	s->events_lost = (int64_t)kp_exits_events_lost(s->facts);
 	s->prev_cpu = s->cpu;
 	s->prev_uptime_ticks = s->uptime_ticks;
 	if (kp_read_cpu_times(s->procdir, &s->cpu) < 0)
@@ -369,6 +370,8 @@ cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 		kp_buf_bool(b, "dense", 1);
 	if (kp_exits_listening(s->facts))
 		kp_buf_int(b, "exits_dropped", s->exits_dropped);
+	if (kp_exits_hearing(s->facts))
+		kp_buf_int(b, "events_lost", s->events_lost);
 }
 
 static void
@@ -409,18 +412,20 @@ exited_record(const struct detail *d, int64_t seq, struct kp_buf *b)
  * and its excess, what the detail and records gave it beyond its counter.
  */
 static void
-cgroup_record(const struct kp_cgnode *n, int64_t seq, struct kp_buf *b)
+cgroup_record(struct kp_sampler *s, struct kp_cgnode *n, int64_t seq,
+    struct kp_buf *b)
 {
 	kp_buf_rec(b, "exited", seq);
 	kp_buf_int(b, "count", 0);
 	kp_buf_int(b, "cpu_us", n->residue_us);
 	kp_buf_raw(b, "source", "\"cgroup\"", 8);
-	kp_identity_to_buf(&n->id, b);
+	kp_identity_to_buf(sampler_group_identity(s, n), b);
 	if (n->excess_us > 0)
 		kp_buf_int(b, "excess_cpu_us", n->excess_us);
 }
 
 struct each_arg {
+	struct kp_sampler *s;
 	void (*fn)(const char *type, struct kp_buf *b, void *arg);
 	void *arg;
 	struct kp_buf *b;
@@ -428,13 +433,13 @@ struct each_arg {
 };
 
 static void
-each_cgroup(const struct kp_cgnode *n, void *arg)
+each_cgroup(struct kp_cgnode *n, void *arg)
 {
 	struct each_arg *ea = arg;
 
 	if (!n->have_delta || (n->residue_us == 0 && n->excess_us == 0))
 		return;
-	cgroup_record(n, ea->seq, ea->b);
+	cgroup_record(ea->s, n, ea->seq, ea->b);
 	ea->fn("exited", ea->b, ea->arg);
 }
 
@@ -442,7 +447,7 @@ static void
 each_exited(struct kp_sampler *s, int64_t seq,
     void (*fn)(const char *type, struct kp_buf *b, void *arg), void *arg)
 {
-	struct each_arg ea = { fn, arg, &s->buf, seq };
+	struct each_arg ea = { s, fn, arg, &s->buf, seq };
 	size_t i;
 
 	for (i = 0; i < s->ndetails; i++) {

@@ -86,6 +86,7 @@ struct kp_sampler {
 	size_t reapcap;
 	struct kp_exits *facts;		/* exit facts, borrowed; or NULL */
 	int64_t exits_dropped;		/* the interval's, lost by the kernel */
+	int64_t events_lost;		/* the interval's process events lost */
 	struct kp_identity unknown;	/* of a process whose kin are unseen */
 };
 
@@ -104,6 +105,8 @@ void proctable_free(struct kp_sampler *s);
 
 /* exit_account.c: called by sampler.c once a scan has ended an interval. */
 void sampler_account_exits(struct kp_sampler *s);
+const struct kp_identity *sampler_group_identity(struct kp_sampler *s,
+    struct kp_cgnode *n);
 json_t *sampler_save_held(const struct kp_sampler *s);	/* new */
 void sampler_load_held(struct kp_sampler *s, json_t *rows);
 
