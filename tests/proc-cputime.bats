@@ -26,9 +26,10 @@ run_state() {
 	    "$(man_synopsis proc-cputime.1)"
 }
 
-@test "-h prints usage and exits 2" {
-	run -2 --separate-stderr proc-cputime -h
-	assert_equal "$stderr" \
+@test "-h and --help print the usage and the options on stdout, exit 0; --version" {
+	assert_help proc-cputime
+	run -0 proc-cputime -h
+	assert_equal "$(sed '/^$/,$d' <<< "$output")" \
 	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--cgroup-root dir] [--exited sources]
                     [--head] [--keep-open count] [--node-name name] [--pods-log dir]
                     [--podman-root dir] [--proc dir] [--root dir] [--state file]
@@ -47,6 +48,7 @@ run_state() {
 	assert_equal "$stderr" \
 	    "proc-cputime: --state cannot be used with -i or -n"
 	run -2 --separate-stderr proc-cputime extra
+	assert_equal "${stderr_lines[0]}" "proc-cputime: unexpected argument 'extra'"
 	run -2 --separate-stderr proc-cputime --exited parent,taskstat
 	assert_equal "$stderr" \
 	    "proc-cputime: exited sources must be none or a list of parent, cgroup and taskstats: 'parent,taskstat'"

@@ -31,14 +31,12 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	    "$(man_synopsis rapl-read.1 | tr '\t' ' ' | tr -s ' ')"
 }
 
-@test "-h prints usage and exits 2" {
-	run -2 --separate-stderr rapl-read -h
-	assert_output ""
-	assert_equal "${stderr_lines[0]}" \
+@test "-h and --help print the usage and the options on stdout, exit 0; --version" {
+	assert_help rapl-read
+	run -0 rapl-read -h
+	assert_line -n 0 \
 	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
-	run -2 --separate-stderr rapl-read --help
-	assert_equal "${stderr_lines[0]}" \
-	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
+	assert_line '  -i, --interval duration       end an interval every duration (1s)'
 }
 
 @test "an unknown option or an operand is a usage error" {
@@ -48,6 +46,10 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	run -2 --separate-stderr rapl-read --frobnicate
 	run -2 --separate-stderr rapl-read extra
 	assert_output ""
+	assert_equal "${stderr_lines[0]}" \
+	    "rapl-read: unexpected argument 'extra' (a command follows --)"
+	assert_equal "${stderr_lines[1]}" \
+	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
 }
 
 @test "a bad interval is a usage error naming the value" {

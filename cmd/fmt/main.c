@@ -29,19 +29,35 @@ static const struct format *const formats[] = {
 };
 #define FORMAT_NAMES "table, top, csv, json, prometheus"
 
-static void
-usage(void)
-{
-	fprintf(stderr, "usage: kp-fmt [-Hh] [-f format] [-n rows] "
-	    "[-o columns] [-t types] [-u unit]\n"
-	    "              [--carbon-intensity g_per_kwh] [--hide-idle] "
-	    "[--list-columns]\n"
-	    "              [--max-terminated n] "
-	    "[--min-terminated-energy joules]\n"
-	    "              [--node-name name] [--summary] "
-	    "[--summary-rows rows] [--textfile path]\n");
-	exit(KP_EXIT_USAGE);
-}
+/* kp-fmt(1), SYNOPSIS and the options. */
+static const struct kp_option_help option_help[] = {
+	{ "-f, --format format", FORMAT_NAMES },
+	{ "-H, --no-header", "no header line" },
+	{ "-n, --rows rows", "rows of the live view" },
+	{ "-o, --columns columns", "CSV's columns" },
+	{ "-t, --types types", "only records of these types" },
+	{ "-u, --energy-unit unit", "the unit of energy" },
+	{ "--carbon-intensity g_per_kwh", "the grid's CO2 per kWh" },
+	{ "--hide-idle", "no rows of 0 W" },
+	{ "--list-columns", "print CSV's columns and exit" },
+	{ "--max-terminated n", "ended processes shown per interval" },
+	{ "--min-terminated-energy joules", "ended processes shown above" },
+	{ "--node-name name", "the node's name in Prometheus labels" },
+	{ "--summary", "a summary of the run at the end" },
+	{ "--summary-rows rows", "rows of each summary table" },
+	{ "--textfile path", "Prometheus text kept in path" },
+	{ NULL, NULL }
+};
+static const struct kp_usage usage = {
+	"kp-fmt [-Hh] [-f format] [-n rows] [-o columns] [-t types] "
+	"[-u unit]\n"
+	"              [--carbon-intensity g_per_kwh] [--hide-idle] "
+	"[--list-columns]\n"
+	"              [--max-terminated n] "
+	"[--min-terminated-energy joules]\n"
+	"              [--node-name name] [--summary] "
+	"[--summary-rows rows] [--textfile path]", option_help
+};
 
 static const struct format *
 format_lookup(const char *name)
@@ -110,6 +126,7 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 		{ "summary-rows", required_argument, NULL, OPT_SUMMARY_ROWS },
 		{ "textfile", required_argument, NULL, OPT_TEXTFILE },
 		{ "types", required_argument, NULL, 't' },
+		{ "version", no_argument, NULL, KP_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *columns = NULL;
@@ -173,12 +190,16 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			ctx->textfile = optarg;
 			break;
 		case 'h':
+			kp_usage_help(&usage);
+		case KP_OPT_VERSION:
+			kp_usage_version();
 		default:
-			usage();
+			kp_usage_error(&usage, NULL);
 		}
 	}
 	if (optind != argc)
-		usage();
+		kp_usage_error(&usage, "unexpected argument '%s'",
+		    argv[optind]);
 	if (columns != NULL)
 		csv_columns(ctx, columns);
 	else
