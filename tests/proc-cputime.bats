@@ -41,9 +41,19 @@ run_state() {
 	run -2 --separate-stderr proc-cputime -n 0
 	assert_equal "$stderr" \
 	    "proc-cputime: count must be an integer from 1 to 9223372036854775807: '0'"
-	run -2 --separate-stderr proc-cputime -i 5
+	run -2 --separate-stderr proc-cputime -i 5x
 	assert_equal "$stderr" \
-	    "proc-cputime: interval must be a positive duration up to 1 day with a unit (us, ms, s, m): '5'"
+	    "proc-cputime: interval must be a positive duration up to 1 day, in seconds or with a unit (us, ms, s, m, h): '5x'"
+	run -2 --separate-stderr proc-cputime -i 25h
+	assert_equal "$stderr" \
+	    "proc-cputime: interval must be a positive duration up to 1 day, in seconds or with a unit (us, ms, s, m, h): '25h'"
+	# -i is parsed before --state refuses it (proc-cputime(1), -i).
+	run -2 --separate-stderr proc-cputime -i 2 --state "$S"
+	assert_equal "$stderr" \
+	    "proc-cputime: --state cannot be used with -i or -n"
+	run -2 --separate-stderr proc-cputime -i 1h --state "$S"
+	assert_equal "$stderr" \
+	    "proc-cputime: --state cannot be used with -i or -n"
 	run -2 --separate-stderr proc-cputime -n 1 --state "$S"
 	assert_equal "$stderr" \
 	    "proc-cputime: --state cannot be used with -i or -n"
