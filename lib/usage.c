@@ -72,6 +72,20 @@ kp_usage_error(const struct kp_usage *u, const char *fmt, ...)
 }
 
 void
+kp_usage_unknown(const char *what, const char *name,
+    const char *const *names)
+{
+	size_t i;
+
+	fprintf(stderr, "%s: unknown %s '%s' (", program_invocation_short_name,
+	    what, name);
+	for (i = 0; names[i] != NULL; i++)
+		fprintf(stderr, "%s%s", i > 0 ? ", " : "", names[i]);
+	fprintf(stderr, ")\n");
+	exit(KP_EXIT_USAGE);
+}
+
+void
 kp_usage_version(void)
 {
 	printf("%s %s\n", program_invocation_short_name, VERSION);

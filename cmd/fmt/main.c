@@ -70,7 +70,17 @@ format_lookup(const char *name)
 	errx(KP_EXIT_USAGE, "unknown format '%s' (" FORMAT_NAMES ")", name);
 }
 
-/* -t: a comma-separated list of record types, any names. */
+/* The record types of kp-records(5), as it spells them. */
+static const char *const record_types[] = {
+	"header", "interval", "energy", "cpu", "proc", "exited", "command",
+	"node", "process", "unattributed", "container", "pod", "vm", "unit",
+	"group", "host", NULL
+};
+
+/*
+ * -t: a comma-separated list of record types, each as kp-records(5)
+ * spells it: a misspelt one would select nothing, silently.
+ */
 static char **
 parse_types(const char *list)
 {
@@ -80,6 +90,8 @@ parse_types(const char *list)
 	copy = kp_strdup(list);
 	for (name = strtok_r(copy, ",", &save); name != NULL;
 	    name = strtok_r(NULL, ",", &save)) {
+		if (!str_in_list(record_types, name))
+			kp_usage_unknown("record type", name, record_types);
 		v = kp_reallocarray(v, n + 2, sizeof(*v));
 		v[n++] = kp_strdup(name);
 	}
