@@ -54,7 +54,7 @@ struct options {
 /* proc-cputime(1), SYNOPSIS and the options. */
 static const struct kp_option_help option_help[] = {
 	{ "-a, --all", "a record for every process, idle or not" },
-	{ "-i, --interval duration", "sample every duration (1s)" },
+	{ "-i, --interval duration", "sample on its own clock, every duration" },
 	{ "-n, --count count", "stop after count intervals" },
 	{ "--cgroup-root dir", "the cgroup file systems' mount point" },
 	{ "--exited sources", "none, or parent,cgroup,taskstats" },
@@ -493,9 +493,7 @@ parse_options(struct options *o, int argc, char *argv[])
 			kp_usage_error(&usage, NULL);
 		}
 	}
-	if (optind != argc)
-		kp_usage_error(&usage, "unexpected argument '%s'",
-		    argv[optind]);
+	kp_usage_no_operand(&usage, argc, argv);
 	kp_clock_opts_check(&o->clock, o->statepath);
 }
 

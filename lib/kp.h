@@ -59,6 +59,7 @@ struct kp_usage {
 void kp_usage_help(const struct kp_usage *u) __attribute__((noreturn));
 void kp_usage_error(const struct kp_usage *u, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 2, 3)));
+void kp_usage_no_operand(const struct kp_usage *u, int argc, char *argv[]);
 void kp_usage_version(void) __attribute__((noreturn));
 /* A name not in names (NULL-terminated): "unknown what 'name' (a, b)". */
 void kp_usage_unknown(const char *what, const char *name,

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kp.h"
 
@@ -69,6 +70,14 @@ kp_usage_error(const struct kp_usage *u, const char *fmt, ...)
 	}
 	fprintf(stderr, "usage: %s\n", u->synopsis);
 	exit(KP_EXIT_USAGE);
+}
+
+/* After getopt: a command that takes no operand names the first one. */
+void
+kp_usage_no_operand(const struct kp_usage *u, int argc, char *argv[])
+{
+	if (optind < argc)
+		kp_usage_error(u, "unexpected argument '%s'", argv[optind]);
 }
 
 void

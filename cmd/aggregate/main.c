@@ -83,9 +83,7 @@ parse_options(struct agg *a, int argc, char *argv[])
 			kp_usage_error(&usage, NULL);
 		}
 	}
-	if (optind != argc)
-		kp_usage_error(&usage, "unexpected argument '%s'",
-		    argv[optind]);
+	kp_usage_no_operand(&usage, argc, argv);
 	if (!level_given)
 		parse_levels(a, "container,pod,vm,unit");
 	for (i = 0; i < nby; i++)

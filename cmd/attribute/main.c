@@ -30,7 +30,6 @@ enum {
 	OPT_STATE
 };
 
-
 /* The options' defaults (kp-attribute(1)). */
 static const struct options default_options = {
 	.procdir = "/proc", .split_mode = SPLIT_RATIO, .idle_mode = IDLE_NONE,
@@ -188,9 +187,7 @@ parse_options(struct options *o, const char **statepath, int argc,
 			kp_usage_error(&usage, NULL);
 		}
 	}
-	if (optind != argc)
-		kp_usage_error(&usage, "unexpected argument '%s'",
-		    argv[optind]);
+	kp_usage_no_operand(&usage, argc, argv);
 	if ((o->split_mode == SPLIT_BASELINE) !=
 	    (o->baseline_default >= 0 || o->nbaseline > 0))
 		errx(KP_EXIT_USAGE, "--split baseline and --baseline-watts "

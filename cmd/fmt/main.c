@@ -209,9 +209,7 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			kp_usage_error(&usage, NULL);
 		}
 	}
-	if (optind != argc)
-		kp_usage_error(&usage, "unexpected argument '%s'",
-		    argv[optind]);
+	kp_usage_no_operand(&usage, argc, argv);
 	if (columns != NULL)
 		csv_columns(ctx, columns);
 	else

@@ -33,7 +33,7 @@ static const struct kp_option_help option_help[] = {
 	{ "--node-name name", "the node's name in the header" },
 	{ "--per-socket", "a record per socket" },
 	{ "--proc dir", "read dir instead of /proc" },
-	{ "--source auto|source,...", "powercap, hwmon, model" },
+	{ "--source auto|source,...", "where the energy comes from" },
 	{ "--state file", "one interval since the run kept in file" },
 	{ "--sysfs dir", "read dir instead of /sys" },
 	{ NULL, NULL }
