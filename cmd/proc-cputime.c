@@ -51,20 +51,33 @@ struct options {
 	struct name_opts names;
 };
 
-static void usage(void);
-
-static void
-usage(void)
-{
-	fprintf(stderr, "usage: proc-cputime [-ah] [-i duration] [-n count] "
-	    "[--cgroup-root dir] [--exited sources]\n"
-	    "                    [--head] [--keep-open count] [--node-name name] "
-	    "[--pods-log dir]\n"
-	    "                    [--podman-root dir] [--proc dir] [--root dir] "
-	    "[--state file]\n"
-	    "                    [--taskstats-buffer bytes]\n");
-	exit(KP_EXIT_USAGE);
-}
+/* proc-cputime(1), SYNOPSIS and the options. */
+static const struct kp_option_help option_help[] = {
+	{ "-a, --all", "a record for every process, idle or not" },
+	{ "-i, --interval duration", "sample on its own clock, every duration" },
+	{ "-n, --count count", "stop after count intervals" },
+	{ "--cgroup-root dir", "the cgroup file systems' mount point" },
+	{ "--exited sources", "none, or parent,cgroup,taskstats" },
+	{ "--head", "the head of a pipeline: no input" },
+	{ "--keep-open count", "stat files kept open" },
+	{ "--node-name name", "the node's name in the header" },
+	{ "--pods-log dir", "the kubelet's pod log directory" },
+	{ "--podman-root dir", "also a podman storage root" },
+	{ "--proc dir", "read dir instead of /proc" },
+	{ "--root dir", "the node's files that names come from" },
+	{ "--state file", "one sample against the one kept in file" },
+	{ "--taskstats-buffer bytes", "receive buffer for exit records" },
+	{ NULL, NULL }
+};
+static const struct kp_usage usage = {
+	"proc-cputime [-ah] [-i duration] [-n count] "
+	"[--cgroup-root dir] [--exited sources]\n"
+	"                    [--head] [--keep-open count] [--node-name name] "
+	"[--pods-log dir]\n"
+	"                    [--podman-root dir] [--proc dir] [--root dir] "
+	"[--state file]\n"
+	"                    [--taskstats-buffer bytes]", option_help
+};
 
 /* --exited: "none", or a comma-separated list of parent, cgroup, taskstats. */
 static int
@@ -430,6 +443,7 @@ parse_options(struct options *o, int argc, char *argv[])
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "taskstats-buffer", required_argument, NULL,
 		    OPT_TASKSTATS_BUFFER },
+		{ "version", no_argument, NULL, KP_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct name_opts *no = &o->names;
@@ -483,12 +497,15 @@ parse_options(struct options *o, int argc, char *argv[])
 			o->taskstats_buffer = kp_parse_int(optarg, 1, 1 << 30,
 			    "taskstats-buffer");
 			break;
+		case 'h':
+			kp_usage_help(&usage);
+		case KP_OPT_VERSION:
+			kp_usage_version();
 		default:
-			usage();
+			kp_usage_error(&usage, NULL);
 		}
 	}
-	if (optind != argc)
-		usage();
+	kp_usage_no_operand(&usage, argc, argv);
 	kp_clock_opts_check(&o->clock, o->statepath);
 }
 

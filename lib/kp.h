@@ -42,6 +42,29 @@ double kp_parse_double(const char *s, double min, double max,
 int64_t kp_parse_duration_us(const char *s, const char *what);
 int64_t kp_parse_joules_uj(const char *s, const char *what);
 
+/*
+ * usage.c: -h and --help print the usage and one line per option on
+ * standard output, exit 0; --version prints "prog VERSION"; a misuse says
+ * what was wrong (fmt NULL: getopt has said it) and exits 2.
+ */
+#define KP_OPT_VERSION 0x7fff	/* getopt_long's val for --version */
+struct kp_option_help {
+	const char *flags;	/* "-i, --interval duration"; NULL: the end */
+	const char *what;
+};
+struct kp_usage {
+	const char *synopsis;	/* as SYNOPSIS, the name first; \n wraps */
+	const struct kp_option_help *options;
+};
+void kp_usage_help(const struct kp_usage *u) __attribute__((noreturn));
+void kp_usage_error(const struct kp_usage *u, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 2, 3)));
+void kp_usage_no_operand(const struct kp_usage *u, int argc, char *argv[]);
+void kp_usage_version(void) __attribute__((noreturn));
+/* A name not in names (NULL-terminated): "unknown what 'name' (a, b)". */
+void kp_usage_unknown(const char *what, const char *name,
+    const char *const *names) __attribute__((noreturn));
+
 /* alloc.c: the one allocation family; out of memory is exit 1. */
 void *kp_malloc(size_t n);
 void *kp_calloc(size_t n, size_t size);

@@ -46,12 +46,16 @@ kp_parse_joules_uj(const char *s, const char *what)
 	return (int64_t)llround(kp_parse_double(s, 0, 1e12, what) * 1e6);
 }
 
-/* A positive duration with a unit: 500ms, 2s, 1.5s, 1m.  At most one day. */
+/*
+ * A positive duration: 500ms, 2s, 1.5s, 1m, 1h, or a bare number of
+ * seconds, as vmstat(8) and turbostat(8) read one.  At most one day.
+ */
 int64_t
 kp_parse_duration_us(const char *s, const char *what)
 {
 	static const struct { const char *unit; double us; } units[] = {
-		{ "us", 1 }, { "ms", 1e3 }, { "s", 1e6 }, { "m", 60e6 },
+		{ "us", 1 }, { "ms", 1e3 }, { "s", 1e6 }, { "", 1e6 },
+		{ "m", 60e6 }, { "h", 3600e6 },
 	};
 	char *end;
 	double v;
@@ -70,6 +74,6 @@ kp_parse_duration_us(const char *s, const char *what)
 		}
 	}
 bad:
-	errx(KP_EXIT_USAGE, "%s must be a positive duration up to 1 day "
-	    "with a unit (us, ms, s, m): '%s'", what, s);
+	errx(KP_EXIT_USAGE, "%s must be a positive duration up to 1 day, in "
+	    "seconds or with a unit (us, ms, s, m, h): '%s'", what, s);
 }

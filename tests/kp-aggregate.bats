@@ -22,11 +22,20 @@ interval() {
 	    "$(man_synopsis kp-aggregate.1)"
 }
 
-@test "-h, unknown options and operands are usage errors" {
-	run -2 --separate-stderr kp-aggregate -h
-	assert_equal "$stderr" "usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level ...]] [--state file]"
+@test "-h and --help print the usage and the options on stdout, exit 0; --version" {
+	assert_help kp-aggregate
+	run -0 kp-aggregate -h
+	assert_line -n 0 "usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level ...]] [--state file]"
+	assert_line '      --level level,...  container, pod, vm, unit (all four)'
+}
+
+@test "unknown options and operands are usage errors that say what was wrong" {
 	run -2 --separate-stderr kp-aggregate -z
+	assert_equal "${stderr_lines[0]}" "kp-aggregate: invalid option -- 'z'"
 	run -2 --separate-stderr kp-aggregate file
+	assert_equal "$stderr" "kp-aggregate: unexpected argument 'file'
+usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level ...]] [--state file]"
+	assert_output ""
 }
 
 @test "containers, pods and vms are the exact sums of their processes" {

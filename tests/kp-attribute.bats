@@ -54,11 +54,19 @@ field() {
 	    "$(man_synopsis kp-attribute.1)"
 }
 
-@test "-h, unknown options and operands are usage errors" {
-	run -2 --separate-stderr kp-attribute -h
-	assert_equal "$stderr" "usage: kp-attribute [-h] [--denominator node|processes] [--idle none|proportional] [--max-terminated n] [--min-terminated-energy joules] [--proc dir] [--split ratio|baseline] [--baseline-watts [zone=]watts] [--state file]"
+@test "-h and --help print the usage and the options on stdout, exit 0; --version" {
+	assert_help kp-attribute
+	run -0 kp-attribute -h
+	assert_line -n 0 "usage: kp-attribute [-h] [--denominator node|processes] [--idle none|proportional] [--max-terminated n] [--min-terminated-energy joules] [--proc dir] [--split ratio|baseline] [--baseline-watts [zone=]watts] [--state file]"
+	assert_line '      --split ratio|baseline          how the active energy is found'
+}
+
+@test "unknown options and operands are usage errors that say what was wrong" {
 	run -2 --separate-stderr kp-attribute --bogus
+	assert_equal "${stderr_lines[0]}" "kp-attribute: unrecognized option '--bogus'"
 	run -2 --separate-stderr kp-attribute file
+	assert_equal "${stderr_lines[0]}" "kp-attribute: unexpected argument 'file'"
+	[[ ${stderr_lines[1]} == "usage: kp-attribute [-h] "* ]]
 }
 
 @test "ratio 0.4 on 100 J gives 40 J active and 60 J idle" {

@@ -85,6 +85,22 @@ EOF2
 	assert_equal "${#lines[@]}" 4
 }
 
+@test "-t takes only the type names of kp-records(5), and lists them otherwise" {
+	local list="header, interval, energy, cpu, proc, exited, command, node, process, unattributed, container, pod, vm, unit, group, host"
+	local t
+	for t in processes Process containers pods; do
+		run -2 --separate-stderr kp-fmt -f json -t "node,$t" <"$TWO"
+		assert_output ""
+	done
+	run -2 --separate-stderr kp-fmt -f json -t processes <"$TWO"
+	assert_equal "$stderr" "kp-fmt: unknown record type 'processes' ($list)"
+	run -2 --separate-stderr kp-fmt -t node,pods </dev/null
+	assert_equal "$stderr" "kp-fmt: unknown record type 'pods' ($list)"
+	# Every name of the list is taken.
+	run -0 kp-fmt -f json -t "${list//, /,}" <"$TWO"
+	assert_equal "${#lines[@]}" "$(grep -c . "$TWO")"
+}
+
 @test "csv writes proc and cpu records only when -t names them, never headers" {
 	run -0 kp-fmt -f csv -o seq,type,pid,cpu_us <"$TWO"
 	refute_line --regexp ',(proc|cpu|header),'

@@ -62,11 +62,12 @@ EOF2
 	assert_equal "$stderr" ""
 }
 
-# A record whose field "x" is $1 arrays, one inside the other.
+# A record whose field "x" is $1 arrays, one inside the other: a command
+# record, which no stage reads a member of but the table's.
 nested_record() {
 	python3 -c 'import sys
 n = int(sys.argv[1])
-print("{\"type\":\"future\",\"seq\":1,\"x\":" + "[" * n + "]" * n + "}")' "$1"
+print("{\"type\":\"command\",\"seq\":1,\"x\":" + "[" * n + "]" * n + "}")' "$1"
 }
 
 @test "values nested as deep as the reader takes are read; deeper, its message" {
@@ -74,11 +75,11 @@ print("{\"type\":\"future\",\"seq\":1,\"x\":" + "[" * n + "]" * n + "}")' "$1"
 	# 63 arrays in the record's object: the reader's limit of 64 levels.
 	for n in 10 63; do
 		line=$(nested_record "$n")
-		run -0 --separate-stderr kp-fmt -f json -t future < <(printf '%s\n' "$line" "$INTERVAL")
+		run -0 --separate-stderr kp-fmt -f json -t command < <(printf '%s\n' "$line" "$INTERVAL")
 		assert_equal "$output" "$line"
 		assert_equal "$stderr" ""
 	done
-	run -3 --separate-stderr kp-fmt -f json -t future < <(nested_record 64; echo "$INTERVAL")
+	run -3 --separate-stderr kp-fmt -f json -t command < <(nested_record 64; echo "$INTERVAL")
 	assert_output ""
 	assert_equal "$stderr" "kp-fmt: <stdin>:1: nested deeper than 64 levels"
 }
@@ -89,15 +90,15 @@ print("{\"type\":\"future\",\"seq\":1,\"x\":" + "[" * n + "]" * n + "}")' "$1"
 	# the zones with node records are found once per interval; how long
 	# that takes is not a test's business, what it finds is.  4096
 	# members: the reader's limit.
-	python3 -c 'print("{\"type\":\"future\",\"seq\":1," + ",".join("\"k%d\":%d" % (i, i) for i in range(4094)) + "}")' >"$big"
-	kp-fmt -f json -t future < <(cat "$big"; echo "$INTERVAL") >"$big.out"
+	python3 -c 'print("{\"type\":\"command\",\"seq\":1," + ",".join("\"k%d\":%d" % (i, i) for i in range(4094)) + "}")' >"$big"
+	kp-fmt -f json -t command < <(cat "$big"; echo "$INTERVAL") >"$big.out"
 	cmp "$big" "$big.out"
 	sed 's/"k4093":/"k17":/' "$big" >"$big.dup"
-	run -3 --separate-stderr kp-fmt -f json -t future < <(cat "$big.dup"; echo "$INTERVAL")
+	run -3 --separate-stderr kp-fmt -f json -t command < <(cat "$big.dup"; echo "$INTERVAL")
 	assert_output ""
 	assert_equal "$stderr" "kp-fmt: <stdin>:1: an object holds a key twice"
 	sed 's/}$/,"k4094":1}/' "$big" >"$big.more"
-	run -3 --separate-stderr kp-fmt -f json -t future < <(cat "$big.more"; echo "$INTERVAL")
+	run -3 --separate-stderr kp-fmt -f json -t command < <(cat "$big.more"; echo "$INTERVAL")
 	assert_output ""
 	assert_equal "$stderr" "kp-fmt: <stdin>:1: more than 4096 members"
 	python3 -c 'for i in range(5000): print("{\"type\":\"energy\",\"seq\":1,\"zone\":\"z%d\",\"energy_uj\":1000,\"watts\":1.0}" % i)

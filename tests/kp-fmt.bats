@@ -39,12 +39,11 @@ long_stream() {
 	    "$(man_synopsis kp-fmt.1 | tr -s ' \t' '  ')"
 }
 
-@test "-h and --help print usage and exit 2" {
-	run -2 --separate-stderr kp-fmt -h
-	assert_equal "$stderr" "$USAGE"
-	assert_output ""
-	run -2 --separate-stderr kp-fmt --help
-	assert_equal "$stderr" "$USAGE"
+@test "-h and --help print the usage and the options on stdout, exit 0; --version" {
+	assert_help kp-fmt
+	run -0 kp-fmt -h
+	assert_equal "$(sed '/^$/,$d' <<< "$output")" "$USAGE"
+	assert_line '  -t, --types types                   only records of these types'
 }
 
 @test "an unknown format exits 2 and lists the formats" {
@@ -62,7 +61,8 @@ long_stream() {
 	assert_equal "$(usage_tail)" "$USAGE"
 	run -2 --separate-stderr kp-fmt -f </dev/null
 	run -2 --separate-stderr kp-fmt -f csv extra </dev/null
-	assert_equal "$stderr" "$USAGE"
+	assert_equal "$stderr" "kp-fmt: unexpected argument 'extra'
+$USAGE"
 }
 
 @test "the long option takes its value as the next argument too" {

@@ -26,9 +26,10 @@ run_state() {
 	    "$(man_synopsis proc-cputime.1)"
 }
 
-@test "-h prints usage and exits 2" {
-	run -2 --separate-stderr proc-cputime -h
-	assert_equal "$stderr" \
+@test "-h and --help print the usage and the options on stdout, exit 0; --version" {
+	assert_help proc-cputime
+	run -0 proc-cputime -h
+	assert_equal "$(sed '/^$/,$d' <<< "$output")" \
 	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--cgroup-root dir] [--exited sources]
                     [--head] [--keep-open count] [--node-name name] [--pods-log dir]
                     [--podman-root dir] [--proc dir] [--root dir] [--state file]
@@ -40,13 +41,24 @@ run_state() {
 	run -2 --separate-stderr proc-cputime -n 0
 	assert_equal "$stderr" \
 	    "proc-cputime: count must be an integer from 1 to 9223372036854775807: '0'"
-	run -2 --separate-stderr proc-cputime -i 5
+	run -2 --separate-stderr proc-cputime -i 5x
 	assert_equal "$stderr" \
-	    "proc-cputime: interval must be a positive duration up to 1 day with a unit (us, ms, s, m): '5'"
+	    "proc-cputime: interval must be a positive duration up to 1 day, in seconds or with a unit (us, ms, s, m, h): '5x'"
+	run -2 --separate-stderr proc-cputime -i 25h
+	assert_equal "$stderr" \
+	    "proc-cputime: interval must be a positive duration up to 1 day, in seconds or with a unit (us, ms, s, m, h): '25h'"
+	# -i is parsed before --state refuses it (proc-cputime(1), -i).
+	run -2 --separate-stderr proc-cputime -i 2 --state "$S"
+	assert_equal "$stderr" \
+	    "proc-cputime: --state cannot be used with -i or -n"
+	run -2 --separate-stderr proc-cputime -i 1h --state "$S"
+	assert_equal "$stderr" \
+	    "proc-cputime: --state cannot be used with -i or -n"
 	run -2 --separate-stderr proc-cputime -n 1 --state "$S"
 	assert_equal "$stderr" \
 	    "proc-cputime: --state cannot be used with -i or -n"
 	run -2 --separate-stderr proc-cputime extra
+	assert_equal "${stderr_lines[0]}" "proc-cputime: unexpected argument 'extra'"
 	run -2 --separate-stderr proc-cputime --exited parent,taskstat
 	assert_equal "$stderr" \
 	    "proc-cputime: exited sources must be none or a list of parent, cgroup and taskstats: 'parent,taskstat'"

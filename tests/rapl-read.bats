@@ -31,14 +31,12 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	    "$(man_synopsis rapl-read.1 | tr '\t' ' ' | tr -s ' ')"
 }
 
-@test "-h prints usage and exits 2" {
-	run -2 --separate-stderr rapl-read -h
-	assert_output ""
-	assert_equal "${stderr_lines[0]}" \
+@test "-h and --help print the usage and the options on stdout, exit 0; --version" {
+	assert_help rapl-read
+	run -0 rapl-read -h
+	assert_line -n 0 \
 	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
-	run -2 --separate-stderr rapl-read --help
-	assert_equal "${stderr_lines[0]}" \
-	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
+	assert_line '  -i, --interval duration       end an interval every duration (1s)'
 }
 
 @test "an unknown option or an operand is a usage error" {
@@ -48,16 +46,36 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	run -2 --separate-stderr rapl-read --frobnicate
 	run -2 --separate-stderr rapl-read extra
 	assert_output ""
+	assert_equal "${stderr_lines[0]}" \
+	    "rapl-read: unexpected argument 'extra' (a command follows --)"
+	assert_equal "${stderr_lines[1]}" \
+	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
 }
 
 @test "a bad interval is a usage error naming the value" {
 	local v
-	for v in 5 0s x -1s 2d; do
+	for v in 0 0s x -1s 2d 25h 86401 1.5x 5\ s; do
 		run -2 --separate-stderr rapl-read -i "$v"
 		assert_equal "$stderr" \
-		    "rapl-read: interval must be a positive duration up to 1 day with a unit (us, ms, s, m): '$v'"
+		    "rapl-read: interval must be a positive duration up to 1 day, in seconds or with a unit (us, ms, s, m, h): '$v'"
 	done
-	run -2 --separate-stderr rapl-read --interval 5
+	run -2 --separate-stderr rapl-read --interval 0
+}
+
+@test "-i takes a bare number as seconds, and h as a unit, up to a day" {
+	# rapl-read(1), -i: -i is parsed before --state refuses it, so the
+	# refusal says the duration itself was taken.
+	local v
+	for v in 1 0.5 86400 1h 24h 1.5h 1440m; do
+		run -2 --separate-stderr rapl-read -i "$v" --state "$S"
+		assert_equal "$stderr" "rapl-read: --state cannot be used with -i or -n"
+	done
+	# The deadline of a bare 0.05 is 50 ms after the baseline, never
+	# sooner: 50 µs or 0.05 µs would be.
+	run -0 --separate-stderr rapl-read --sysfs "$SY" -n 1 -i 0.05
+	run jq -s 'map(select(.type == "interval"))[0].dt_us >= 50000' \
+	    <<< "$output"
+	assert_output true
 }
 
 @test "a bad count is a usage error naming the value" {

@@ -28,10 +28,39 @@ man_synopsis() {
 	    tr -s ' \n\t' '   ' | sed 's/^ //; s/ $//'
 }
 
-# The usage message of a command, one line, without "usage: ".
+# The usage of a command's -h, up to the blank line before the options,
+# one line, without "usage: ".
 usage_synopsis() {
-	"$1" -h 2>&1 | sed 's/^usage: //' | tr -s ' \n\t' '   ' |
+	"$1" -h | sed '/^$/,$d; s/^usage: //' | tr -s ' \n\t' '   ' |
 	    sed 's/^ //; s/ $//'
+}
+
+# assert_help PROG: -h and --help print the usage and one line per option
+# on standard output and exit 0, and a misuse's usage is the same
+# (kp-records(5), EXIT STATUS); --version prints "PROG VERSION".
+# shellcheck disable=SC2154 # bats' run sets output, stderr and stderr_lines
+assert_help() {
+	local version
+	version=$(sed -n 's/^VERSION = //p' "$KP_ROOT/config.mk")
+	run -0 --separate-stderr "$1" -h
+	assert_equal "$stderr" ""
+	assert_line -n 0 --regexp "^usage: $1 "
+	assert_line --regexp '^  -h, --help +print this help and exit$'
+	assert_line --regexp '^      --version +print the version and exit$'
+	local help=$output opt
+	for opt in $(man_synopsis "$1".1 | grep -o -- '--[a-z-]*[a-z]'); do
+		assert_line --regexp "^  (-., |    )$opt( |\$)"
+	done
+	run -0 --separate-stderr "$1" --help
+	assert_equal "$output" "$help"
+	run -2 --separate-stderr "$1" --no-such-option
+	assert_equal "${stderr_lines[0]}" "$1: unrecognized option '--no-such-option'"
+	assert_equal "$(printf '%s\n' "${stderr_lines[@]:1}")" \
+	    "$(sed '/^$/,$d' <<< "$help")"
+	assert_output ""
+	run -0 --separate-stderr "$1" --version
+	assert_equal "$output" "$1 $version"
+	assert_equal "$stderr" ""
 }
 
 # The "$ " lines of a manual page's EXAMPLES section.

@@ -23,15 +23,18 @@ enum {
 	OPT_STATE
 };
 
-static void usage(void);
-
-static void
-usage(void)
-{
-	fprintf(stderr, "usage: kp-aggregate [-h] [--by field] "
-	    "[--drop-processes] [--level level[,level ...]] [--state file]\n");
-	exit(KP_EXIT_USAGE);
-}
+/* kp-aggregate(1), SYNOPSIS and the options. */
+static const struct kp_option_help option_help[] = {
+	{ "--by field", "also group processes by this field" },
+	{ "--drop-processes", "pass on the groups, not the processes" },
+	{ "--level level,...", "container, pod, vm, unit (all four)" },
+	{ "--state file", "sum over runs, kept in file" },
+	{ NULL, NULL }
+};
+static const struct kp_usage usage = {
+	"kp-aggregate [-h] [--by field] [--drop-processes] "
+	"[--level level[,level ...]] [--state file]", option_help
+};
 
 /*
  * The options: the levels, --level's in the order given (all four without
@@ -46,6 +49,7 @@ parse_options(struct agg *a, int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ "level", required_argument, NULL, OPT_LEVEL },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "version", no_argument, NULL, KP_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *by[LEVELS_MAX];
@@ -71,12 +75,15 @@ parse_options(struct agg *a, int argc, char *argv[])
 		case OPT_STATE:
 			a->opt.statepath = optarg;
 			break;
+		case 'h':
+			kp_usage_help(&usage);
+		case KP_OPT_VERSION:
+			kp_usage_version();
 		default:
-			usage();
+			kp_usage_error(&usage, NULL);
 		}
 	}
-	if (optind != argc)
-		usage();
+	kp_usage_no_operand(&usage, argc, argv);
 	if (!level_given)
 		parse_levels(a, "container,pod,vm,unit");
 	for (i = 0; i < nby; i++)

@@ -30,8 +30,6 @@ enum {
 	OPT_STATE
 };
 
-static void usage(void);
-
 /* The options' defaults (kp-attribute(1)). */
 static const struct options default_options = {
 	.procdir = "/proc", .split_mode = SPLIT_RATIO, .idle_mode = IDLE_NONE,
@@ -39,16 +37,25 @@ static const struct options default_options = {
 	.max_terminated = 500, .min_terminated_uj = 0,
 };
 
-static void
-usage(void)
-{
-	fprintf(stderr, "usage: kp-attribute [-h] [--denominator node|processes] "
-	    "[--idle none|proportional] [--max-terminated n] "
-	    "[--min-terminated-energy joules] [--proc dir] "
-	    "[--split ratio|baseline] [--baseline-watts [zone=]watts] "
-	    "[--state file]\n");
-	exit(KP_EXIT_USAGE);
-}
+/* kp-attribute(1), SYNOPSIS and the options. */
+static const struct kp_option_help option_help[] = {
+	{ "--baseline-watts [zone=]watts", "each zone's baseline power" },
+	{ "--denominator node|processes", "whose CPU time shares out energy" },
+	{ "--idle none|proportional", "how the idle energy is given out" },
+	{ "--max-terminated n", "ended processes kept per interval" },
+	{ "--min-terminated-energy joules", "ended processes kept above" },
+	{ "--proc dir", "read processes' names from dir" },
+	{ "--split ratio|baseline", "how the active energy is found" },
+	{ "--state file", "carry intervals over runs, kept in file" },
+	{ NULL, NULL }
+};
+static const struct kp_usage usage = {
+	"kp-attribute [-h] [--denominator node|processes] "
+	"[--idle none|proportional] [--max-terminated n] "
+	"[--min-terminated-energy joules] [--proc dir] "
+	"[--split ratio|baseline] [--baseline-watts [zone=]watts] "
+	"[--state file]", option_help
+};
 
 /*
  * The stream, interval by interval.  With --state, the state that counts
@@ -136,6 +143,7 @@ parse_options(struct options *o, const char **statepath, int argc,
 		{ "proc", required_argument, NULL, OPT_PROC },
 		{ "split", required_argument, NULL, OPT_SPLIT },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "version", no_argument, NULL, KP_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -171,12 +179,15 @@ parse_options(struct options *o, const char **statepath, int argc,
 		case OPT_STATE:
 			*statepath = optarg;
 			break;
+		case 'h':
+			kp_usage_help(&usage);
+		case KP_OPT_VERSION:
+			kp_usage_version();
 		default:
-			usage();
+			kp_usage_error(&usage, NULL);
 		}
 	}
-	if (optind != argc)
-		usage();
+	kp_usage_no_operand(&usage, argc, argv);
 	if ((o->split_mode == SPLIT_BASELINE) !=
 	    (o->baseline_default >= 0 || o->nbaseline > 0))
 		errx(KP_EXIT_USAGE, "--split baseline and --baseline-watts "

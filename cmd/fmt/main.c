@@ -29,19 +29,35 @@ static const struct format *const formats[] = {
 };
 #define FORMAT_NAMES "table, top, csv, json, prometheus"
 
-static void
-usage(void)
-{
-	fprintf(stderr, "usage: kp-fmt [-Hh] [-f format] [-n rows] "
-	    "[-o columns] [-t types] [-u unit]\n"
-	    "              [--carbon-intensity g_per_kwh] [--hide-idle] "
-	    "[--list-columns]\n"
-	    "              [--max-terminated n] "
-	    "[--min-terminated-energy joules]\n"
-	    "              [--node-name name] [--summary] "
-	    "[--summary-rows rows] [--textfile path]\n");
-	exit(KP_EXIT_USAGE);
-}
+/* kp-fmt(1), SYNOPSIS and the options. */
+static const struct kp_option_help option_help[] = {
+	{ "-f, --format format", FORMAT_NAMES },
+	{ "-H, --no-header", "no header line" },
+	{ "-n, --rows rows", "rows of the live view" },
+	{ "-o, --columns columns", "CSV's columns" },
+	{ "-t, --types types", "only records of these types" },
+	{ "-u, --energy-unit unit", "the unit of energy" },
+	{ "--carbon-intensity g_per_kwh", "the grid's CO2 per kWh" },
+	{ "--hide-idle", "no rows of 0 W" },
+	{ "--list-columns", "print CSV's columns and exit" },
+	{ "--max-terminated n", "ended processes shown per interval" },
+	{ "--min-terminated-energy joules", "ended processes shown above" },
+	{ "--node-name name", "the node's name in Prometheus labels" },
+	{ "--summary", "a summary of the run at the end" },
+	{ "--summary-rows rows", "rows of each summary table" },
+	{ "--textfile path", "Prometheus text kept in path" },
+	{ NULL, NULL }
+};
+static const struct kp_usage usage = {
+	"kp-fmt [-Hh] [-f format] [-n rows] [-o columns] [-t types] "
+	"[-u unit]\n"
+	"              [--carbon-intensity g_per_kwh] [--hide-idle] "
+	"[--list-columns]\n"
+	"              [--max-terminated n] "
+	"[--min-terminated-energy joules]\n"
+	"              [--node-name name] [--summary] "
+	"[--summary-rows rows] [--textfile path]", option_help
+};
 
 static const struct format *
 format_lookup(const char *name)
@@ -54,7 +70,17 @@ format_lookup(const char *name)
 	errx(KP_EXIT_USAGE, "unknown format '%s' (" FORMAT_NAMES ")", name);
 }
 
-/* -t: a comma-separated list of record types, any names. */
+/* The record types of kp-records(5), as it spells them. */
+static const char *const record_types[] = {
+	"header", "interval", "energy", "cpu", "proc", "exited", "command",
+	"node", "process", "unattributed", "container", "pod", "vm", "unit",
+	"group", "host", NULL
+};
+
+/*
+ * -t: a comma-separated list of record types, each as kp-records(5)
+ * spells it: a misspelt one would select nothing, silently.
+ */
 static char **
 parse_types(const char *list)
 {
@@ -64,6 +90,8 @@ parse_types(const char *list)
 	copy = kp_strdup(list);
 	for (name = strtok_r(copy, ",", &save); name != NULL;
 	    name = strtok_r(NULL, ",", &save)) {
+		if (!str_in_list(record_types, name))
+			kp_usage_unknown("record type", name, record_types);
 		v = kp_reallocarray(v, n + 2, sizeof(*v));
 		v[n++] = kp_strdup(name);
 	}
@@ -110,6 +138,7 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 		{ "summary-rows", required_argument, NULL, OPT_SUMMARY_ROWS },
 		{ "textfile", required_argument, NULL, OPT_TEXTFILE },
 		{ "types", required_argument, NULL, 't' },
+		{ "version", no_argument, NULL, KP_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *columns = NULL;
@@ -173,12 +202,14 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			ctx->textfile = optarg;
 			break;
 		case 'h':
+			kp_usage_help(&usage);
+		case KP_OPT_VERSION:
+			kp_usage_version();
 		default:
-			usage();
+			kp_usage_error(&usage, NULL);
 		}
 	}
-	if (optind != argc)
-		usage();
+	kp_usage_no_operand(&usage, argc, argv);
 	if (columns != NULL)
 		csv_columns(ctx, columns);
 	else

@@ -22,20 +22,31 @@ enum {
 	OPT_SYSFS
 };
 
-static void usage(void);
-
-static void
-usage(void)
-{
-	fprintf(stderr, "usage: rapl-read [-h] [-i duration] [-n count] "
-	    "[-z zone,...] [--idle-watts watts]\n"
-	    "                 [--list] [--max-watts watts] "
-	    "[--node-name name] [--per-socket]\n"
-	    "                 [--proc dir] [--source auto|source,...] "
-	    "[--state file]\n"
-	    "                 [--sysfs dir] [-- command [arg ...]]\n");
-	exit(KP_EXIT_USAGE);
-}
+/* rapl-read(1), SYNOPSIS and the options, the model source's included. */
+static const struct kp_option_help option_help[] = {
+	{ "-i, --interval duration", "end an interval every duration (1s)" },
+	{ "-n, --count count", "stop after count intervals" },
+	{ "-z, --zones zone,...", "only these zones; node: the total" },
+	{ "--idle-watts watts", "the model's power at idle" },
+	{ "--list", "print the counters found and exit" },
+	{ "--max-watts watts", "the model's power at full load" },
+	{ "--node-name name", "the node's name in the header" },
+	{ "--per-socket", "a record per socket" },
+	{ "--proc dir", "read dir instead of /proc" },
+	{ "--source auto|source,...", "where the energy comes from" },
+	{ "--state file", "one interval since the run kept in file" },
+	{ "--sysfs dir", "read dir instead of /sys" },
+	{ NULL, NULL }
+};
+static const struct kp_usage usage = {
+	"rapl-read [-h] [-i duration] [-n count] [-z zone,...] "
+	"[--idle-watts watts]\n"
+	"                 [--list] [--max-watts watts] "
+	"[--node-name name] [--per-socket]\n"
+	"                 [--proc dir] [--source auto|source,...] "
+	"[--state file]\n"
+	"                 [--sysfs dir] [-- command [arg ...]]", option_help
+};
 
 /* -z package,dram: the zones to report, node being the node's total. */
 static void
@@ -191,6 +202,7 @@ long_options(const struct source ***owner)
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "sysfs", required_argument, NULL, OPT_SYSFS },
+		{ "version", no_argument, NULL, KP_OPT_VERSION },
 		{ "zones", required_argument, NULL, 'z' }
 	};
 	const struct option *o;
@@ -272,8 +284,12 @@ main(int argc, char *argv[])
 		case OPT_SOURCE_OWN:
 			owner[index]->option(longopts[index].name, optarg);
 			break;
+		case 'h':
+			kp_usage_help(&usage);
+		case KP_OPT_VERSION:
+			kp_usage_version();
 		default:
-			usage();
+			kp_usage_error(&usage, NULL);
 		}
 	}
 	free(owner);
@@ -284,7 +300,8 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	if (argc > 0 && strcmp(argv[-1], "--") != 0)
-		usage();
+		kp_usage_error(&usage, "unexpected argument '%s' (a command "
+		    "follows --)", argv[0]);
 	check_mode(&clock, statepath, argc > 0);
 	if (listing) {
 		free(m.zones);
