@@ -497,12 +497,8 @@ parse_options(struct options *o, int argc, char *argv[])
 			o->taskstats_buffer = kp_parse_int(optarg, 1, 1 << 30,
 			    "taskstats-buffer");
 			break;
-		case 'h':
-			kp_usage_help(&usage);
-		case KP_OPT_VERSION:
-			kp_usage_version();
 		default:
-			kp_usage_error(&usage, NULL);
+			kp_usage_option(&usage, ch);
 		}
 	}
 	kp_usage_no_operand(&usage, argc, argv);

@@ -61,6 +61,8 @@ void kp_usage_error(const struct kp_usage *u, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 2, 3)));
 void kp_usage_no_operand(const struct kp_usage *u, int argc, char *argv[]);
 void kp_usage_version(void) __attribute__((noreturn));
+void kp_usage_option(const struct kp_usage *u, int ch)
+    __attribute__((noreturn));
 /* A name not in names (NULL-terminated): "unknown what 'name' (a, b)". */
 void kp_usage_unknown(const char *what, const char *name,
     const char *const *names) __attribute__((noreturn));

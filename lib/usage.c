@@ -72,6 +72,20 @@ kp_usage_error(const struct kp_usage *u, const char *fmt, ...)
 	exit(KP_EXIT_USAGE);
 }
 
+/*
+ * What getopt gave that none of the command's own options took: -h,
+ * --version, or a misuse (getopt has said what was wrong).
+ */
+void
+kp_usage_option(const struct kp_usage *u, int ch)
+{
+	if (ch == 'h')
+		kp_usage_help(u);
+	if (ch == KP_OPT_VERSION)
+		kp_usage_version();
+	kp_usage_error(u, NULL);
+}
+
 /* After getopt: a command that takes no operand names the first one. */
 void
 kp_usage_no_operand(const struct kp_usage *u, int argc, char *argv[])

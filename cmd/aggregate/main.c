@@ -75,12 +75,8 @@ parse_options(struct agg *a, int argc, char *argv[])
 		case OPT_STATE:
 			a->opt.statepath = optarg;
 			break;
-		case 'h':
-			kp_usage_help(&usage);
-		case KP_OPT_VERSION:
-			kp_usage_version();
 		default:
-			kp_usage_error(&usage, NULL);
+			kp_usage_option(&usage, ch);
 		}
 	}
 	kp_usage_no_operand(&usage, argc, argv);

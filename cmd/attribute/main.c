@@ -179,12 +179,8 @@ parse_options(struct options *o, const char **statepath, int argc,
 		case OPT_STATE:
 			*statepath = optarg;
 			break;
-		case 'h':
-			kp_usage_help(&usage);
-		case KP_OPT_VERSION:
-			kp_usage_version();
 		default:
-			kp_usage_error(&usage, NULL);
+			kp_usage_option(&usage, ch);
 		}
 	}
 	kp_usage_no_operand(&usage, argc, argv);

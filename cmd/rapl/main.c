@@ -284,12 +284,8 @@ main(int argc, char *argv[])
 		case OPT_SOURCE_OWN:
 			owner[index]->option(longopts[index].name, optarg);
 			break;
-		case 'h':
-			kp_usage_help(&usage);
-		case KP_OPT_VERSION:
-			kp_usage_version();
 		default:
-			kp_usage_error(&usage, NULL);
+			kp_usage_option(&usage, ch);
 		}
 	}
 	free(owner);
