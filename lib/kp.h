@@ -217,6 +217,10 @@ struct kp_cpu {			/* one processor of /proc/cpuinfo */
 	char *model_name;	/* NULL: unknown */
 	int64_t physical_id;	/* -1: unknown */
 	int64_t core_id;	/* -1: unknown */
+	/* What it is, -1 where unknown: x86's, or arm64's codes. */
+	int64_t family, model, stepping;
+	int64_t implementer, part;
+	int hypervisor;		/* "hypervisor" among its flags */
 };
 struct kp_node {
 	char *name;		/* NULL: unknown */
@@ -224,6 +228,7 @@ struct kp_node {
 	size_t ncpus;
 };
 size_t kp_cpuinfo_parse(FILE *f, struct kp_cpu **cpus);
+size_t kp_cpus_sockets(const struct kp_cpu *cpus, size_t n);
 void kp_cpus_free(struct kp_cpu *cpus, size_t n);
 void kp_node_identify(struct kp_node *node, const char *name,
     const char *procdir);
