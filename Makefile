@@ -9,8 +9,9 @@ include config.mk
 CMD1 = cmd/proc-cputime cmd/kp-aggregate
 BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-fmt
 RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
-	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/sample.o \
-	cmd/rapl/command.o cmd/rapl/state.o
+	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/estimate.o \
+	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
+	cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o
 PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
