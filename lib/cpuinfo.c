@@ -109,7 +109,7 @@ cpu_add(struct kp_cpu **cpus, size_t *n, int64_t processor)
 
 /*
  * The lines that tell what a processor is, for rapl-read's model
- * (rapl-read(1), THE MODEL); "model name" never does, as VMs mask it.
+ * (rapl-read(1), The model); "model name" never does, as VMs mask it.
  */
 static void
 signature_line(struct kp_cpu *c, const char *key, const char *value)
