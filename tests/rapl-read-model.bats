@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # rapl-read --source model: the row cpuinfo chooses, the fitted table and
-# its curve, --model-table, and bad input (rapl-read(1), THE MODEL).
+# its curve, --model-table, and bad input (rapl-read(1), The model).
 # shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
 
 load test_helper

@@ -70,7 +70,7 @@ stop_after() {
 }
 
 # with_cpuinfo [FIXTURE]: gives $P a cpuinfo (amd-epyc's: amd-zen3, 2
-# threads, 1 socket), as the model needs one (rapl-read(1), THE MODEL).
+# threads, 1 socket), as the model needs one (rapl-read(1), The model).
 with_cpuinfo() {
 	cp "$FIXTURES/cpuinfo/${1:-amd-epyc}" "$P/cpuinfo"
 }
@@ -91,6 +91,7 @@ table_watts() {	# ROW THREADS SOCKETS RATIO [IDLE FULL]
 
 # The energy of the last run is watts over its interval, to the microjoule
 # the mean power's rounding to a microwatt allows.
+# shellcheck disable=SC2154 # bats's run sets output
 assert_energy_watts() {
 	local near
 	near=$(jq -s --argjson w "$1" '

@@ -1,5 +1,5 @@
 /*
- * The model's watts (rapl-read(1), THE MODEL): a row of the table that
+ * The model's watts (rapl-read(1), The model): a row of the table that
  * scripts/fit-model fits to published SPECpower_ssj2008 results (SPEC,
  * www.spec.org), chosen by what <proc>/cpuinfo says the CPU is, never by
  * its model name, which VMs mask; the threads and sockets it lists; and

@@ -30,8 +30,9 @@ usage(void)
 	fprintf(stderr, "usage: rapl-read [-h] [-i duration] [-n count] "
 	    "[-z zone,...] [--idle-watts watts]\n"
 	    "                 [--list] [--max-watts watts] "
-	    "[--node-name name] [--per-socket]\n"
-	    "                 [--proc dir] [--source auto|source,...] "
+	    "[--model-table file] [--node-name name]\n"
+	    "                 [--per-socket] "
+	    "[--proc dir] [--source auto|source,...] "
 	    "[--state file]\n"
 	    "                 [--sysfs dir] [-- command [arg ...]]\n");
 	exit(KP_EXIT_USAGE);
