@@ -21,10 +21,17 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/exits.o \
-	lib/jsonfile.o lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
-	lib/reap.o lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
-	lib/write.o lib/zones.o
+# lib/: the record protocol every stage speaks; lib/proc/: the engine that
+# samples /proc and the cgroups, for the stages that scan them.
+PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/jsonfile.o \
+	lib/liveness.o lib/map.o lib/parse.o lib/prockey.o lib/readfile.o \
+	lib/record.o lib/signal.o lib/state.o lib/utf8.o lib/write.o \
+	lib/zones.o
+PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
+	lib/proc/exit_account.o lib/proc/exit_queue.o \
+	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
+	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o
+LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,
 # a wait4(2) reference, and a sampler fed exit facts from its input.
@@ -37,12 +44,14 @@ SAN = $(SAN_$(SANITIZE))
 all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
-lib/sampler.o lib/reap.o: lib/sampler.h
+$(PROCOBJ): lib/proc/proc.h
+lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o: lib/proc/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
+cmd/proc-cputime.o: lib/proc/proc.h
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
 $(PROMOBJ): cmd/fmt/prom.h
-$(ATTROBJ): lib/kp.h cmd/attribute/attribute.h config.mk
-$(RAPLOBJ): lib/kp.h cmd/rapl/rapl.h config.mk
+$(ATTROBJ): lib/kp.h lib/proc/proc.h cmd/attribute/attribute.h config.mk
+$(RAPLOBJ): lib/kp.h lib/proc/proc.h cmd/rapl/rapl.h config.mk
 cmd/fmt/prom.o: cmd/fmt/build.h
 
 # The git branch and revision of kp-fmt's kepler_build_info, "unknown"
@@ -74,10 +83,10 @@ cmd/kp-attribute: $(ATTROBJ)
 cmd/kp-fmt: $(FMTOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(FMTOBJ) $(LIB) $(JANSSON_LIBS) -lm
 
-tests/taskstats-probe.o: lib/kp.h config.mk
+tests/taskstats-probe.o: lib/kp.h lib/proc/proc.h config.mk
 tests/taskstats-probe: tests/taskstats-probe.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
-tests/facts-replay.o: lib/kp.h config.mk
+tests/facts-replay.o: lib/kp.h lib/proc/proc.h config.mk
 tests/facts-replay: tests/facts-replay.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 tests/cpuburn: tests/cpuburn.c config.mk

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 static void usage(void);
 

@@ -1,9 +1,9 @@
 /*
- * Liveness (DECISIONS.md D2).  In a dense stream a workload without a
- * record has ended; a sparse stream, as one cut by grep, may never say so,
- * and a stage that holds what it has seen would grow with the run.  It
- * holds at most KP_LIVE_MAX; beyond, it lets go of those seen least
- * recently, down to half, and says so.
+ * Liveness (kp-records(5), "Record type cpu", dense).  In a dense stream a
+ * workload without a record has ended; a sparse stream, as one cut by
+ * grep, may never say so, and a stage that holds what it has seen would
+ * grow with the run.  It holds at most KP_LIVE_MAX; beyond, it lets go of
+ * those seen least recently, down to half, and says so.
  */
 #include <stdlib.h>
 

@@ -24,7 +24,10 @@ struct span {
 	size_t n;
 };
 
-/* What the records taken say of the ordering (kp-records(5), D1). */
+/*
+ * What the records taken say of the ordering (kp-records(5), "Rules every
+ * reader applies").
+ */
 struct order {
 	int64_t last_ended;	/* the last interval ended, or -1 */
 	int64_t open_seq;	/* the interval whose records are open, or -1 */
@@ -837,10 +840,11 @@ check_header(struct kp_reader *r, const struct kp_record *rec)
 }
 
 /*
- * Ordering and replays (kp-records(5), D1): the records of an interval
- * come before its interval record, intervals end in increasing seq, and
- * seq goes back only right after a header, and only to 1.  A line is
- * checked here; only a record taken moves the ordering.
+ * Ordering and replays (kp-records(5), "Rules every reader applies"): the
+ * records of an interval come before its interval record, intervals end
+ * in increasing seq, and seq goes back only right after a header, and
+ * only to 1.  A line is checked here; only a record taken moves the
+ * ordering.
  */
 static const char *
 check_order(struct kp_reader *r, const struct kp_record *rec)

@@ -61,6 +61,31 @@ copy_tree() {
 	assert_output ""
 }
 
+# "caller callee" for each pair of lib/ objects (as make built them) where
+# the first needs a symbol the second defines.
+lib_calls() {
+	local o
+	for o in "$KP_ROOT"/lib/*.o "$KP_ROOT"/lib/proc/*.o; do
+		nm -g --defined-only "$o" |
+		    awk -v o="${o#"$KP_ROOT"/}" 'NF == 3 { print o, "D", $3 }'
+		nm -u "$o" | awk -v o="${o#"$KP_ROOT"/}" '{ print o, "U", $NF }'
+	done | awk '$2 == "D" { def[$3] = $1 } $2 == "U" { n++; by[n] = $1; sym[n] = $3 }
+	    END { for (i = 1; i <= n; i++)
+		if (sym[i] in def && def[sym[i]] != by[i]) print by[i], def[sym[i]] }' |
+	    sort -u
+}
+
+@test "lib/ in two layers: the protocol calls nothing of lib/proc/, and no two files call each other" {
+	lib_calls > "$BATS_TEST_TMPDIR/calls"
+	# The engine stands on the protocol: the calls are there to check.
+	grep -q '^lib/proc/sampler.o lib/write.o$' "$BATS_TEST_TMPDIR/calls"
+	run awk '$1 !~ /^lib\/proc\// && $2 ~ /^lib\/proc\//' "$BATS_TEST_TMPDIR/calls"
+	assert_output ""
+	run awk '{ e[$1 " " $2] = 1 } END { for (k in e) { split(k, p, " ")
+	    if ((p[2] " " p[1]) in e) print k } }' "$BATS_TEST_TMPDIR/calls"
+	assert_output ""
+}
+
 @test "the benchmark runs every stage and reports ratios to its baseline" {
 	# tiny: 3 intervals of 20 processes; memory with 50 live; 2 runs
 	run "$KP_ROOT/scripts/bench-stages" 3 20 50 2

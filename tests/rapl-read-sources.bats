@@ -259,6 +259,14 @@ zone_sources() {
 	assert_line --partial '% of one core'
 	assert_line --partial '  drift            '
 	assert_line --regexp '^  floor            [0-9.]+ % of one core for the bare 1 kHz wakeup; rapl-read above it: -?[0-9.]+ %$'
+	refute_line --partial 'against base'
+}
+
+@test "scripts/bench-rapl against another build: interleaved runs, medians and their ratio" {
+	run --separate-stderr env RAPL_READ_BASE="$KP_ROOT/cmd/rapl-read" \
+	    "$KP_ROOT/scripts/bench-rapl" 1
+	assert_success
+	assert_line --regexp '^  against base     median [0-9.]+ s of CPU here, [0-9.]+ s for RAPL_READ_BASE, over 5 interleaved runs each: ratio [0-9.]+$'
 }
 
 @test "no leaks or invalid accesses on the new paths (valgrind)" {
@@ -278,4 +286,22 @@ zone_sources() {
 	    --source hwmon -i 50ms -- sh -c 'exit 3'
 	run -4 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
 	    --source powercap -z gpu
+	# The table's paths: two sources at once, with --state; a conflict;
+	# --list where nothing measures; the model's stat going back.
+	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source powercap,hwmon --state "$S"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source powercap,hwmon --state "$S"
+	run -2 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --proc "$P" --source hwmon,model -n 1 -i 10ms
+	run -4 --separate-stderr "${vg[@]}" rapl-read \
+	    --sysfs "$BATS_TEST_TMPDIR/none" --proc "$P" --list
+	rm -f "$S"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
+	    --source model --state "$S"
+	printf 'cpu  10 0 5 80 5 0 0 0 0 0\n' > "$P/stat"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
+	    --source model --state "$S"
+	assert_equal "${#stderr_lines[@]}" 1
 }

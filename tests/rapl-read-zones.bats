@@ -262,7 +262,11 @@ zone_sockets() {
 	platform	-	$p/stat	-	-	estimate: row amd-zen3 for AuthenticAMD family 25 model 1 stepping 1, 2 threads, 1 sockets: 1.0 W idle to 3.8 W at full load
 	EOF
 	)"
-	assert_equal "$stderr" ""
+	assert_equal "$stderr" "$(cat <<-EOF
+	rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/none/class/powercap'
+	rapl-read: no ACPI power meters under '$BATS_TEST_TMPDIR/none/class/hwmon'
+	EOF
+	)"
 	run -0 --separate-stderr rapl-read --proc "$p" --list --source model
 	assert_line -n 1 --regexp "^platform	-	$p/stat	-	-	estimate: row amd-zen3 for .*: 0\.9 W idle to 3\.8 W at full load\$"
 	run -1 --separate-stderr rapl-read --proc "$BATS_TEST_TMPDIR/none" \
@@ -272,9 +276,11 @@ zone_sockets() {
 	run -0 rapl-read --sysfs "$SY" --list --source hwmon
 	assert_line -n 1 "platform	-	$SY/class/hwmon/hwmon1/power1_average	-	-	readable"
 	assert_line -n 2 "platform	-	$SY/class/hwmon/hwmon2/power1_input	-	-	readable"
-	# Where a counter measures, the model's row is not listed.
-	run -0 rapl-read --sysfs "$SY" --proc "$p" --list
+	# Where a counter measures, the model's row is not listed, nor why
+	# there are no RAPL zones.
+	run -0 --separate-stderr rapl-read --sysfs "$SY" --proc "$p" --list
 	refute_line --partial "estimate"
+	assert_equal "$stderr" ""
 }
 
 @test "interval records written directly read as jq -c writes them" {

@@ -10,7 +10,7 @@
 #ifndef ATTRIBUTE_H
 #define ATTRIBUTE_H
 
-#include "kp.h"
+#include "proc/proc.h"
 
 /* One energy record of the interval. */
 struct energy {

@@ -92,22 +92,27 @@ list_one(const struct member *mb)
 
 /*
  * The counters of one source, listed; the exit status they make of
- * status (see list).  1 if one of them can be read.
+ * status (see list), and why it cannot be used in *why_not (NULL if it
+ * can, or if that was said here, as a directory that cannot be read
+ * is), for the caller to free.  1 if one of them can be read.
  */
 static int
-list_source(struct meter *m, const struct source *src, int *status)
+list_source(struct meter *m, const struct source *src, int *status,
+    char **why_not)
 {
 	const struct member *mb;
 	char why[2 * PATH_MAX];
 	size_t i;
-	int rv, readable = 0;
+	int rv, readable = 0, listed = 0;
 
 	m->running[m->nrunning++] = src;
 	rv = src->open(m, why, sizeof(why));
+	*why_not = rv != 0 ? kp_strdup(why) : NULL;
 	for (i = 0; i < m->nmembers; i++) {
 		mb = &m->members[i];
 		if (mb->src != src)
 			continue;
+		listed = 1;
 		list_one(mb);
 		if (mb->dup_of[0] == '\0' && mb->bad[0] == '\0')
 			readable = 1;
@@ -116,17 +121,20 @@ list_source(struct meter *m, const struct source *src, int *status)
 		else if (mb->dup_of[0] == '\0' && *status != KP_EXIT_NOPERM)
 			*status = KP_EXIT_FAILURE;
 	}
-	if (rv != 0 && rv != KP_EXIT_NOSOURCE && m->nmembers == 0)
+	if (rv != 0 && rv != KP_EXIT_NOSOURCE && !listed) {
 		warnx("%s", why);
+		free(*why_not);
+		*why_not = NULL;
+	}
 	return readable;
 }
 
 /*
  * --list: every counter of the sources asked for (every source auto may
  * choose), one a line; an estimating source's row only where it was
- * named, or where no counter measures.  0 if every counter listed can
- * be read, 5 if one is denied, 1 if one cannot be read otherwise, 4 if
- * no counter measures.
+ * named, or where no counter measures, with why on standard error.  0
+ * if every counter listed can be read, 5 if one is denied, 1 if one
+ * cannot be read otherwise, 4 if no counter measures.
  */
 static int
 list(struct meter *m)
@@ -134,6 +142,7 @@ list(struct meter *m)
 	const struct source *named[sizeof(m->running) /
 	    sizeof(m->running[0])];
 	const struct source *const *srcs = sources;
+	char *why[sizeof(named) / sizeof(named[0])] = { NULL };
 	size_t i, n = m->nrunning;
 	int status = KP_EXIT_OK, measures = 0, estimates = 0;
 
@@ -147,10 +156,17 @@ list(struct meter *m)
 	printf("zone\tsocket\tpath\tmax_energy_range_uj\tenabled\tstatus\n");
 	for (i = 0; i < n; i++)
 		if (!srcs[i]->estimates && (srcs == named || srcs[i]->in_auto))
-			measures |= list_source(m, srcs[i], &status);
+			measures |= list_source(m, srcs[i], &status, &why[i]);
+	for (i = 0; i < n; i++) {
+		if (why[i] != NULL && !measures)
+			warnx("%s", why[i]);
+		free(why[i]);
+	}
 	for (i = 0; i < n && (srcs == named || !measures); i++)
-		if (srcs[i]->estimates && (srcs == named || srcs[i]->in_auto))
-			estimates |= list_source(m, srcs[i], &status);
+		if (srcs[i]->estimates && (srcs == named || srcs[i]->in_auto)) {
+			estimates |= list_source(m, srcs[i], &status, &why[i]);
+			free(why[i]);
+		}
 	if (!measures && !(srcs == named && estimates) &&
 	    status == KP_EXIT_OK)
 		status = KP_EXIT_NOSOURCE;

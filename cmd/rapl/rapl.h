@@ -21,7 +21,7 @@
 #include <getopt.h>
 #include <limits.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 #define NO_SOCKET	(-1)	/* psys, a power meter: the whole node */
 #define ANY_SOCKET	(-2)
@@ -117,7 +117,6 @@ struct meter {
 /* source.c */
 extern const struct source *const sources[];
 void parse_sources(struct meter *m, char *list);
-const struct source *find_source(const char *name);
 void source_names(const struct meter *m, char *buf, size_t len);
 int selected(const struct meter *m, const char *zone);
 int in_node(const struct meter *m, const char *zone);
@@ -134,8 +133,6 @@ int open_class(struct meter *m, const struct source *src, const char *class,
     void (*settle)(struct meter *), char *why, size_t len);
 void put_counter_fields(struct kp_buf *b, const struct member *one,
     size_t counters);
-int try_source(struct meter *m, const struct source *src, char *why,
-    size_t len);
 void open_sources(struct meter *m);
 void close_sources(struct meter *m);
 

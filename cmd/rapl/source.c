@@ -23,7 +23,7 @@ const struct source *const sources[] = {
 	NULL
 };
 
-const struct source *
+static const struct source *
 find_source(const char *name)
 {
 	size_t i;
@@ -419,7 +419,7 @@ drop_source(struct meter *m, const struct source *src)
  * zones not asked for left unread; 0 if it can be used, else the exit
  * status that says why not, in why, and nothing of it is kept.
  */
-int
+static int
 try_source(struct meter *m, const struct source *src, char *why, size_t len)
 {
 	int status;
@@ -452,6 +452,16 @@ unusable(const struct source *src, int status, const char *why)
 	errx(status, "%s", why);
 }
 
+/* Whether sources[i] is the last that --source auto may choose. */
+static int
+last_auto(size_t i)
+{
+	for (i++; sources[i] != NULL; i++)
+		if (sources[i]->in_auto)
+			return 0;
+	return 1;
+}
+
 /*
  * --source auto: the first source of the table's order that auto may
  * choose, can be used, and gives a zone asked for; the model last, as
@@ -469,8 +479,7 @@ open_auto(struct meter *m)
 		if (!src->in_auto)
 			continue;
 		status = try_source(m, src, why, sizeof(why));
-		if (status == 0 && !gives_wanted(m, src) &&
-		    sources[i + 1] != NULL) {
+		if (status == 0 && !gives_wanted(m, src) && !last_auto(i)) {
 			snprintf(why, sizeof(why), "none of the zones asked "
 			    "for from source '%s'", src->name);
 			drop_source(m, src);
@@ -487,7 +496,7 @@ open_auto(struct meter *m)
 		}
 		if (first[0] == '\0')
 			snprintf(first, sizeof(first), "%s", why);
-		if (sources[i + 1] == NULL)
+		if (last_auto(i))
 			unusable(src, status, why);
 	}
 }
