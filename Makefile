@@ -105,6 +105,10 @@ lint:
 bench: all
 	for b in scripts/bench-*; do $$b || exit 1; done
 
+# The model against SPEC's watts, leave-one-out (rapl-read(1), The model).
+bench-model: cmd/rapl-read
+	scripts/bench-model
+
 # make fuzz: each libFuzzer harness of tests/fuzz (clang) for FUZZ_SECONDS;
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
@@ -131,4 +135,4 @@ clean:
 
 FORCE:
 
-.PHONY: all check lint bench fuzz install uninstall clean
+.PHONY: all check lint bench bench-model fuzz install uninstall clean
