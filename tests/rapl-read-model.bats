@@ -232,3 +232,15 @@ energy_field() {
 	run -0 rapl-read --source model --proc "$P" --list
 	assert_line --regexp "^platform	-	$P/stat	-	-	estimate: row amd-zen4 for AuthenticAMD family 25 model 17 stepping 1, a VM, 4 threads, 1 sockets: [0-9.]+ W idle to [0-9.]+ W at full load\$"
 }
+
+@test "bench-model at a tiny size: rapl-read's leave-one-out against SPEC and CCF" {
+	run -0 "$KP_ROOT/scripts/bench-model" -n 200
+	assert_line -n 0 "rapl-read's model, leave-one-out over 5 SPECpower_ssj2008 results (SPEC, www.spec.org):"
+	assert_line -n 2 --regexp '^row +points +model +idle\+full +CCF$'
+	# Given each server's own idle and full watts, only the curve
+	# between them errs: a few percent, where a wrong curve or usage
+	# ratio would be tens.
+	run awk '$1 == "all" { print ($2 > 0 && $5 < 5 && $3 < 50) }' \
+	    <<< "$output"
+	assert_output 1
+}
