@@ -157,6 +157,13 @@ energy_field() {
 	    --model-table "$BATS_TEST_TMPDIR/t" -n 1 -i 1ms
 	assert_equal "$stderr" \
 	    "rapl-read: $BATS_TEST_TMPDIR/t:7: a level of the curve is not a number"
+	"$KP_ROOT/scripts/fit-model" > "$BATS_TEST_TMPDIR/t"
+	sed -i 's/^sig amd-zen3 amd 25 0-15 \*$/sig amd-zen3 amd 25 0-99999999999 */' \
+	    "$BATS_TEST_TMPDIR/t"
+	run -3 --separate-stderr rapl-read --source model --proc "$P" \
+	    --model-table "$BATS_TEST_TMPDIR/t" -n 1 -i 1ms
+	assert_equal "$stderr" \
+	    "rapl-read: $BATS_TEST_TMPDIR/t:$(grep -n '^sig amd-zen3 ' "$BATS_TEST_TMPDIR/t" | cut -d: -f1): a family, model or stepping is not a number or a range"
 	"$KP_ROOT/scripts/fit-model" | grep -v '^row fallback ' \
 	    > "$BATS_TEST_TMPDIR/t"
 	run -3 --separate-stderr rapl-read --source model --proc "$P" \

@@ -64,6 +64,15 @@ table_number(const char *s)
 	return v;
 }
 
+/* A decimal code of the table, at most INT_MAX, all of s; -1 if not. */
+static int64_t
+table_code(const char *s)
+{
+	uint64_t v;
+
+	return kp_parse_u64(s, INT_MAX, &v) == 0 ? (int64_t)v : -1;
+}
+
 /* "N", "LO-HI" or "*" (any), decimal; -1 if s is none of them. */
 static int
 table_range(const char *s, int64_t *lo, int64_t *hi)
@@ -80,9 +89,9 @@ table_range(const char *s, int64_t *lo, int64_t *hi)
 	strcpy(buf, s);
 	if ((dash = strchr(buf, '-')) != NULL)
 		*dash++ = '\0';
-	*lo = (int64_t)table_number(buf);
-	*hi = dash != NULL ? (int64_t)table_number(dash) : *lo;
-	return *lo < 0 || *hi < *lo || strchr(buf, '.') != NULL ? -1 : 0;
+	*lo = table_code(buf);
+	*hi = dash != NULL ? table_code(dash) : *lo;
+	return *lo < 0 || *hi < *lo ? -1 : 0;
 }
 
 /* "row NAME RESULTS IDLE_T IDLE_S FULL_T FULL_S SHAPE x 11" */

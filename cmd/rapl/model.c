@@ -37,8 +37,9 @@ model_option(const char *name, const char *arg)
 /*
  * The share of the CPU time that was busy.  Steal is time the hypervisor
  * ran another guest on our processors: its energy is the other guest's,
- * so it counts as not busy here, though it passed (rapl-read(1), THE
- * MODEL).  A stored sample without steal (kp 0.1's) takes none off.
+ * so it counts as not busy here, though it passed (rapl-read(1), The
+ * model).  A stored sample without steal (an older rapl-read's) takes
+ * none off.
  */
 static double
 busy_ratio(const struct kp_cpu_times *prev, const struct kp_cpu_times *cur)
