@@ -156,7 +156,13 @@ energy_field() {
 	run -3 --separate-stderr rapl-read --source model --proc "$P" \
 	    --model-table "$BATS_TEST_TMPDIR/t" -n 1 -i 1ms
 	assert_equal "$stderr" \
-	    "rapl-read: $BATS_TEST_TMPDIR/t:7: a level of the curve is not a number"
+	    "rapl-read: $BATS_TEST_TMPDIR/t:7: a level of the curve is not a number from 0 to 2"
+	"$KP_ROOT/scripts/fit-model" > "$BATS_TEST_TMPDIR/t"
+	sed -i '7s/^\(row [^ ]* [0-9]*\) [0-9.]*/\1 1e300/' "$BATS_TEST_TMPDIR/t"
+	run -3 --separate-stderr rapl-read --source model --proc "$P" \
+	    --model-table "$BATS_TEST_TMPDIR/t" -n 1 -i 1ms
+	assert_equal "$stderr" \
+	    "rapl-read: $BATS_TEST_TMPDIR/t:7: a part is not a number of watts up to 100000"
 	"$KP_ROOT/scripts/fit-model" > "$BATS_TEST_TMPDIR/t"
 	sed -i 's/^sig amd-zen3 amd 25 0-15 \*$/sig amd-zen3 amd 25 0-99999999999 */' \
 	    "$BATS_TEST_TMPDIR/t"

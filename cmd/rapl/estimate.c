@@ -20,6 +20,7 @@
 #define MAX_PROCESSORS	8192	/* the kernel's largest NR_CPUS */
 #define MAX_TABLE_LINES	100000
 #define ROW_NAME_MAX	63
+#define MAX_PART_WATTS	100000	/* as --idle-watts and --max-watts */
 
 struct row {
 	char name[ROW_NAME_MAX + 1];
@@ -111,12 +112,15 @@ row_line(struct table *t, char **f, size_t nf)
 	part[1] = &r->idle_w_per_socket;
 	part[2] = &r->full_w_per_thread;
 	part[3] = &r->full_w_per_socket;
+	/* Bounds that keep 8192 threads' watts, in uW, a 64-bit count. */
 	for (i = 0; i < 4; i++)
-		if ((*part[i] = table_number(f[3 + i])) < 0)
-			return "a part is not a number of watts";
+		if ((*part[i] = table_number(f[3 + i])) < 0 ||
+		    *part[i] > MAX_PART_WATTS)
+			return "a part is not a number of watts up to 100000";
 	for (i = 0; i < LEVELS; i++)
-		if ((r->shape[i] = table_number(f[7 + i])) < 0)
-			return "a level of the curve is not a number";
+		if ((r->shape[i] = table_number(f[7 + i])) < 0 ||
+		    r->shape[i] > 2)
+			return "a level of the curve is not a number from 0 to 2";
 	return NULL;
 }
 
