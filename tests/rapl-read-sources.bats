@@ -287,7 +287,9 @@ zone_sources() {
 	run -4 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
 	    --source powercap -z gpu
 	# The table's paths: two sources at once, with --state; a conflict;
-	# --list where nothing measures; the model's stat going back.
+	# --list where nothing measures; the model's stat going back, its
+	# cpuinfo and a table that breaks the format.
+	with_cpuinfo
 	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
 	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
 	    --source powercap,hwmon --state "$S"
@@ -304,4 +306,7 @@ zone_sources() {
 	run -0 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
 	    --source model --state "$S"
 	assert_equal "${#stderr_lines[@]}" 1
+	printf 'row fallback 1\n' > "$BATS_TEST_TMPDIR/table"
+	run -3 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
+	    --source model --model-table "$BATS_TEST_TMPDIR/table" -n 1 -i 1ms
 }
