@@ -588,11 +588,10 @@ close_at_exit(void)
 void
 open_sources(struct meter *m)
 {
+	static int registered;
 	char why[2 * PATH_MAX];
 	size_t i;
 	int status;
-
-	static int registered;
 
 	to_close = m;
 	if (!registered && atexit(close_at_exit) == 0)
