@@ -149,33 +149,28 @@ energy_field() {
 	run -1 "$KP_ROOT/scripts/fit-model" -x nosuch
 }
 
+# bad_table SED LINE WHAT: the script's table edited by sed script SED is
+# refused with status 3, naming line LINE ("end": past the last) and WHAT.
+bad_table() {
+	local t=$BATS_TEST_TMPDIR/t line=$2
+	"$KP_ROOT/scripts/fit-model" | sed "$1" > "$t"
+	[ "$line" != end ] || line=$(($(wc -l < "$t") + 1))
+	run -3 --separate-stderr rapl-read --source model --proc "$P" \
+	    --model-table "$t" -n 1 -i 1ms
+	assert_equal "$stderr" "rapl-read: $t:$line: $3"
+}
+
 @test "a garbled --model-table is bad data named by file and line" {
+	local sig
 	cp "$CPUINFO/amd-epyc" "$P/cpuinfo"
-	"$KP_ROOT/scripts/fit-model" > "$BATS_TEST_TMPDIR/t"
-	sed -i '7s/ [0-9.]*$/ x/' "$BATS_TEST_TMPDIR/t"
-	run -3 --separate-stderr rapl-read --source model --proc "$P" \
-	    --model-table "$BATS_TEST_TMPDIR/t" -n 1 -i 1ms
-	assert_equal "$stderr" \
-	    "rapl-read: $BATS_TEST_TMPDIR/t:7: a level of the curve is not a number from 0 to 2"
-	"$KP_ROOT/scripts/fit-model" > "$BATS_TEST_TMPDIR/t"
-	sed -i '7s/^\(row [^ ]* [0-9]*\) [0-9.]*/\1 1e300/' "$BATS_TEST_TMPDIR/t"
-	run -3 --separate-stderr rapl-read --source model --proc "$P" \
-	    --model-table "$BATS_TEST_TMPDIR/t" -n 1 -i 1ms
-	assert_equal "$stderr" \
-	    "rapl-read: $BATS_TEST_TMPDIR/t:7: a part is not a number of watts up to 100000"
-	"$KP_ROOT/scripts/fit-model" > "$BATS_TEST_TMPDIR/t"
-	sed -i 's/^sig amd-zen3 amd 25 0-15 \*$/sig amd-zen3 amd 25 0-99999999999 */' \
-	    "$BATS_TEST_TMPDIR/t"
-	run -3 --separate-stderr rapl-read --source model --proc "$P" \
-	    --model-table "$BATS_TEST_TMPDIR/t" -n 1 -i 1ms
-	assert_equal "$stderr" \
-	    "rapl-read: $BATS_TEST_TMPDIR/t:$(grep -n '^sig amd-zen3 ' "$BATS_TEST_TMPDIR/t" | cut -d: -f1): a family, model or stepping is not a number or a range"
-	"$KP_ROOT/scripts/fit-model" | grep -v '^row fallback ' \
-	    > "$BATS_TEST_TMPDIR/t"
-	run -3 --separate-stderr rapl-read --source model --proc "$P" \
-	    --model-table "$BATS_TEST_TMPDIR/t" -n 1 -i 1ms
-	assert_equal "$stderr" \
-	    "rapl-read: $BATS_TEST_TMPDIR/t:$(($(wc -l < "$BATS_TEST_TMPDIR/t") + 1)): no row 'fallback'"
+	bad_table '7s/ [0-9.]*$/ x/' 7 \
+	    "a level of the curve is not a number from 0 to 2"
+	bad_table '7s/^\(row [^ ]* [0-9]*\) [0-9.]*/\1 1e300/' 7 \
+	    "a part is not a number of watts up to 100000"
+	sig=$("$KP_ROOT/scripts/fit-model" | grep -n '^sig amd-zen3 ' | cut -d: -f1)
+	bad_table 's/^sig amd-zen3 amd 25 0-15 \*$/sig amd-zen3 amd 25 0-99999999999 */' \
+	    "$sig" "a family, model or stepping is not a number or a range"
+	bad_table '/^row fallback /d' end "no row 'fallback'"
 	run -1 --separate-stderr rapl-read --source model --proc "$P" \
 	    --model-table "$BATS_TEST_TMPDIR/none" -n 1 -i 1ms
 	assert_equal "$stderr" \
