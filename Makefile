@@ -9,8 +9,9 @@ include config.mk
 CMD1 = cmd/proc-cputime
 BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
 RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
-	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/sample.o \
-	cmd/rapl/command.o cmd/rapl/state.o
+	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/estimate.o \
+	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
+	cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
@@ -113,6 +114,10 @@ lint:
 bench: all
 	for b in scripts/bench-*; do $$b || exit 1; done
 
+# The model against SPEC's watts, leave-one-out (rapl-read(1), The model).
+bench-model: cmd/rapl-read
+	scripts/bench-model
+
 # make fuzz: each libFuzzer harness of tests/fuzz (clang) for FUZZ_SECONDS;
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
@@ -139,4 +144,4 @@ clean:
 
 FORCE:
 
-.PHONY: all check lint bench fuzz install uninstall clean
+.PHONY: all check lint bench bench-model fuzz install uninstall clean

@@ -264,6 +264,10 @@ struct kp_cpu {			/* one processor of /proc/cpuinfo */
 	char *model_name;	/* NULL: unknown */
 	int64_t physical_id;	/* -1: unknown */
 	int64_t core_id;	/* -1: unknown */
+	/* What it is, -1 where unknown: x86's, or arm64's codes. */
+	int64_t family, model, stepping;
+	int64_t implementer, part;
+	int hypervisor;		/* "hypervisor" among its flags */
 };
 struct kp_node {
 	char *name;		/* NULL: unknown */

@@ -58,6 +58,7 @@ watts_exactly() {
 	assert_line --partial '"zone":"platform",'
 
 	rm -r "$SY/class/hwmon"
+	with_cpuinfo
 	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" -n 1 -i 10ms
 	assert_equal "$stderr" \
 	    "rapl-read: no RAPL zones under '$SY/class/powercap': estimating energy (--source model)"
@@ -66,6 +67,7 @@ watts_exactly() {
 }
 
 @test "the model writes platform only: other zones, node too, exit 4" {
+	with_cpuinfo
 	run -4 --separate-stderr rapl-read --source model --proc "$P" -z dram \
 	    -n 1 -i 10ms
 	assert_output ""
@@ -118,6 +120,7 @@ zone_sources() {
 }
 
 @test "two sources giving one zone: a usage error naming both" {
+	with_cpuinfo
 	run -2 --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
 	    --source hwmon,model -n 1 -i 10ms
 	assert_output ""
@@ -137,10 +140,11 @@ zone_sources() {
 }
 
 @test "the model: a /proc/stat that goes backwards gives no estimate for the interval" {
+	with_cpuinfo
 	run_state --source model
 	printf 'cpu  1300 0 700 8400 600 0 0 0 0 0\n' > "$P/stat"
 	run_state --source model
-	assert_equal "$(zone_sources)" "platform model $(jq -r 'select(.type == "interval") | .dt_us * 30' <<< "$output")"
+	assert_energy_watts "$(table_watts amd-zen3 2 1 0.5)"
 	# A virtual machine moved to another host: the counts restart lower.
 	printf 'cpu  100 0 50 800 50 0 0 0 0 0\n' > "$P/stat"
 	run_state --source model
@@ -153,11 +157,12 @@ zone_sources() {
 	printf 'cpu  150 0 100 900 50 0 0 0 0 0\n' > "$P/stat"
 	run_state --source model
 	assert_equal "$stderr" ""
-	assert_equal "$(zone_sources)" "platform model $(jq -r 'select(.type == "interval") | .dt_us * 30' <<< "$output")"
+	assert_energy_watts "$(table_watts amd-zen3 2 1 0.5)"
 }
 
 @test "the model: /proc/stat gone mid-run is said once, its intervals left out" {
 	local out=$BATS_TEST_TMPDIR/out pid
+	with_cpuinfo
 	rapl-read --source model --proc "$P" -n 30 -i 50ms > "$out" \
 	    2> "$BATS_TEST_TMPDIR/err" &
 	pid=$!
@@ -282,7 +287,9 @@ zone_sources() {
 	run -4 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
 	    --source powercap -z gpu
 	# The table's paths: two sources at once, with --state; a conflict;
-	# --list where nothing measures; the model's stat going back.
+	# --list where nothing measures; the model's stat going back, its
+	# cpuinfo and a table that breaks the format.
+	with_cpuinfo
 	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
 	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
 	    --source powercap,hwmon --state "$S"
@@ -299,4 +306,7 @@ zone_sources() {
 	run -0 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
 	    --source model --state "$S"
 	assert_equal "${#stderr_lines[@]}" 1
+	printf 'row fallback 1\n' > "$BATS_TEST_TMPDIR/table"
+	run -3 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
+	    --source model --model-table "$BATS_TEST_TMPDIR/table" -n 1 -i 1ms
 }

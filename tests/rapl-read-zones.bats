@@ -252,12 +252,14 @@ zone_sockets() {
 }
 
 @test "--list where nothing measures: the model's row, exit 4; --source hwmon lists meters" {
-	local p=$FIXTURES/proc-model
+	local p
+	P=$(fixture_copy proc-model) p=$P
+	with_cpuinfo
 	run -4 --separate-stderr rapl-read --sysfs "$BATS_TEST_TMPDIR/none" \
-	    --proc "$p" --list --idle-watts 20
+	    --proc "$p" --list --idle-watts 1
 	assert_equal "$output" "$(cat <<-EOF
 	zone	socket	path	max_energy_range_uj	enabled	status
-	platform	-	$p/stat	-	-	estimate: a straight line from 20 W idle to 50 W busy
+	platform	-	$p/stat	-	-	estimate: row amd-zen3 for AuthenticAMD family 25 model 1 stepping 1, 2 threads, 1 sockets: 1.0 W idle to 3.8 W at full load
 	EOF
 	)"
 	assert_equal "$stderr" "$(cat <<-EOF
@@ -266,7 +268,7 @@ zone_sockets() {
 	EOF
 	)"
 	run -0 --separate-stderr rapl-read --proc "$p" --list --source model
-	assert_line -n 1 "platform	-	$p/stat	-	-	estimate: a straight line from 10 W idle to 50 W busy"
+	assert_line -n 1 --regexp "^platform	-	$p/stat	-	-	estimate: row amd-zen3 for .*: 0\.9 W idle to 3\.8 W at full load\$"
 	run -1 --separate-stderr rapl-read --proc "$BATS_TEST_TMPDIR/none" \
 	    --list --source model
 	assert_line -n 1 "platform	-	$BATS_TEST_TMPDIR/none/stat	-	-	unreadable: stat: No such file or directory"

@@ -118,6 +118,7 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	    --max-watts 40 --idle-watts 60 -n 1 -i 1ms
 	assert_equal "$stderr" \
 	    "rapl-read: idle watts must not exceed max watts: 60 > 40"
+	with_cpuinfo
 	run -0 rapl-read --source model --proc "$P" --idle-watts 60 \
 	    --max-watts 100 -n 1 -i 1ms
 }
@@ -242,6 +243,7 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 
 @test "--source auto without zones estimates, saying so once" {
 	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	with_cpuinfo
 	run --separate-stderr rapl-read --sysfs "$BATS_TEST_TMPDIR/empty" \
 	    --proc "$P" -n 2 -i 10ms
 	assert_success
@@ -254,25 +256,21 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	assert_output '[["model",true,1]]'
 }
 
-@test "the model: idle plus the busy share of the power range" {
+@test "the model: idle plus the busy share of the power range, on the row's curve" {
+	with_cpuinfo
 	run_state --source model
 	# 1000 ticks pass, 500 of them active: a usage ratio of 0.5.
 	printf 'cpu  1300 0 700 8400 600 0 0 0 0 0\n' > "$P/stat"
 	run_state --source model
 	assert_success
-	run jq -s 'map(select(.type == "interval"))[0].dt_us as $dt |
-	    map(select(.type == "energy"))[0] |
-	    .energy_uj == 30 * $dt and .watts == 30' <<< "$output"
-	assert_output true
+	assert_energy_watts "$(table_watts amd-zen3 2 1 0.5)"
 
 	run_state --source model --idle-watts 20 --max-watts 100
-	# Another 1000 ticks, 250 active: 20 + 80 * 0.25 = 40 watts.
+	# Another 1000 ticks, 250 active: 20 W, and 80 W times the curve at 0.25.
 	printf 'cpu  1500 0 750 9150 600 0 0 0 0 0\n' > "$P/stat"
 	run_state --source model --idle-watts 20 --max-watts 100
-	run jq -s 'map(select(.type == "interval"))[0].dt_us as $dt |
-	    map(select(.type == "energy"))[0] |
-	    .energy_uj == 40 * $dt and .seq == 3' <<< "$output"
-	assert_output true
+	assert_energy_watts "$(table_watts amd-zen3 2 1 0.25 20 100)"
+	assert_line --partial '"type":"interval","seq":3,'
 }
 
 @test "an unreadable /proc/stat is a system failure" {
@@ -296,7 +294,7 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	assert_equal "$stderr" \
 	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj': Permission denied: estimating energy (--source model)"
 	assert_line --partial '"zone":"platform",'
-	assert_line --partial '"source":"model","estimated":true,"sockets":1}'
+	assert_line --regexp '"source":"model","estimated":true,"model":"[a-z0-9-]+","threads":[1-9][0-9]*,"sockets":[1-9][0-9]*}$'
 }
 
 @test "a counter gone between --state runs: its zone is left out, with a warning" {
@@ -343,9 +341,11 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 }
 
 @test "a state from another source starts a new baseline and keeps seq" {
+	with_cpuinfo
 	run_state --source model
 	run_state --source model
 	assert_line --partial '"type":"interval","seq":1,'
+	rm "$P/cpuinfo"		# the header as HEADER has it
 	run_state
 	assert_output "$HEADER"
 	assert_equal "$stderr" \

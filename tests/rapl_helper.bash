@@ -68,3 +68,35 @@ stop_after() {
 	done
 	kill -STOP "$2"
 }
+
+# with_cpuinfo [FIXTURE]: gives $P a cpuinfo (amd-epyc's: amd-zen3, 2
+# threads, 1 socket), as the model needs one (rapl-read(1), The model).
+with_cpuinfo() {
+	cp "$FIXTURES/cpuinfo/${1:-amd-epyc}" "$P/cpuinfo"
+}
+
+# The watts the table's row gives at a usage ratio, computed here from the
+# script's table text: idle and full from the parts, the curve between.
+table_watts() {	# ROW THREADS SOCKETS RATIO [IDLE FULL]
+	"$KP_ROOT/scripts/fit-model" | awk -v row="$1" -v t="$2" -v s="$3" \
+	    -v u="$4" -v idle="${5:-}" -v full="${6:-}" '
+	    $1 == "row" && $2 == row {
+		i0 = $4 * t + $5 * s; i1 = $6 * t + $7 * s
+		if (idle != "") { i0 = idle; i1 = full }
+		at = u * 10; k = int(at); if (k > 9) k = 9
+		shape = $(8 + k) + ($(9 + k) - $(8 + k)) * (at - k)
+		printf "%.6f\n", i0 + (i1 - i0) * shape
+	    }'
+}
+
+# The energy of the last run is watts over its interval, to the microjoule
+# the mean power's rounding to a microwatt allows.
+# shellcheck disable=SC2154 # bats's run sets output
+assert_energy_watts() {
+	local near
+	near=$(jq -s --argjson w "$1" '
+	    (map(select(.type == "interval"))[0].dt_us) as $dt |
+	    map(select(.type == "energy"))[0].energy_uj as $uj |
+	    ($uj - $w * $dt) | fabs <= 1 + $dt / 1e6' <<< "$output")
+	assert_equal "$1 W: $near" "$1 W: true"
+}

@@ -30,6 +30,7 @@ static const struct kp_option_help option_help[] = {
 	{ "--idle-watts watts", "the model's power at idle" },
 	{ "--list", "print the counters found and exit" },
 	{ "--max-watts watts", "the model's power at full load" },
+	{ "--model-table file", "the model's table from file" },
 	{ "--node-name name", "the node's name in the header" },
 	{ "--per-socket", "a record per socket" },
 	{ "--proc dir", "read dir instead of /proc" },
@@ -42,9 +43,9 @@ static const struct kp_usage usage = {
 	"rapl-read [-h] [-i duration] [-n count] [-z zone,...] "
 	"[--idle-watts watts]\n"
 	"                 [--list] [--max-watts watts] "
-	"[--node-name name] [--per-socket]\n"
-	"                 [--proc dir] [--source auto|source,...] "
-	"[--state file]\n"
+	"[--model-table file] [--node-name name]\n"
+	"                 [--per-socket] [--proc dir] "
+	"[--source auto|source,...] [--state file]\n"
 	"                 [--sysfs dir] [-- command [arg ...]]", option_help
 };
 

@@ -1,7 +1,7 @@
 /*
  * rapl-read's source model: where nothing measures, an estimate of the
  * machine at its supply, zone platform, from the CPU usage in
- * <proc>/stat.
+ * <proc>/stat and the machine <proc>/cpuinfo describes (estimate.c).
  */
 #include <err.h>
 #include <errno.h>
@@ -12,7 +12,9 @@
 
 extern const struct source model_source;
 
-static double idle_watts = 10, max_watts = 50;
+static double idle_watts = -1, max_watts = -1;	/* -1: the table's */
+static const char *table_path;			/* NULL: compiled in */
+static struct estimate *est;
 static const char *procdir;
 static struct kp_cpu_times prev_ct;	/* the last sample of <proc>/stat */
 static int has_prev_ct;
@@ -21,40 +23,74 @@ static void
 model_option(const char *name, const char *arg)
 {
 	if (name == NULL) {
-		if (idle_watts > max_watts)
+		if (max_watts >= 0 && idle_watts > max_watts)
 			errx(KP_EXIT_USAGE, "idle watts must not exceed max "
 			    "watts: %g > %g", idle_watts, max_watts);
-	} else if (strcmp(name, "idle-watts") == 0)
+	} else if (strcmp(name, "model-table") == 0)
+		table_path = arg;
+	else if (strcmp(name, "idle-watts") == 0)
 		idle_watts = kp_parse_double(arg, 0, 100000, "idle watts");
 	else
 		max_watts = kp_parse_double(arg, 0, 100000, "max watts");
 }
 
-/* Power rises in a straight line from idle to max with the CPU usage. */
+/*
+ * The share of the CPU time that was busy.  Steal is time the hypervisor
+ * ran another guest on our processors: its energy is the other guest's,
+ * so it counts as not busy here, though it passed (rapl-read(1), The
+ * model).  A stored sample without steal (an older rapl-read's) takes
+ * none off.
+ */
 static double
-model_watts(double usage_ratio)
+busy_ratio(const struct kp_cpu_times *prev, const struct kp_cpu_times *cur)
 {
-	return idle_watts + (max_watts - idle_watts) * usage_ratio;
+	int64_t busy_ticks = (int64_t)(cur->active_ticks - prev->active_ticks);
+
+	if (prev->has_kernel && cur->has_kernel &&
+	    cur->steal_ticks >= prev->steal_ticks)
+		busy_ticks -= (int64_t)(cur->steal_ticks - prev->steal_ticks);
+	return kp_usage_ratio(busy_ticks,
+	    (int64_t)(cur->total_ticks - prev->total_ticks));
 }
 
+/* The member of zone platform, reading procdir/stat. */
+static struct member *
+add_member(struct meter *m)
+{
+	struct member *mb = new_member(m, &model_source, "model");
+
+	mb->reading = READ_MEAN_POWER_UW;
+	xpath(mb->zone, sizeof(mb->zone), "platform");
+	xpath(mb->where, sizeof(mb->where), "%s/stat", procdir);
+	return mb;
+}
+
+/*
+ * An unreadable stat is listed as the member that cannot be read; a
+ * machine the model cannot estimate (estimate.c) has no member at all.
+ */
 static int
 model_open(struct meter *m, char *why, size_t len)
 {
 	struct member *mb;
 	struct kp_cpu_times ct;
+	int status;
 
 	procdir = m->procdir;
-	mb = new_member(m, &model_source, "model");
-	mb->reading = READ_MEAN_POWER_UW;
-	xpath(mb->zone, sizeof(mb->zone), "platform");
-	xpath(mb->where, sizeof(mb->where), "%s/stat", procdir);
 	if (kp_read_cpu_times(procdir, &ct) < 0) {
+		mb = add_member(m);
 		mb->errnum = errno;
 		xpath(mb->bad, sizeof(mb->bad), "%s", mb->where);
 		snprintf(why, len, "cannot read '%s': %s", mb->bad,
 		    strerror(mb->errnum));
 		return KP_EXIT_FAILURE;
 	}
+	if ((est = estimate_open(procdir, table_path, &status, why,
+	    len)) == NULL)
+		return status;
+	if (estimate_set_watts(est, idle_watts, max_watts, why, len) < 0)
+		return KP_EXIT_USAGE;
+	add_member(m);
 	return 0;
 }
 
@@ -82,35 +118,38 @@ model_read(struct member *mb, int64_t deadline_us)
 		    mb->where, (unsigned long long)prev_ct.total_ticks,
 		    (unsigned long long)ct.total_ticks);
 		had = 0;
-	} else if (had && ct.total_ticks > prev_ct.total_ticks)
-		ratio = kp_usage_ratio(
-		    (int64_t)(ct.active_ticks - prev_ct.active_ticks),
-		    (int64_t)(ct.total_ticks - prev_ct.total_ticks));
+	} else if (had)
+		ratio = busy_ratio(&prev_ct, &ct);
 	prev_ct = ct;
 	has_prev_ct = 1;
 	if (!had)
 		return 1;
-	mb->cur = (uint64_t)llround(model_watts(ratio) * 1e6);
+	mb->cur = (uint64_t)llround(estimate_watts(est, ratio) * 1e6);
 	return 0;
 }
 
+/* What the estimate used: its row, and the machine's size. */
 static void
 model_fields(struct kp_buf *b, const struct member *one, size_t counters)
 {
 	(void)one;
-	kp_buf_int(b, "sockets", (int64_t)counters);
+	(void)counters;
+	kp_buf_text(b, "model", estimate_row(est));
+	kp_buf_int(b, "threads", estimate_threads(est));
+	kp_buf_int(b, "sockets", estimate_sockets(est));
 }
 
 static void
 model_describe(char *buf, size_t len)
 {
-	snprintf(buf, len, "a straight line from %g W idle to %g W busy",
-	    idle_watts, max_watts);
+	estimate_describe(est, buf, len);
 }
 
 static void
 model_close(void)
 {
+	estimate_free(est);
+	est = NULL;
 	has_prev_ct = 0;
 }
 
@@ -123,20 +162,24 @@ model_save(json_t *data)
 	    json_integer((json_int_t)prev_ct.total_ticks));
 	json_object_set_new(data, "active_ticks",
 	    json_integer((json_int_t)prev_ct.active_ticks));
+	json_object_set_new(data, "steal_ticks",
+	    json_integer((json_int_t)prev_ct.steal_ticks));
 }
 
 static int
 model_load(json_t *data)
 {
-	json_int_t total_ticks, active_ticks;
+	json_int_t total_ticks, active_ticks, steal_ticks = -1;
 
-	if (json_unpack(data, "{s:I,s:I}", "total_ticks", &total_ticks,
-	    "active_ticks", &active_ticks) < 0 || total_ticks < 0 ||
-	    active_ticks < 0)
+	if (json_unpack(data, "{s:I,s:I,s?I}", "total_ticks", &total_ticks,
+	    "active_ticks", &active_ticks, "steal_ticks", &steal_ticks) < 0 ||
+	    total_ticks < 0 || active_ticks < 0)
 		return -1;
 	memset(&prev_ct, 0, sizeof(prev_ct));
 	prev_ct.total_ticks = (uint64_t)total_ticks;
 	prev_ct.active_ticks = (uint64_t)active_ticks;
+	prev_ct.steal_ticks = steal_ticks >= 0 ? (uint64_t)steal_ticks : 0;
+	prev_ct.has_kernel = steal_ticks >= 0;
 	has_prev_ct = 1;
 	return 0;
 }
@@ -144,6 +187,7 @@ model_load(json_t *data)
 static const struct option model_options[] = {
 	{ "idle-watts", required_argument, NULL, OPT_SOURCE_OWN },
 	{ "max-watts", required_argument, NULL, OPT_SOURCE_OWN },
+	{ "model-table", required_argument, NULL, OPT_SOURCE_OWN },
 	{ NULL, 0, NULL, 0 }
 };
 

@@ -7,6 +7,8 @@
  *	powercap.c	source powercap: the kernel's RAPL zones
  *	hwmon.c		source hwmon: ACPI power meters
  *	model.c		source model: an estimate from /proc/stat
+ *	estimate.c	its watts: a row of the table fitted to SPECpower
+ *	modeltable.c	that table, made by scripts/fit-model
  *	sample.c	a sample, the interval's energy, and the records
  *	command.c	-- CMD: the command's tree, measured
  *	state.c		--state: the sample kept across runs
@@ -133,6 +135,20 @@ void put_counter_fields(struct kp_buf *b, const struct member *one,
     size_t counters);
 void open_sources(struct meter *m);
 void close_sources(struct meter *m);
+
+/* estimate.c, modeltable.c */
+extern const char model_table[];
+struct estimate;
+struct estimate *estimate_open(const char *procdir, const char *table_path,
+    int *status, char *why, size_t len);
+int estimate_set_watts(struct estimate *e, double idle_watts,
+    double full_watts, char *why, size_t len);
+double estimate_watts(const struct estimate *e, double usage_ratio);
+const char *estimate_row(const struct estimate *e);
+int64_t estimate_threads(const struct estimate *e);
+int64_t estimate_sockets(const struct estimate *e);
+void estimate_describe(const struct estimate *e, char *buf, size_t len);
+void estimate_free(struct estimate *e);
 
 /* sample.c */
 void sample(struct meter *m, int64_t deadline_us);

@@ -1,7 +1,9 @@
 /*
  * The node's identity, which a producer writes in its header so that a
  * stream formatted on another host keeps it (kp-records(5)): the node's
- * name, and its processors as /proc/cpuinfo names them.
+ * name, and its processors as /proc/cpuinfo names them; and what they are
+ * (family, model, stepping; arm64's implementer and part), for the model
+ * of rapl-read(1), which chooses its row by them.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -27,6 +29,44 @@ count_value(const char *s)
 		v = v * 10 + (*s - '0');
 	}
 	return v;
+}
+
+/*
+ * A number as cpuinfo writes it, decimal ("cpu family : 6") or 0x hex
+ * (arm64's "CPU part : 0xd0c"), of at most INT_MAX; -1 if s is not one.
+ */
+static int64_t
+code_value(const char *s)
+{
+	int64_t v = 0;
+	int digit;
+
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return count_value(s);
+	if (*(s += 2) == '\0')
+		return -1;
+	for (; *s; s++) {
+		if (!isxdigit((unsigned char)*s) || v > (INT_MAX - 15) / 16)
+			return -1;
+		digit = isdigit((unsigned char)*s) ? *s - '0' :
+		    tolower((unsigned char)*s) - 'a' + 10;
+		v = v * 16 + digit;
+	}
+	return v;
+}
+
+/* Whether the word is one of the blank-separated words of list. */
+static int
+has_word(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+	const char *p;
+
+	for (p = list; (p = strstr(p, word)) != NULL; p += len)
+		if ((p == list || isspace((unsigned char)p[-1])) &&
+		    (p[len] == '\0' || isspace((unsigned char)p[len])))
+			return 1;
+	return 0;
 }
 
 /* Cuts the blanks at both ends of s, in place. */
@@ -62,7 +102,30 @@ cpu_add(struct kp_cpu **cpus, size_t *n, int64_t processor)
 	memset(c, 0, sizeof(*c));
 	c->processor = processor;
 	c->physical_id = c->core_id = -1;
+	c->family = c->model = c->stepping = -1;
+	c->implementer = c->part = -1;
 	return c;
+}
+
+/*
+ * The lines that tell what a processor is, for rapl-read's model
+ * (rapl-read(1), The model); "model name" never does, as VMs mask it.
+ */
+static void
+signature_line(struct kp_cpu *c, const char *key, const char *value)
+{
+	if (strcmp(key, "cpu family") == 0)
+		c->family = code_value(value);
+	else if (strcmp(key, "model") == 0)
+		c->model = code_value(value);
+	else if (strcmp(key, "stepping") == 0)
+		c->stepping = code_value(value);
+	else if (strcmp(key, "flags") == 0)
+		c->hypervisor = has_word(value, "hypervisor");
+	else if (strcmp(key, "CPU implementer") == 0)
+		c->implementer = code_value(value);
+	else if (strcmp(key, "CPU part") == 0)
+		c->part = code_value(value);
 }
 
 /*
@@ -74,6 +137,7 @@ cpu_add(struct kp_cpu **cpus, size_t *n, int64_t processor)
 static void
 cpu_line(struct kp_cpu *c, const char *key, const char *value)
 {
+	signature_line(c, key, value);
 	if (strcmp(key, "vendor_id") == 0)
 		set_text(&c->vendor_id, value);
 	else if (strcmp(key, "model name") == 0)
@@ -119,6 +183,23 @@ kp_cpuinfo_parse(FILE *f, struct kp_cpu **cpus)
 	}
 	free(line);
 	return n;
+}
+
+/* The distinct physical ids of cpus; 1 where none is said (arm64, VMs). */
+size_t
+kp_cpus_sockets(const struct kp_cpu *cpus, size_t n)
+{
+	size_t i, j, sockets = 0;
+
+	for (i = 0; i < n; i++) {
+		if (cpus[i].physical_id < 0)
+			continue;
+		for (j = 0; j < i; j++)
+			if (cpus[j].physical_id == cpus[i].physical_id)
+				break;
+		sockets += j == i;
+	}
+	return sockets > 0 ? sockets : (n > 0);
 }
 
 void

@@ -13,6 +13,7 @@
 
 /* cpuinfo.c: the node's identity (lib/kp.h's struct kp_node) from /proc. */
 size_t kp_cpuinfo_parse(FILE *f, struct kp_cpu **cpus);
+size_t kp_cpus_sockets(const struct kp_cpu *cpus, size_t n);
 void kp_cpus_free(struct kp_cpu *cpus, size_t n);
 void kp_node_identify(struct kp_node *node, const char *name,
     const char *procdir);

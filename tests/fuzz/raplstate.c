@@ -1,7 +1,7 @@
 /*
  * libFuzzer harness for rapl-read's own state loader (load_state and
  * load_members in cmd/rapl/state.c, the model's load in
- * cmd/rapl/model.c; cmd/rapl/main.c
+ * cmd/rapl/model.c, on a cpuinfo for its estimate; cmd/rapl/main.c
  * included whole, its main renamed, and the other parts linked,
  * tests/fuzz/raplstate.sources): any JSON as the data of a state file of
  * this boot, for the counters of the sysfs-2socket fixture and for the
@@ -11,6 +11,8 @@
  * loaded, then loading and saving that again, must give the same state.
  */
 #include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define main rapl_read_main
 #include "../../cmd/rapl/main.c"
@@ -19,6 +21,7 @@
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 
 static char dir[PATH_MAX], procdir[PATH_MAX], sysfs[PATH_MAX], path[PATH_MAX];
+static char model_proc[PATH_MAX];
 static char boot_id[64];
 static struct meter powercap, model;
 
@@ -147,6 +150,25 @@ round_trip(struct meter *m, const char *data, size_t size)
 	free(twice);
 }
 
+/*
+ * The model's /proc: proc-model's stat beside a cpuinfo, which the model
+ * needs to size the machine (rapl-read(1), The model).
+ */
+static void
+model_tree(const char *here)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+
+	snprintf(model_proc, sizeof(model_proc), "%s/proc", dir);
+	CHECK(mkdir(model_proc, 0700) == 0);
+	snprintf(from, sizeof(from), "%s/stat", procdir);
+	snprintf(to, sizeof(to), "%s/stat", model_proc);
+	CHECK(symlink(from, to) == 0);
+	snprintf(from, sizeof(from), "%s/cpuinfo/amd-epyc", here);
+	snprintf(to, sizeof(to), "%s/cpuinfo", model_proc);
+	CHECK(symlink(from, to) == 0);
+}
+
 static void
 setup(void)
 {
@@ -163,8 +185,10 @@ setup(void)
 	CHECK(mkdtemp(strcpy(dir, "/tmp/kp-fuzz-raplstate.XXXXXX")) != NULL);
 	snprintf(path, sizeof(path), "%s/rr.state", dir);
 	snprintf(sysfs, sizeof(sysfs), "%s/sysfs-2socket", here);
+	model_tree(here);
 	powercap.sysfs = sysfs;
-	powercap.procdir = model.procdir = procdir;
+	powercap.procdir = procdir;
+	model.procdir = model_proc;
 	parse_sources(&powercap, strcpy(names, "powercap"));
 	open_sources(&powercap);
 	CHECK(powercap.nmembers > 0);
