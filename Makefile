@@ -28,7 +28,8 @@ LIB = lib/libkp.a
 # a wait4(2) reference, and a sampler fed exit facts from its input.
 TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4 tests/facts-replay
 
-# make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
+# make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer,
+# with clang (config.mk).
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN = $(SAN_$(SANITIZE))
 
@@ -98,7 +99,7 @@ bench: all
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
 FUZZ_SECONDS = 60
-FUZZ = record procfs cgroup state powercap aggregate attribute aggstate \
+FUZZ = record recordfd procfs cgroup state powercap aggregate attribute aggstate \
 	taskstats raplstate attrstate fmt filter
 fuzz: cmd/fmt/build.h
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)

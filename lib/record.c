@@ -139,7 +139,8 @@ next_line(struct kp_reader *r, size_t *len)
 	char *line, *nl;
 
 	for (;;) {
-		line = r->buf + r->start;
+		/* Before the first read there is no buffer: NULL + 0 is undefined. */
+		line = r->buf != NULL ? r->buf + r->start : NULL;
 		nl = r->end > r->start ? memchr(line, '\n', r->end - r->start) :
 		    NULL;
 		if (nl == NULL && r->end - r->start > KP_LINE_MAX) {

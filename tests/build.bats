@@ -27,6 +27,14 @@ copy_tree() {
 	refute_output --partial warning
 }
 
+@test "make SANITIZE=1 builds with clang, whose UBSan checks pointer overflow" {
+	copy_tree
+	run -0 make -n -C "$BATS_TEST_TMPDIR/src" SANITIZE=1 lib/record.o
+	assert_line --regexp '^clang .*-fsanitize=address,undefined '
+	run -0 make -n -C "$BATS_TEST_TMPDIR/src" lib/record.o
+	assert_line --regexp '^cc '
+}
+
 @test "make install and make uninstall with PREFIX and DESTDIR" {
 	copy_tree
 	D=$BATS_TEST_TMPDIR/dest

@@ -8,6 +8,7 @@ load test_helper
 @test "make fuzz: every harness runs its seeds to its floor without a crash" {
 	run -0 make -s -C "$KP_ROOT" fuzz FUZZ_SECONDS=2
 	assert_line --regexp '^record: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^recordfd: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^procfs: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^aggstate: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^attribute: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
