@@ -477,6 +477,9 @@ int kp_exits_listening(const struct kp_exits *x);
 void kp_exits_free(struct kp_exits *x);
 
 /* state.c: --state FILE, locked, replaced atomically. */
+int kp_replaced_open(const char *path, const char *instead);	/* -1: none */
+char *kp_replaced_temp(const char *path, const char *tag);
+void kp_replaced_clean(const char *path, const char *tag, int64_t min_age_s);
 struct kp_state;
 struct kp_state *kp_state_open(const char *path, const char *procdir,
     const char *kind);

@@ -31,7 +31,7 @@ copy_tree() {
 	copy_tree
 	run -0 make -n -C "$BATS_TEST_TMPDIR/src" SANITIZE=1 lib/record.o
 	assert_line --regexp '^clang .*-fsanitize=address,undefined '
-	run -0 make -n -C "$BATS_TEST_TMPDIR/src" lib/record.o
+	run -0 make -n -C "$BATS_TEST_TMPDIR/src" SANITIZE= lib/record.o
 	assert_line --regexp '^cc '
 }
 

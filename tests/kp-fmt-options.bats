@@ -407,6 +407,57 @@ forget_sample() {
 	assert_equal "$stderr" "kp-fmt: textfile '$BATS_TEST_TMPDIR/ro/kp.prom': cannot create a file in its directory: Permission denied"
 }
 
+# kp-fmt(1), --textfile: its path is checked as a state file's is.
+@test "--textfile refuses a FIFO or a device in its place, as --state does, and leaves it" {
+	local node
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	mknod "$BATS_TEST_TMPDIR/dev" c 1 3
+	for node in fifo dev; do
+		run -1 --separate-stderr kp-fmt --textfile "$BATS_TEST_TMPDIR/$node" <"$TWO"
+		assert_equal "$stderr" "kp-fmt: $BATS_TEST_TMPDIR/$node: not a regular file"
+		run -1 --separate-stderr kp-aggregate --state "$BATS_TEST_TMPDIR/$node" </dev/null
+		assert_equal "$stderr" "kp-aggregate: $BATS_TEST_TMPDIR/$node: not a regular file"
+	done
+	assert_equal "$(stat -c %F "$BATS_TEST_TMPDIR/fifo")" "fifo"
+	assert_equal "$(stat -c '%F %t,%T' "$BATS_TEST_TMPDIR/dev")" "character special file 1,3"
+}
+
+@test "--textfile does not follow a symbolic link in its place: it says so and replaces the link" {
+	local tf=$BATS_TEST_TMPDIR/kp.prom
+	ln -s "$BATS_TEST_TMPDIR/target" "$tf"
+	run -0 --separate-stderr kp-fmt --textfile "$tf" <"$TWO"
+	assert_equal "$stderr" "kp-fmt: $tf: a symbolic link, not followed; replacing it with the exposition"
+	[ ! -e "$BATS_TEST_TMPDIR/target" ]
+	[ -f "$tf" ] && [ ! -L "$tf" ]
+	run -0 grep -c '^kepler_node_cpu_joules_total' "$tf"
+}
+
+@test "--textfile removes the temporaries of runs killed before their rename, and only those" {
+	local dir=$BATS_TEST_TMPDIR/tf shim=$BATS_TEST_TMPDIR/state-fault.so left
+	mkdir "$dir"
+	cc -shared -fPIC -o "$shim" "$KP_ROOT/tests/state-fault.c" -ldl
+	# kill -9 as the first exposition is renamed into place.
+	run -137 env ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+	    LD_PRELOAD="$shim" KP_FAULT=kill-at-rename kp-fmt --textfile "$dir/kp.prom" <"$TWO"
+	left=$(cd "$dir" && ls -A)
+	assert_regex "$left" '^\.kp\.prom\.kp-fmt\.[A-Za-z0-9]{6}$'
+	grep -q '^kepler_node_cpu_joules_total' "$dir/$left"
+	# That run ended two minutes ago; another is writing one now; beside
+	# them, a state file's temporary and other files of the directory.
+	touch -d '-2 minutes' "$dir/$left"
+	: > "$dir/.kp.prom.kp-fmt.Wr1t3n"
+	touch -d '-2 minutes' "$dir/.kp.prom.abcdef" "$dir/kp.prom.kp-fmt.abcdef" "$dir/other.prom"
+	run -0 --separate-stderr kp-fmt --textfile "$dir/kp.prom" <"$TWO"
+	run -0 bash -c 'cd "$1" && ls -A' _ "$dir"
+	assert_output - <<'EOF2'
+.kp.prom.abcdef
+.kp.prom.kp-fmt.Wr1t3n
+kp.prom
+kp.prom.kp-fmt.abcdef
+other.prom
+EOF2
+}
+
 @test "top falls back to table when stdout is not a terminal" {
 	diff <(kp-fmt -f top <"$TWO") <(kp-fmt -f table <"$TWO")
 }
