@@ -128,6 +128,7 @@ json_t *kp_json_text(const char *bytes);	/* any bytes, as valid UTF-8 */
 #define KP_LINE_MAX (16 << 20)		/* bytes in one line */
 #define KP_MEMBERS_MAX 4096		/* members of one object */
 #define KP_DEPTH_MAX 64			/* nesting, the record's object included */
+#define KP_SEQ_AHEAD_MAX 1000000	/* past the last interval ended */
 enum { KP_V_NULL, KP_V_FALSE, KP_V_TRUE, KP_V_INT, KP_V_REAL, KP_V_STR,
     KP_V_OBJECT, KP_V_ARRAY };
 struct kp_field {

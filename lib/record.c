@@ -27,6 +27,7 @@ struct span {
 /* What the records taken say of the ordering (kp-records(5), D1). */
 struct order {
 	int64_t last_ended;	/* the last interval ended, or -1 */
+	int64_t domain_ended;	/* the same since the last header, or -1 */
 	int64_t open_seq;	/* the interval whose records are open, or -1 */
 	int after_header;	/* the next record may go back to seq 1 */
 };
@@ -67,7 +68,7 @@ kp_reader_open(int fd, const char *name)
 
 	r->fd = fd;
 	r->name = name;
-	r->order.last_ended = r->order.open_seq = -1;
+	r->order.last_ended = r->order.domain_ended = r->order.open_seq = -1;
 	return r;
 }
 
@@ -840,8 +841,11 @@ check_header(struct kp_reader *r, const struct kp_record *rec)
 /*
  * Ordering and replays (kp-records(5), D1): the records of an interval
  * come before its interval record, intervals end in increasing seq, and
- * seq goes back only right after a header, and only to 1.  A line is
- * checked here; only a record taken moves the ordering.
+ * seq goes back only right after a header, and only to 1.  Nor does it
+ * leap more than KP_SEQ_AHEAD_MAX past the last interval ended since the
+ * header: one corrupt seq would end the open interval and make every
+ * later record a disorder.  A line is checked here; only a record taken
+ * moves the ordering.
  */
 static const char *
 check_order(struct kp_reader *r, const struct kp_record *rec)
@@ -850,7 +854,11 @@ check_order(struct kp_reader *r, const struct kp_record *rec)
 	long long seq = rec->seq, open = o->open_seq;
 	long long ended = o->after_header && seq == 1 ? 0 : o->last_ended;
 
-	if (seq <= ended && strcmp(rec->type, "interval") == 0)
+	if (o->domain_ended >= 0 && seq - o->domain_ended > KP_SEQ_AHEAD_MAX)
+		snprintf(r->whybuf, sizeof(r->whybuf), "seq %lld is more than "
+		    "%d past interval %lld, the last ended: a corrupt seq", seq,
+		    KP_SEQ_AHEAD_MAX, (long long)o->domain_ended);
+	else if (seq <= ended && strcmp(rec->type, "interval") == 0)
 		snprintf(r->whybuf, sizeof(r->whybuf), "interval %lld ends "
 		    "after interval %lld: a replay or a disorder", seq, ended);
 	else if (seq <= ended)
@@ -885,14 +893,14 @@ take(struct kp_reader *r, struct kp_record *rec)
 	o->after_header = 0;
 	if (strcmp(rec->type, "header") == 0) {
 		rec->cut_seq = o->open_seq;
-		o->open_seq = -1;
+		o->open_seq = o->domain_ended = -1;
 		o->after_header = 1;
 		return;
 	}
 	if (o->open_seq >= 0 && rec->seq > o->open_seq)
 		rec->cut_seq = o->open_seq;
 	if (strcmp(rec->type, "interval") == 0) {
-		o->last_ended = rec->seq;
+		o->last_ended = o->domain_ended = rec->seq;
 		o->open_seq = -1;
 	} else
 		o->open_seq = rec->seq;
