@@ -20,7 +20,7 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
 LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/exits.o \
-	lib/jsonfile.o lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
+	lib/fields.o lib/jsonfile.o lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
 	lib/reap.o lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
 	lib/write.o lib/zones.o
 LIB = lib/libkp.a

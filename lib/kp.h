@@ -129,6 +129,8 @@ json_t *kp_json_text(const char *bytes);	/* any bytes, as valid UTF-8 */
 #define KP_MEMBERS_MAX 4096		/* members of one object */
 #define KP_DEPTH_MAX 64			/* nesting, the record's object included */
 #define KP_SEQ_AHEAD_MAX 1000000	/* past the last interval ended */
+/* energy_uj and cpu_us of a record: 8 of them sum within INT64_MAX */
+#define KP_AMOUNT_MAX ((int64_t)1 << 60)
 enum { KP_V_NULL, KP_V_FALSE, KP_V_TRUE, KP_V_INT, KP_V_REAL, KP_V_STR,
     KP_V_OBJECT, KP_V_ARRAY };
 struct kp_field {
@@ -191,6 +193,9 @@ int kp_rec_terminated(const struct kp_record *rec);	/* "state" says so */
 double kp_rec_number(const struct kp_record *rec, const char *key);
 double kp_field_number(const struct kp_field *f);
 int kp_members_count(const char *text);	/* ,"k":v...; -1: not that */
+/* fields.c: kp-records(5)'s types; NULL, or what the member should be. */
+const char *kp_field_wrong(const struct kp_field *f);
+int64_t kp_field_max(const char *key);	/* the most an integer may be */
 
 
 /* zones.c */

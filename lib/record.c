@@ -619,93 +619,28 @@ kp_rec_number(const struct kp_record *rec, const char *key)
 	return kp_field_number(kp_rec_get(rec, key));
 }
 
-/* The rules of kp-records(5) beyond JSON, for every record. */
-static int
-is_unit_key(const struct kp_field *f)
-{
-	const char *k = f->key + f->keylen - 3;
-
-	return f->keylen >= 3 && k[0] == '_' && k[1] == 'u' &&
-	    (k[2] == 'j' || k[2] == 's');
-}
-
-static const char *
-why_member(struct kp_reader *r, const char *fmt, const struct kp_field *f)
-{
-	size_t i;
-
-	for (i = 0; i < f->keylen; i++)
-		if ((unsigned char)f->key[i] < 0x20 || f->key[i] == 0x7f)
-			break;
-	snprintf(r->whybuf, sizeof(r->whybuf), fmt, (int)(i < 60 ? i : 60),
-	    f->key);
-	return r->whybuf;
-}
-
+/*
+ * The rules of kp-records(5) beyond JSON, for every record: each member
+ * of the type that lib/fields.c gives its name, in every record type.
+ */
 static const char *
 check_members(struct kp_reader *r)
 {
 	const struct kp_field *f;
-	size_t i;
+	const char *want;
+	size_t i, n;
 
 	for (i = 0; i < r->nf; i++) {
 		f = &r->f[i];
-		if (is_unit_key(f) && (f->kind != KP_V_INT || f->i < 0))
-			return why_member(r, "\"%.*s\" is not a non-negative "
-			    "integer", f);
+		if ((want = kp_field_wrong(f)) == NULL)
+			continue;
+		for (n = 0; n < f->keylen && n < 60; n++)
+			if ((unsigned char)f->key[n] < 0x20 || f->key[n] == 0x7f)
+				break;
+		snprintf(r->whybuf, sizeof(r->whybuf), "\"%.*s\" is not %s",
+		    (int)n, f->key, want);
+		return r->whybuf;
 	}
-	if ((f = find(r->f, r->nf, "zone")) != NULL && (f->kind != KP_V_STR ||
-	    !kp_zone_name_ok(f->str, f->len)))
-		return "\"zone\" is not a zone name: 1 to 31 letters, digits, "
-		    "'-', '_' or '.'";
-	if ((f = find(r->f, r->nf, "socket")) != NULL &&
-	    (f->kind != KP_V_INT || f->i < 0))
-		return "\"socket\" is not a non-negative integer";
-	return NULL;
-}
-
-static int
-digits(const char *s, int n, int max)
-{
-	int i, v = 0;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		v = v * 10 + s[i] - '0';
-	}
-	return v <= max;
-}
-
-/* RFC 3339's date-time: 2026-11-22T13:48:36.123456Z, or +01:00 for Z. */
-static int
-is_rfc3339(const char *s)
-{
-	if (!digits(s, 4, 9999) || s[4] != '-' || !digits(s + 5, 2, 12) ||
-	    s[7] != '-' || !digits(s + 8, 2, 31) || (s[10] != 'T' &&
-	    s[10] != 't') || !digits(s + 11, 2, 23) || s[13] != ':' ||
-	    !digits(s + 14, 2, 59) || s[16] != ':' || !digits(s + 17, 2, 60) ||
-	    s[5] + s[6] == '0' * 2 || s[8] + s[9] == '0' * 2)
-		return 0;
-	s += 19;
-	if (*s == '.' && *(s = skip_digits((char *)s + 1)) == '\0' &&
-	    s[-1] == '.')
-		return 0;
-	if (*s == 'Z' || *s == 'z')
-		return s[1] == '\0';
-	return (*s == '+' || *s == '-') && digits(s + 1, 2, 23) &&
-	    s[3] == ':' && digits(s + 4, 2, 59) && s[6] == '\0';
-}
-
-/* An interval record's ts, where present (its dt_us is in the table). */
-static const char *
-check_ts(const struct kp_record *rec)
-{
-	const char *ts;
-
-	if (kp_rec_get(rec, "ts") != NULL &&
-	    ((ts = kp_rec_str(rec, "ts")) == NULL || !is_rfc3339(ts)))
-		return "\"ts\" is not an RFC 3339 time";
 	return NULL;
 }
 
@@ -714,20 +649,19 @@ check_ts(const struct kp_record *rec)
  * a stage reads of it to take its decision.  They are checked here, before
  * the record moves the ordering, so that every stage takes the same
  * decision on the line, and a stage after, which never sees a line
- * rejected, is left with the same ordering.  A _uj or _us member, where
- * present, is already a non-negative integer, and a zone a zone name.
- * An IF_PRESENT member may be left out, as an exited record of a cgroup's
- * counter leaves out ppid and comm, which it cannot know.
+ * rejected, is left with the same ordering.  A member, where present, is
+ * already of its type (lib/fields.c): what is checked here is that it is
+ * there, as an exited record of a cgroup's counter leaves out ppid and
+ * comm, which it cannot know, but never its count.
  */
 enum { NEED_INT, NEED_NONNEG, NEED_POSITIVE, NEED_STR, NEED_RATIO };
 #define IF_ZONED 0x10		/* only in a record that has a zone */
-#define IF_PRESENT 0x20		/* only where the record has it */
-#define RULE(n) ((n)->rule & ~(IF_ZONED | IF_PRESENT))
-#define NEEDS_MAX 5
+#define RULE(n) ((n)->rule & ~IF_ZONED)
+#define NEEDS_MAX 3
 #define ENERGY { "zone", NEED_STR }, { "energy_uj", NEED_INT }
 struct need {
 	const char *key;	/* NULL: the type's list ends */
-	int rule;		/* NEED_*, IF_ZONED, IF_PRESENT */
+	int rule;		/* NEED_*, IF_ZONED */
 };
 static const struct {
 	const char *type;
@@ -744,8 +678,6 @@ static const struct {
 	{ "proc", { { "cpu_us", NEED_INT } } },
 	/* With a zone, as kp-attribute writes it, it has its energy. */
 	{ "exited", { { "count", NEED_NONNEG }, { "cpu_us", NEED_INT },
-	    { "ppid", NEED_NONNEG | IF_PRESENT },
-	    { "comm", NEED_STR | IF_PRESENT },
 	    { "energy_uj", NEED_INT | IF_ZONED } } },
 	{ "node", { ENERGY } },
 	{ "process", { ENERGY } },
@@ -786,13 +718,9 @@ why_need(struct kp_reader *r, const struct kp_record *rec,
 		[NEED_RATIO] = "a number from 0 to 1",
 	};
 
-	if (n->rule & IF_PRESENT)
-		snprintf(r->whybuf, sizeof(r->whybuf), "%s record whose \"%s\" "
-		    "is not %s", rec->type, n->key, what[RULE(n)]);
-	else
-		snprintf(r->whybuf, sizeof(r->whybuf), "%s record %swithout %s "
-		    "\"%s\"", rec->type, n->rule & IF_ZONED ?
-		    "with a \"zone\" but " : "", what[RULE(n)], n->key);
+	snprintf(r->whybuf, sizeof(r->whybuf), "%s record %swithout %s \"%s\"",
+	    rec->type, n->rule & IF_ZONED ? "with a \"zone\" but " : "",
+	    what[RULE(n)], n->key);
 	return r->whybuf;
 }
 
@@ -810,7 +738,6 @@ check_needs(struct kp_reader *r, const struct kp_record *rec)
 	for (n = needs[i].need; n < needs[i].need + NEEDS_MAX &&
 	    n->key != NULL; n++)
 		if ((!(n->rule & IF_ZONED) || kp_rec_get(rec, "zone") != NULL) &&
-		    (!(n->rule & IF_PRESENT) || kp_rec_get(rec, n->key) != NULL) &&
 		    !has_need(rec, n))
 			return why_need(r, rec, n);
 	return NULL;
@@ -949,8 +876,6 @@ scan(struct kp_reader *r, const char *line, size_t len,
 	if (strcmp(rec->type, "header") == 0)
 		return check_header(r, rec);
 	if ((why = check_needs(r, rec)) != NULL)
-		return why;
-	if (strcmp(rec->type, "interval") == 0 && (why = check_ts(rec)) != NULL)
 		return why;
 	return check_order(r, rec);
 }

@@ -273,18 +273,23 @@ kp-fmt: <stdin>:5: "total_uj" is not a non-negative integer'
 	assert_equal "$(grep '^kepler_container_cpu_joules_total' <<<"$output" | cut -d' ' -f2 | paste -sd' ')" "3.000000 4.000000"
 }
 
-@test "a counter or sum past 64 bits is held at its limit, reported, exit 3" {
-	local max=9223372036854775807 in=$BATS_TEST_TMPDIR/in
-	for seq in 1 2; do
-		echo '{"type":"energy","seq":'$seq',"zone":"package","energy_uj":'$max'}'
+@test "a counter or sum past its limit is held there, reported, exit 3" {
+	local max=9223372036854775807 big=1152921504606846976 in=$BATS_TEST_TMPDIR/in
+	# energy_uj is at most 2^60 (kp-records(5)): the 8th passes 2^63-1.
+	for seq in $(seq 9); do
+		echo '{"type":"energy","seq":'$seq',"zone":"package","energy_uj":'$big'}'
 		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
 	done >"$in"
 	run -3 --separate-stderr kp-fmt -f prometheus <"$in"
 	assert_equal "$(grep -c '^kepler_node_cpu_joules_total{zone="package",path=""} 9223372036854.775807$' <<<"$output")" 2
-	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package",path=""} passes 9223372036854.775807 J, held there'
+	assert_equal "$stderr" 'kp-fmt: <stdin>:15: kepler_node_cpu_joules_total{zone="package",path=""} passes 9223372036854.775807 J, held there'
+	# A summary's sum of energy_uj is held at 2^60, so that every stage
+	# reads the record it writes.
+	head -n 4 "$in" >"$in.2"
+	mv "$in.2" "$in"
 	run -3 --separate-stderr kp-fmt -f json --summary -t energy <"$in"
-	assert_output --partial "\"energy_uj\":$max,"
-	assert_equal "$stderr" "kp-fmt: <stdin>:3: --summary: the sum of energy_uj passes $max, held there"
+	assert_output --partial "\"energy_uj\":$big,"
+	assert_equal "$stderr" "kp-fmt: <stdin>:3: --summary: the sum of energy_uj passes $big, held there"
 	sed 's/"dt_us":1000000/"dt_us":'$max'/' "$in" >"$in.dt"
 	run -3 --separate-stderr kp-fmt -f json --summary -t interval <"$in.dt"
 	assert_output '{"type":"interval","seq":2,"dt_us":'$max'}'
