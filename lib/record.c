@@ -654,31 +654,33 @@ check_members(struct kp_reader *r)
  * there, as an exited record of a cgroup's counter leaves out ppid and
  * comm, which it cannot know, but never its count.
  */
-enum { NEED_INT, NEED_NONNEG, NEED_POSITIVE, NEED_STR, NEED_RATIO };
-#define IF_ZONED 0x10		/* only in a record that has a zone */
-#define RULE(n) ((n)->rule & ~IF_ZONED)
+#define IF_ZONED 0x1		/* only in a record that has a zone */
+#define POSITIVE 0x2		/* and not 0, as an interval's length */
 #define NEEDS_MAX 3
-#define ENERGY { "zone", NEED_STR }, { "energy_uj", NEED_INT }
+#define ENERGY { "zone", "a string", 0 }, { "energy_uj", "an integer", 0 }
 struct need {
 	const char *key;	/* NULL: the type's list ends */
-	int rule;		/* NEED_*, IF_ZONED */
+	const char *what;	/* its type, for the message */
+	int flags;		/* IF_ZONED, POSITIVE */
 };
 static const struct {
 	const char *type;
 	struct need need[NEEDS_MAX];
 } needs[] = {
-	{ "interval", { { "dt_us", NEED_POSITIVE } } },
+	{ "interval", { { "dt_us", "a positive integer", POSITIVE } } },
 	{ "energy", { ENERGY } },
-	{ "cpu", { { "cpu_us", NEED_INT }, { "usage_ratio", NEED_RATIO } } },
+	{ "cpu", { { "cpu_us", "an integer", 0 },
+	    { "usage_ratio", "a number from 0 to 1", 0 } } },
 	/*
 	 * A proc or process record without a pid, as kp-fmt --summary's
 	 * other row, which folds many processes, is no process that a stage
 	 * can hold: one that holds processes refuses it on its own.
 	 */
-	{ "proc", { { "cpu_us", NEED_INT } } },
+	{ "proc", { { "cpu_us", "an integer", 0 } } },
 	/* With a zone, as kp-attribute writes it, it has its energy. */
-	{ "exited", { { "count", NEED_NONNEG }, { "cpu_us", NEED_INT },
-	    { "energy_uj", NEED_INT | IF_ZONED } } },
+	{ "exited", { { "count", "a non-negative integer", 0 },
+	    { "cpu_us", "an integer", 0 },
+	    { "energy_uj", "an integer", IF_ZONED } } },
 	{ "node", { ENERGY } },
 	{ "process", { ENERGY } },
 	{ "unattributed", { ENERGY } },
@@ -690,37 +692,22 @@ static const struct {
 	{ "host", { ENERGY } },
 };
 
+/* Present; its type, where present, check_members has checked. */
 static int
 has_need(const struct kp_record *rec, const struct need *n)
 {
 	const struct kp_field *f = kp_rec_get(rec, n->key);
-	int rule = RULE(n);
-	double v;
 
-	if (rule == NEED_STR)
-		return f != NULL && f->kind == KP_V_STR;
-	if (rule == NEED_RATIO)
-		return (v = kp_field_number(f)) >= 0 && v <= 1;
-	if (f == NULL || f->kind != KP_V_INT)
-		return 0;
-	return rule == NEED_INT || f->i >= (rule == NEED_POSITIVE);
+	return f != NULL && (!(n->flags & POSITIVE) || f->i > 0);
 }
 
 static const char *
 why_need(struct kp_reader *r, const struct kp_record *rec,
     const struct need *n)
 {
-	static const char *const what[] = {
-		[NEED_INT] = "an integer",
-		[NEED_NONNEG] = "a non-negative integer",
-		[NEED_POSITIVE] = "a positive integer",
-		[NEED_STR] = "a string",
-		[NEED_RATIO] = "a number from 0 to 1",
-	};
-
 	snprintf(r->whybuf, sizeof(r->whybuf), "%s record %swithout %s \"%s\"",
-	    rec->type, n->rule & IF_ZONED ? "with a \"zone\" but " : "",
-	    what[RULE(n)], n->key);
+	    rec->type, n->flags & IF_ZONED ? "with a \"zone\" but " : "",
+	    n->what, n->key);
 	return r->whybuf;
 }
 
@@ -737,7 +724,7 @@ check_needs(struct kp_reader *r, const struct kp_record *rec)
 		return NULL;
 	for (n = needs[i].need; n < needs[i].need + NEEDS_MAX &&
 	    n->key != NULL; n++)
-		if ((!(n->rule & IF_ZONED) || kp_rec_get(rec, "zone") != NULL) &&
+		if ((!(n->flags & IF_ZONED) || kp_rec_get(rec, "zone") != NULL) &&
 		    !has_need(rec, n))
 			return why_need(r, rec, n);
 	return NULL;
