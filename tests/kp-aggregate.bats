@@ -348,8 +348,9 @@ kp-aggregate: <stdin>:3: a string is not valid UTF-8"
 	interval 1
 	run --separate-stderr kp-aggregate --level container < "$IN"
 	assert_failure 3
+	# pid 0 is no pid in any record (kp-records(5)): the reader's decision.
 	assert_equal "$stderr" "kp-aggregate: <stdin>:2: process record without a positive integer pid
-kp-aggregate: <stdin>:3: process record without a positive integer pid
+kp-aggregate: <stdin>:3: \"pid\" is not an integer from 1 to 2147483647
 kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -r 'select(.type == "container") | .container_id' <<< "$output")" ""
 }
