@@ -140,7 +140,7 @@ next_line(struct kp_reader *r, size_t *len)
 	char *line, *nl;
 
 	for (;;) {
-		/* Before the first read there is no buffer: NULL + 0 is undefined. */
+		/* No buffer before the first read: NULL + 0 is undefined. */
 		line = r->buf != NULL ? r->buf + r->start : NULL;
 		nl = r->end > r->start ? memchr(line, '\n', r->end - r->start) :
 		    NULL;
