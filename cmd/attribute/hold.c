@@ -76,7 +76,8 @@ energy_fits(const struct interval *iv, int z, int64_t v)
 		    __builtin_add_overflow(held_uj, iv->energy[i].energy_uj,
 		    &held_uj))
 			return 0;
-	return held_uj <= KP_AMOUNT_MAX && !__builtin_add_overflow(node_total[z].total_uj, held_uj,
+	return held_uj <= KP_AMOUNT_MAX &&
+	    !__builtin_add_overflow(node_total[z].total_uj, held_uj,
 	    &total_uj) && !__builtin_add_overflow(unattributed_total[z],
 	    held_uj, &total_uj);
 }
