@@ -7,7 +7,6 @@
  * always an integer of at least 0.  type and seq, which every record has,
  * and a header's version, which stops a stage, are the reader's own.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "kp.h"
@@ -29,58 +28,64 @@ enum rule {
 	TIME		/* an RFC 3339 time */
 };
 
-/* By name, as strcmp(3) sorts them, for bsearch(3). */
+/*
+ * By name, as strcmp(3) sorts them: the reader looks up every member of
+ * every record, and a name is found among the few of its first letter,
+ * their lengths compared first.
+ */
+#define K(key, rule) { key, sizeof(key) - 1, rule }
 static const struct known {
 	const char *key;
+	size_t len;
 	enum rule rule;
 } known[] = {
-	{ "active_watts", WATTS },
-	{ "by", STRING },
-	{ "cgroup", STRING },
-	{ "comm", STRING },
-	{ "container_id", STRING },
-	{ "container_name", STRING },
-	{ "count", COUNT },
-	{ "cpu_info", ARRAY },
-	{ "cpu_us", AMOUNT },
-	{ "dense", BOOLEAN },
-	{ "energy_uj", AMOUNT },
-	{ "estimated", BOOLEAN },
-	{ "exe", STRING },
-	{ "exits_dropped", COUNT },
-	{ "hypervisor", STRING },
-	{ "idle_watts", WATTS },
-	{ "kind", STRING },
-	{ "level", STRING },
-	{ "model", STRING },
-	{ "node_name", STRING },
-	{ "path", STRING },
-	{ "pid", PID },
-	{ "pod_id", STRING },
-	{ "pod_name", STRING },
-	{ "pod_namespace", STRING },
-	{ "pod_qos", STRING },
-	{ "ppid", PPID },
-	{ "processes", COUNT },
-	{ "producer", STRING },
-	{ "runtime", STRING },
-	{ "scaled_down", BOOLEAN },
-	{ "session", STRING },
-	{ "socket", COUNT },
-	{ "sockets", AT_LEAST_1 },
-	{ "source", STRING },
-	{ "starttime", COUNT },
-	{ "state", STATE },
-	{ "status", INTEGER },
-	{ "threads", AT_LEAST_1 },
-	{ "ts", TIME },
-	{ "unit", STRING },
-	{ "usage_ratio", RATIO },
-	{ "user_slice", STRING },
-	{ "vm_id", STRING },
-	{ "vm_name", STRING },
-	{ "watts", WATTS },
-	{ "zone", ZONE },
+	K("active_watts", WATTS),
+	K("by", STRING),
+	K("cgroup", STRING),
+	K("comm", STRING),
+	K("container_id", STRING),
+	K("container_name", STRING),
+	K("count", COUNT),
+	K("cpu_info", ARRAY),
+	K("cpu_us", AMOUNT),
+	K("dense", BOOLEAN),
+	K("energy_uj", AMOUNT),
+	K("estimated", BOOLEAN),
+	K("exe", STRING),
+	K("exits_dropped", COUNT),
+	K("hypervisor", STRING),
+	K("idle_watts", WATTS),
+	K("kind", STRING),
+	K("level", STRING),
+	K("model", STRING),
+	K("node_name", STRING),
+	K("path", STRING),
+	K("pid", PID),
+	K("pod_id", STRING),
+	K("pod_name", STRING),
+	K("pod_namespace", STRING),
+	K("pod_qos", STRING),
+	K("ppid", PPID),
+	K("processes", COUNT),
+	K("producer", STRING),
+	K("runtime", STRING),
+	K("scaled_down", BOOLEAN),
+	K("session", STRING),
+	K("socket", COUNT),
+	K("sockets", AT_LEAST_1),
+	K("source", STRING),
+	K("starttime", COUNT),
+	K("state", STATE),
+	K("status", INTEGER),
+	K("threads", AT_LEAST_1),
+	K("ts", TIME),
+	K("unit", STRING),
+	K("usage_ratio", RATIO),
+	K("user_slice", STRING),
+	K("vm_id", STRING),
+	K("vm_name", STRING),
+	K("watts", WATTS),
+	K("zone", ZONE),
 };
 
 /* What each rule asks, after "KEY" is not. */
@@ -135,12 +140,6 @@ is_rfc3339(const char *s)
 }
 
 static int
-by_key(const void *key, const void *k)
-{
-	return strcmp(key, ((const struct known *)k)->key);
-}
-
-static int
 is_unit_key(const struct kp_field *f)
 {
 	const char *k = f->key + f->keylen - 3;
@@ -158,8 +157,6 @@ in_range(const struct kp_field *f, int64_t min, int64_t max)
 static int
 fits(const struct kp_field *f, enum rule rule)
 {
-	double v = kp_field_number(f);
-
 	switch (rule) {
 	case INTEGER:
 		return f->kind == KP_V_INT;
@@ -178,10 +175,11 @@ fits(const struct kp_field *f, enum rule rule)
 		return f->kind == KP_V_ARRAY;
 	case BOOLEAN:
 		return f->kind == KP_V_TRUE || f->kind == KP_V_FALSE;
-	case WATTS:
-		return v >= 0;
+	case WATTS:	/* a number written without '-', or -0: no strtod */
+		return (f->kind == KP_V_INT || f->kind == KP_V_REAL) &&
+		    (f->raw[0] != '-' || kp_field_number(f) >= 0);
 	case RATIO:
-		return v >= 0 && v <= 1;
+		return kp_field_number(f) >= 0 && kp_field_number(f) <= 1;
 	case STATE:
 		return f->kind == KP_V_STR && (strcmp(f->str, "running") == 0 ||
 		    strcmp(f->str, "terminated") == 0);
@@ -193,11 +191,31 @@ fits(const struct kp_field *f, enum rule rule)
 	return 0;
 }
 
+#define NKNOWN (sizeof(known) / sizeof(known[0]))
+
+/* The member named key (len bytes) in the table, or NULL. */
 static const struct known *
-lookup(const char *key)
+lookup(const char *key, size_t len)
 {
-	return bsearch(key, known, sizeof(known) / sizeof(known[0]),
-	    sizeof(known[0]), by_key);
+	static size_t from[27];	/* the first entry of each letter, a..z, end */
+	static int indexed;
+	size_t i, c;
+
+	if (!indexed) {
+		for (c = 0, i = 0; c < 27; c++) {
+			while (i < NKNOWN && (size_t)(known[i].key[0] - 'a') < c)
+				i++;
+			from[c] = i;
+		}
+		indexed = 1;
+	}
+	if (len == 0 || key[0] < 'a' || key[0] > 'z')
+		return NULL;
+	c = (size_t)(key[0] - 'a');
+	for (i = from[c]; i < from[c + 1]; i++)
+		if (known[i].len == len && memcmp(known[i].key, key, len) == 0)
+			return &known[i];
+	return NULL;
 }
 
 /*
@@ -208,7 +226,7 @@ lookup(const char *key)
 const char *
 kp_field_wrong(const struct kp_field *f)
 {
-	const struct known *k = lookup(f->key);
+	const struct known *k = lookup(f->key, f->keylen);
 	enum rule rule = k != NULL ? k->rule : COUNT;
 
 	if (k == NULL && !is_unit_key(f))
@@ -228,7 +246,7 @@ kp_field_wrong(const struct kp_field *f)
 int64_t
 kp_field_max(const char *key)
 {
-	const struct known *k = lookup(key);
+	const struct known *k = lookup(key, strlen(key));
 
 	if (k == NULL)
 		return INT64_MAX;
