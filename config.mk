@@ -11,6 +11,7 @@ JANSSON_LIBS = `$(PKG_CONFIG) --libs jansson`
 # make SANITIZE=1 builds with clang: its UBSan checks more than gcc's
 # (pointer overflow, NULL + 0).  CC= on the command line still wins.
 CC_ = cc
+CC_0 = cc
 CC_1 = clang
 CC = $(CC_$(SANITIZE))
 CPPFLAGS = -D_GNU_SOURCE -DVERSION=\"$(VERSION)\"
