@@ -3,15 +3,17 @@
 
 include config.mk
 
-# The commands of one source file each, and those in parts behind one
-# header: rapl-read's in cmd/rapl, kp-attribute's in cmd/attribute,
-# kp-fmt's in cmd/fmt.
-CMD1 = cmd/proc-cputime cmd/kp-aggregate
-BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-fmt
+# The command of one source file, and those in parts behind one header:
+# rapl-read's in cmd/rapl, kp-attribute's in cmd/attribute, kp-aggregate's
+# in cmd/aggregate, kp-fmt's in cmd/fmt.
+CMD1 = cmd/proc-cputime
+BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
 RAPLOBJ = cmd/rapl/main.o cmd/rapl/discover.o cmd/rapl/sample.o \
 	cmd/rapl/command.o cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o
+AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
+	cmd/aggregate/end.o cmd/aggregate/state.o
 PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
 	cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
@@ -19,10 +21,17 @@ FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/summary.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
-LIBOBJ = lib/alloc.o lib/cgcpu.o lib/cgroup.o lib/clock.o lib/cpuinfo.o lib/exits.o \
-	lib/fields.o lib/jsonfile.o lib/liveness.o lib/map.o lib/names.o lib/parse.o lib/process.o lib/procfs.o \
-	lib/reap.o lib/record.o lib/sampler.o lib/signal.o lib/state.o lib/taskstats.o lib/utf8.o \
-	lib/write.o lib/zones.o
+# lib/: the record protocol every stage speaks; lib/proc/: the engine that
+# samples /proc and the cgroups, for the stages that scan them.
+PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
+	lib/liveness.o lib/map.o lib/parse.o lib/prockey.o lib/readfile.o \
+	lib/record.o lib/signal.o lib/state.o lib/utf8.o lib/write.o \
+	lib/zones.o
+PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
+	lib/proc/exit_account.o lib/proc/exit_queue.o \
+	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
+	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o
+LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,
 # a wait4(2) reference, and a sampler fed exit facts from its input.
@@ -36,12 +45,15 @@ SAN = $(SAN_$(SANITIZE))
 all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
-lib/sampler.o lib/reap.o: lib/sampler.h
+$(PROCOBJ): lib/proc/proc.h
+lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o: lib/proc/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
+cmd/proc-cputime.o: lib/proc/proc.h
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
 $(PROMOBJ): cmd/fmt/prom.h
-$(ATTROBJ): lib/kp.h cmd/attribute/attribute.h config.mk
-$(RAPLOBJ): lib/kp.h cmd/rapl/rapl.h config.mk
+$(ATTROBJ): lib/kp.h lib/proc/proc.h cmd/attribute/attribute.h config.mk
+$(AGGOBJ): lib/kp.h cmd/aggregate/aggregate.h config.mk
+$(RAPLOBJ): lib/kp.h lib/proc/proc.h cmd/rapl/rapl.h config.mk
 cmd/fmt/prom.o: cmd/fmt/build.h
 
 # The git branch and revision of kp-fmt's kepler_build_info, "unknown"
@@ -63,20 +75,21 @@ $(LIB): $(LIBOBJ)
 
 $(BIN): $(LIB)
 cmd/proc-cputime: cmd/proc-cputime.o
-cmd/kp-aggregate: cmd/kp-aggregate.o
 $(CMD1):
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 cmd/rapl-read: $(RAPLOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) -lm
 cmd/kp-attribute: $(ATTROBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(ATTROBJ) $(LIB) $(JANSSON_LIBS) -lm
+cmd/kp-aggregate: $(AGGOBJ)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(AGGOBJ) $(LIB) $(JANSSON_LIBS) -lm
 cmd/kp-fmt: $(FMTOBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(FMTOBJ) $(LIB) $(JANSSON_LIBS) -lm
 
-tests/taskstats-probe.o: lib/kp.h config.mk
+tests/taskstats-probe.o: lib/kp.h lib/proc/proc.h config.mk
 tests/taskstats-probe: tests/taskstats-probe.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
-tests/facts-replay.o: lib/kp.h config.mk
+tests/facts-replay.o: lib/kp.h lib/proc/proc.h config.mk
 tests/facts-replay: tests/facts-replay.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 tests/cpuburn: tests/cpuburn.c config.mk
@@ -116,7 +129,7 @@ uninstall:
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 
 clean:
-	rm -f $(BIN) $(CMD1:=.o) $(RAPLOBJ) $(ATTROBJ) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
+	rm -f $(BIN) $(CMD1:=.o) $(RAPLOBJ) $(ATTROBJ) $(AGGOBJ) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
 	    cmd/fmt/build.h
 
 FORCE:

@@ -4,25 +4,54 @@
  * each upstream interval ends; otherwise it keeps its own clock.
  */
 #include <err.h>
-#include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc/proc.h"
+
+/* Long options without a short form. */
+enum {
+	OPT_CGROUP_ROOT = 256,
+	OPT_EXITED,
+	OPT_HEAD,
+	OPT_KEEP_OPEN,
+	OPT_NODE_NAME,
+	OPT_PODS_LOG,
+	OPT_PODMAN_ROOT,
+	OPT_PROC,
+	OPT_ROOT,
+	OPT_STATE,
+	OPT_TASKSTATS_BUFFER
+};
+
+/* Where names come from: the options in the order given, then the root. */
+struct name_opts {
+	const char *root;
+	const char *pods_log;		/* NULL: below the root */
+	const char **podman;		/* --podman-root, in order */
+	size_t npodman;
+};
+
+/* The command line, read once by main and passed down. */
+struct options {
+	const char *procdir;
+	const char *cgroup_root;	/* NULL: by --proc */
+	const char *node_name;		/* --node-name; NULL: found */
+	const char *statepath;		/* --state; NULL: none */
+	int emit_all;			/* -a */
+	int head;			/* --head */
+	int exits;			/* KP_EXITS_*: --exited, less what */
+					/* cannot be had */
+	long long keep_open;
+	long long taskstats_buffer;	/* bytes */
+	struct kp_clock_opts clock;	/* -i, -n */
+	struct name_opts names;
+};
 
 static void usage(void);
-
-static const char *procdir = "/proc";
-static const char *cgroup_root;		/* NULL: by --proc */
-static const char *node_name;		/* --node-name; NULL: found */
-static int emit_all;
-static int exits = KP_EXITS_PARENT | KP_EXITS_CGROUP | KP_EXITS_TASKSTATS;
-static long long keep_open = 2048;
-static long long taskstats_buffer = KP_TASKSTATS_RCVBUF;	/* bytes */
 
 static void
 usage(void)
@@ -68,12 +97,12 @@ parse_exits(const char *arg)
  * --proc names another tree: they would be this host's, not the tree's.
  */
 static void
-set_exits(struct kp_sampler *s)
+set_exits(struct kp_sampler *s, const struct options *o)
 {
-	if (kp_sampler_set_exits(s, exits, cgroup_root) < 0 &&
-	    cgroup_root != NULL)
+	if (kp_sampler_set_exits(s, o->exits, o->cgroup_root) < 0 &&
+	    o->cgroup_root != NULL)
 		warnx("%s: no cgroup CPU counters (cpu.stat, cpuacct.usage)",
-		    cgroup_root);
+		    o->cgroup_root);
 }
 
 /*
@@ -100,24 +129,24 @@ live_proc(const char *dir)
  * parents and the cgroup counters stand in, said once.
  */
 static struct kp_exits *
-listen_exits(void)
+listen_exits(struct options *o)
 {
 	struct kp_taskstats *ts;
 	char why[256];
 
-	if (!(exits & KP_EXITS_TASKSTATS))
+	if (!(o->exits & KP_EXITS_TASKSTATS))
 		return NULL;
-	exits &= ~KP_EXITS_TASKSTATS;
-	if (!live_proc(procdir))
+	o->exits &= ~KP_EXITS_TASKSTATS;
+	if (!live_proc(o->procdir))
 		return NULL;
-	if ((ts = kp_taskstats_open((size_t)taskstats_buffer, why,
+	if ((ts = kp_taskstats_open((size_t)o->taskstats_buffer, why,
 	    sizeof(why))) == NULL) {
 		warnx("taskstats: %s: exit accounting from the reaping parents "
 		    "and the cgroup counters only", why);
-		exits |= KP_EXITS_PARENT | KP_EXITS_CGROUP;
+		o->exits |= KP_EXITS_PARENT | KP_EXITS_CGROUP;
 		return NULL;
 	}
-	exits |= KP_EXITS_TASKSTATS;
+	o->exits |= KP_EXITS_TASKSTATS;
 	return kp_exits_new(ts);
 }
 
@@ -136,44 +165,13 @@ facts_ready(void *arg)
 	return kp_exits_fd(arg);
 }
 
-/* A filter's listener, and when it is next read. */
-struct listener {
-	struct kp_exits *x;
-	int64_t quiet_us;	/* CLOCK_MONOTONIC: left alone until then */
-};
-
-/* A filter waits for its input, draining the listener meanwhile. */
-static void
-filter_wait(int fd, void *arg)
-{
-	struct listener *l = arg;
-	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
-	    { .fd = -1, .events = POLLIN } };
-	int64_t quiet_us;
-
-	for (;;) {
-		quiet_us = l->quiet_us - kp_mono_us();
-		pfd[1].fd = quiet_us > 0 ? -1 : kp_exits_fd(l->x);
-		pfd[0].revents = pfd[1].revents = 0;
-		if (poll(pfd, 2, quiet_us > 0 ? (int)(quiet_us / 1000) + 1 :
-		    -1) < 0 && errno != EINTR)
-			return;		/* the read says what is wrong */
-		if (pfd[1].revents != 0) {
-			facts_ready(l->x);
-			l->quiet_us = kp_mono_us() + FACTS_PAUSE_US;
-		}
-		if (pfd[0].revents != 0)
-			return;
-	}
-}
-
 /* The header that starts the stream, with the node's identity. */
 static void
-out_header(void)
+out_header(const struct options *o)
 {
 	struct kp_node node;
 
-	kp_node_identify(&node, node_name, procdir);
+	kp_node_identify(&node, o->node_name, o->procdir);
 	kp_out_header("proc-cputime", &node);
 	kp_node_free(&node);
 }
@@ -184,14 +182,6 @@ scan(struct kp_sampler *s)
 	if (kp_sampler_scan(s) < 0)
 		errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
 }
-
-/* Where names come from: the options in the order given, then the root. */
-struct name_opts {
-	const char *root;
-	const char *pods_log;		/* NULL: below the root */
-	const char **podman;		/* --podman-root, in order */
-	size_t npodman;
-};
 
 static struct kp_names *
 names_new(const struct name_opts *o)
@@ -243,7 +233,7 @@ struct filter {
  * Interval seq ends upstream: this stage's records of it, then its
  * interval record.  With --state, the state that counts it is prepared
  * before they go out, and before the records passed through in it, and
- * committed after, at most once a second (D5).
+ * committed after, at most once a second (proc-cputime(1), Guarantees).
  */
 static void
 end_interval(struct kp_sampler *s, struct filter *f,
@@ -277,19 +267,24 @@ pass_stream(struct kp_sampler *s, struct filter *f, struct kp_reader *r)
 	}
 }
 
-/* The filter on standard input; *nlines: the input lines read. */
+/*
+ * The filter on standard input; *nlines: the input lines read.  Waiting
+ * for input, it drains the listener as its own clock would.
+ */
 static int
 run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
     struct kp_exits *x)
 {
-	struct listener l = { x, 0 };
+	struct kp_clock listening = { 0 };
 	struct kp_reader *r;
 	int status;
 
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	kp_clock_poll(&listening, kp_exits_fd(x), facts_ready, x,
+	    FACTS_PAUSE_US);
 	if (x != NULL)
-		kp_reader_set_wait(r, filter_wait, &l);
+		kp_reader_set_wait(r, kp_clock_wait_input, &listening);
 	pass_stream(s, f, r);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	*nlines = kp_reader_lineno(r);
@@ -297,19 +292,21 @@ run_filter(struct kp_sampler *s, struct filter *f, long *nlines,
 	return status;
 }
 
-/* Its own clock, until count or a signal (D7): then 128 + the signal. */
+/*
+ * Its own clock, until count or a signal (proc-cputime(1), SIGNALS): then
+ * 128 + the signal.
+ */
 static int
-run_clock(struct kp_sampler *s, int64_t interval_us, long long count,
-    struct kp_exits *x)
+run_clock(struct kp_sampler *s, const struct options *o, struct kp_exits *x)
 {
 	struct kp_clock clk;
 
 	kp_signals_producer();
-	out_header();
-	kp_clock_start(&clk, interval_us);
+	out_header(o);
+	kp_clock_start(&clk, o->clock.interval_us);
 	kp_clock_poll(&clk, kp_exits_fd(x), facts_ready, x, FACTS_PAUSE_US);
 	scan(s);
-	while (kp_clock_next(&clk, count)) {
+	while (kp_clock_next(&clk, o->clock.count)) {
 		sample_and_emit(s, clk.seq);
 		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
 	}
@@ -340,13 +337,14 @@ load_state(struct kp_sampler *s, struct kp_state *st, const char *path,
 /*
  * One sample against the stored one, if there is one (stored): at most one
  * interval.  The state that counts it is prepared before its records and
- * committed after them (D5): a full disk writes no record and advances
- * nothing.
+ * committed after them (proc-cputime(1), Guarantees): a full disk writes
+ * no record and advances nothing.
  */
 static void
-sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
-    json_int_t seq, json_int_t stored_us)
+sample_once(struct kp_sampler *s, struct kp_state *st,
+    const struct options *o, json_int_t seq, json_int_t stored_us)
 {
+	const char *path = o->statepath;
 	int stored = kp_sampler_has_baseline(s), ended;
 	struct kp_clock clk;
 
@@ -355,7 +353,7 @@ sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
 	if ((ended = stored && kp_clock_resume(&clk, seq, stored_us, path)))
 		seq = clk.seq;
 	kp_state_prepare_new(st, state_data(s, seq, clk.end_us));
-	out_header();	/* a failed run writes nothing */
+	out_header(o);	/* a failed run writes nothing */
 	if (ended) {
 		kp_sampler_write(s, clk.seq);
 		kp_out_interval(clk.seq, clk.wall_us, clk.dt_us);
@@ -365,18 +363,18 @@ sample_once(struct kp_sampler *s, struct kp_state *st, const char *path,
 }
 
 static void
-run_once(struct kp_sampler *s, struct kp_state *st, const char *path)
+run_once(struct kp_sampler *s, struct kp_state *st, const struct options *o)
 {
 	json_int_t seq = 0, mono_us = 0;
 
-	load_state(s, st, path, &seq, &mono_us);
-	sample_once(s, st, path, seq, mono_us);
+	load_state(s, st, o->statepath, &seq, &mono_us);
+	sample_once(s, st, o, seq, mono_us);
 }
 
 /*
  * Filter mode with --state, as in the README's cron line: an empty input
- * means the stage before failed, and advances nothing (D5); the head of a
- * pipeline says --head instead.
+ * means the stage before failed, and advances nothing (proc-cputime(1),
+ * Guarantees); the head of a pipeline says --head instead.
  */
 static int
 filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path,
@@ -399,119 +397,125 @@ filter_mode(struct kp_sampler *s, struct kp_state *st, const char *path,
 	return status;
 }
 
-int
-main(int argc, char *argv[])
+/* The options, checked together; the rest of the line is none. */
+static void
+parse_options(struct options *o, int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
-		{ "cgroup-root", required_argument, NULL, 'C' },
+		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
 		{ "count", required_argument, NULL, 'n' },
-		{ "exited", required_argument, NULL, 'X' },
-		{ "head", no_argument, NULL, 'E' },
+		{ "exited", required_argument, NULL, OPT_EXITED },
+		{ "head", no_argument, NULL, OPT_HEAD },
 		{ "help", no_argument, NULL, 'h' },
 		{ "interval", required_argument, NULL, 'i' },
-		{ "keep-open", required_argument, NULL, 'K' },
-		{ "node-name", required_argument, NULL, 'N' },
-		{ "pods-log", required_argument, NULL, 'L' },
-		{ "podman-root", required_argument, NULL, 'R' },
-		{ "proc", required_argument, NULL, 'P' },
-		{ "root", required_argument, NULL, 'T' },
-		{ "state", required_argument, NULL, 'S' },
-		{ "taskstats-buffer", required_argument, NULL, 'B' },
+		{ "keep-open", required_argument, NULL, OPT_KEEP_OPEN },
+		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
+		{ "pods-log", required_argument, NULL, OPT_PODS_LOG },
+		{ "podman-root", required_argument, NULL, OPT_PODMAN_ROOT },
+		{ "proc", required_argument, NULL, OPT_PROC },
+		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "state", required_argument, NULL, OPT_STATE },
+		{ "taskstats-buffer", required_argument, NULL,
+		    OPT_TASKSTATS_BUFFER },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *statepath = NULL;
-	int64_t interval_us = 1000000;
-	long long count = 0;
-	int clock = 0, head = 0, filter, ch, status = KP_EXIT_OK;
-	struct kp_sampler *s;
-	struct kp_state *st = NULL;
-	struct kp_names *names;
-	struct kp_exits *x = NULL;
-	struct name_opts no = { "/", NULL, NULL, 0 };
+	struct name_opts *no = &o->names;
+	int ch;
 
-	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "ahi:n:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'a':
-			emit_all = 1;
-			break;
-		case 'B':
-			taskstats_buffer = kp_parse_int(optarg, 1, 1 << 30,
-			    "taskstats-buffer");
-			break;
-		case 'C':
-			cgroup_root = optarg;
-			break;
-		case 'X':
-			exits = parse_exits(optarg);
+			o->emit_all = 1;
 			break;
 		case 'i':
-			interval_us = kp_parse_duration_us(optarg, "interval");
-			clock = 1;
-			break;
 		case 'n':
-			count = kp_parse_int(optarg, 1, INT64_MAX, "count");
-			clock = 1;
+			kp_clock_option(&o->clock, ch, optarg);
 			break;
-		case 'E':
-			head = 1;
+		case OPT_CGROUP_ROOT:
+			o->cgroup_root = optarg;
 			break;
-		case 'K':
-			keep_open = kp_parse_int(optarg, 0, 1000000, "keep-open");
+		case OPT_EXITED:
+			o->exits = parse_exits(optarg);
 			break;
-		case 'L':
-			no.pods_log = optarg;
+		case OPT_HEAD:
+			o->head = 1;
 			break;
-		case 'R':
-			no.podman = kp_reallocarray(no.podman, no.npodman + 1,
-			    sizeof(*no.podman));
-			no.podman[no.npodman++] = optarg;
+		case OPT_KEEP_OPEN:
+			o->keep_open = kp_parse_int(optarg, 0, 1000000,
+			    "keep-open");
 			break;
-		case 'T':
-			no.root = optarg;
-			break;
-		case 'N':
+		case OPT_NODE_NAME:
 			if (*optarg == '\0')
 				errx(KP_EXIT_USAGE, "--node-name wants a name");
-			node_name = optarg;
+			o->node_name = optarg;
 			break;
-		case 'P':
-			procdir = optarg;
+		case OPT_PODS_LOG:
+			no->pods_log = optarg;
 			break;
-		case 'S':
-			statepath = optarg;
+		case OPT_PODMAN_ROOT:
+			no->podman = kp_reallocarray(no->podman,
+			    no->npodman + 1, sizeof(*no->podman));
+			no->podman[no->npodman++] = optarg;
+			break;
+		case OPT_PROC:
+			o->procdir = optarg;
+			break;
+		case OPT_ROOT:
+			no->root = optarg;
+			break;
+		case OPT_STATE:
+			o->statepath = optarg;
+			break;
+		case OPT_TASKSTATS_BUFFER:
+			o->taskstats_buffer = kp_parse_int(optarg, 1, 1 << 30,
+			    "taskstats-buffer");
 			break;
 		default:
 			usage();
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 0)
+	if (optind != argc)
 		usage();
-	if (clock && statepath != NULL)
-		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
+	kp_clock_opts_check(&o->clock, o->statepath);
+}
 
-	s = kp_sampler_new(procdir, emit_all);
-	names = names_new(&no);
-	free(no.podman);
+int
+main(int argc, char *argv[])
+{
+	struct options o = {
+		.procdir = "/proc", .keep_open = 2048,
+		.exits = KP_EXITS_PARENT | KP_EXITS_CGROUP | KP_EXITS_TASKSTATS,
+		.taskstats_buffer = KP_TASKSTATS_RCVBUF,
+		.clock = KP_CLOCK_OPTS_INIT, .names = { "/", NULL, NULL, 0 },
+	};
+	int filter, status = KP_EXIT_OK;
+	struct kp_sampler *s;
+	struct kp_state *st = NULL;
+	struct kp_names *names;
+	struct kp_exits *x = NULL;
+
+	kp_out_init();
+	parse_options(&o, argc, argv);
+	s = kp_sampler_new(o.procdir, o.emit_all);
+	names = names_new(&o.names);
+	free(o.names.podman);
 	kp_sampler_set_names(s, names);
-	filter = !clock && !head && stdin_is_stream();
-	if (statepath)
-		st = kp_state_open(statepath, procdir, "proc-cputime");
+	filter = !o.clock.given && !o.head && stdin_is_stream();
+	if (o.statepath)
+		st = kp_state_open(o.statepath, o.procdir, "proc-cputime");
 	if (filter || st == NULL)	/* not in a one-shot run */
-		x = listen_exits();
-	exits &= ~(x == NULL ? KP_EXITS_TASKSTATS : 0);
-	set_exits(s);
+		x = listen_exits(&o);
+	o.exits &= ~(x == NULL ? KP_EXITS_TASKSTATS : 0);
+	set_exits(s, &o);
 	kp_sampler_set_facts(s, x);
-	kp_sampler_set_keep_open(s, (size_t)keep_open);
+	kp_sampler_set_keep_open(s, (size_t)o.keep_open);
 	if (filter)
-		status = filter_mode(s, st, statepath, x);
+		status = filter_mode(s, st, o.statepath, x);
 	else if (st)
-		run_once(s, st, statepath);
+		run_once(s, st, &o);
 	else
-		status = run_clock(s, interval_us, count, x);
+		status = run_clock(s, &o, x);
 	kp_state_close(st);
 	kp_sampler_free(s);
 	kp_exits_free(x);

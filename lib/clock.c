@@ -56,6 +56,38 @@ kp_format_ts(char *buf, size_t len, int64_t wall_us)
 }
 
 /*
+ * One wait, of at most left_us (-1: no limit), for fd (-1: none) and the
+ * descriptor the clock polls, unless that one is left alone for its pause
+ * after ready read it: ready reads all it holds, and a wakeup for each
+ * message would cost more than reading them.  1 if fd is readable, 0 if
+ * not (a signal, the time), -1 on an error.
+ */
+static int
+poll_once(struct kp_clock *c, int fd, int64_t left_us, const sigset_t *open)
+{
+	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
+	    { .fd = c->poll_fd, .events = POLLIN } };
+	int64_t quiet_us = c->poll_quiet_us - kp_mono_us();
+	struct timespec ts;
+	int n;
+
+	if (quiet_us > 0) {
+		pfd[1].fd = -1;
+		left_us = left_us < 0 || quiet_us < left_us ? quiet_us :
+		    left_us;
+	}
+	ts.tv_sec = left_us / 1000000;
+	ts.tv_nsec = (left_us % 1000000) * 1000;
+	if ((n = ppoll(pfd, 2, left_us < 0 ? NULL : &ts, open)) <= 0)
+		return n < 0 && errno != EINTR ? -1 : 0;
+	if (pfd[1].revents != 0) {
+		c->poll_fd = c->ready(c->ready_arg);
+		c->poll_quiet_us = kp_mono_us() + c->poll_pause_us;
+	}
+	return pfd[0].revents != 0;
+}
+
+/*
  * Sleeps to a deadline, or less when a signal asks the interval to end now
  * (kp_stop_signal): a producer's ending signals are let in only inside
  * ppoll, so that one that came while it sampled is not lost between a
@@ -67,9 +99,8 @@ static void
 sleep_until_us(struct kp_clock *c, int64_t mono_us)
 {
 	const sigset_t *open = kp_signals_sleep_mask();
-	struct pollfd pfd = { .fd = -1, .events = POLLIN };
 	struct timespec ts;
-	int64_t left_us, quiet_us;
+	int64_t left_us;
 
 	if (open == NULL && c->poll_fd < 0) {
 		ts.tv_sec = mono_us / 1000000;
@@ -79,19 +110,42 @@ sleep_until_us(struct kp_clock *c, int64_t mono_us)
 			;
 		return;
 	}
-	while (!kp_stop_signal && (left_us = mono_us - kp_mono_us()) > 0) {
-		pfd.fd = c->poll_fd;
-		if ((quiet_us = c->poll_quiet_us - kp_mono_us()) > 0) {
-			pfd.fd = -1;
-			left_us = quiet_us < left_us ? quiet_us : left_us;
-		}
-		ts.tv_sec = left_us / 1000000;
-		ts.tv_nsec = (left_us % 1000000) * 1000;
-		if (ppoll(&pfd, 1, &ts, open) > 0 && pfd.revents != 0) {
-			c->poll_fd = c->ready(c->ready_arg);
-			c->poll_quiet_us = kp_mono_us() + c->poll_pause_us;
-		}
-	}
+	while (!kp_stop_signal && (left_us = mono_us - kp_mono_us()) > 0)
+		(void)poll_once(c, -1, left_us, open);
+}
+
+/*
+ * A filter's wait for its input (kp_reader_set_wait), clock the struct
+ * kp_clock whose descriptor is served meanwhile, as while a producer
+ * sleeps.  On an error it returns: the read says what is wrong.
+ */
+void
+kp_clock_wait_input(int fd, void *clock)
+{
+	while (poll_once(clock, fd, -1, NULL) == 0)
+		;
+}
+
+/*
+ * A producer's -i and -n (proc-cputime(1), rapl-read(1)): the clock is
+ * asked for by either.  ch is the option's letter, 'i' or 'n'.
+ */
+void
+kp_clock_option(struct kp_clock_opts *o, int ch, const char *arg)
+{
+	if (ch == 'i')
+		o->interval_us = kp_parse_duration_us(arg, "interval");
+	else
+		o->count = kp_parse_int(arg, 1, INT64_MAX, "count");
+	o->given = 1;
+}
+
+/* A run with --state is one sample against the stored one: no clock. */
+void
+kp_clock_opts_check(const struct kp_clock_opts *o, const char *statepath)
+{
+	if (o->given && statepath != NULL)
+		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
 }
 
 /* Called when the baseline sample is taken: no interval has ended yet. */

@@ -4,7 +4,8 @@
  * megabyte, and json_dumpfd writes one token per write(2), 14,798 calls
  * for one of 41 KB.  Here a file is read in blocks and handed to
  * jansson's callback loader, which decides as json_loadfd would, and
- * written from one string.
+ * written from one string.  The members a loader reads back from such a
+ * file are read here too, each kind checked, absent or not.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -72,4 +73,23 @@ kp_json_dumpfd(const json_t *root, int fd)
 	    write_all(fd, "\n", 1) < 0 ? -1 : 0;
 	free(text);
 	return ret;
+}
+
+/* The integer member key of obj, in *val; 0 if there is none. */
+int
+kp_json_int(json_t *obj, const char *key, int64_t *val)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!json_is_integer(v))
+		return 0;
+	*val = json_integer_value(v);
+	return 1;
+}
+
+/* The string member key of obj, borrowed, or NULL. */
+const char *
+kp_json_str(json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
 }

@@ -1,4 +1,7 @@
-/* kp: the one header of the shared library.  See kp-records(5). */
+/*
+ * kp: the one header of the record protocol that every stage speaks (see
+ * kp-records(5)); the stages that scan /proc add lib/proc/proc.h.
+ */
 #ifndef KP_H
 #define KP_H
 
@@ -37,6 +40,7 @@ long long kp_parse_int(const char *s, long long min, long long max,
 double kp_parse_double(const char *s, double min, double max,
     const char *what);
 int64_t kp_parse_duration_us(const char *s, const char *what);
+int64_t kp_parse_joules_uj(const char *s, const char *what);
 
 /* alloc.c: the one allocation family; out of memory is exit 1. */
 void *kp_malloc(size_t n);
@@ -73,6 +77,16 @@ void kp_clock_poll(struct kp_clock *c, int fd, int (*ready)(void *arg),
 int kp_clock_resume(struct kp_clock *c, int64_t seq, int64_t stored_us,
     const char *path);
 int kp_clock_stored_ok(int64_t seq, int64_t stored_us);
+void kp_clock_wait_input(int fd, void *clock);	/* a kp_reader wait */
+struct kp_clock_opts {		/* a producer's -i and -n */
+	int64_t interval_us;	/* -i */
+	long long count;	/* -n; 0: until a signal */
+	int given;		/* either was */
+};
+#define KP_CLOCK_OPTS_INIT { 1000000, 0, 0 }
+void kp_clock_option(struct kp_clock_opts *o, int ch, const char *arg);
+void kp_clock_opts_check(const struct kp_clock_opts *o,
+    const char *statepath);
 
 /* signal.c: SIGINT, SIGTERM and SIGHUP: the first ends the stream, the second
  * the stage. */
@@ -106,13 +120,15 @@ void kp_buf_string(struct kp_buf *b, const char *bytes);	/* no key */
 void kp_buf_printf(struct kp_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void kp_buf_real(struct kp_buf *b, const char *key, double v);
-double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
-double kp_usage_ratio(int64_t part, int64_t whole);	/* in [0, 1] */
 void kp_buf_bool(struct kp_buf *b, const char *key, int v);
 void kp_buf_text(struct kp_buf *b, const char *key, const char *bytes);
 void kp_buf_raw(struct kp_buf *b, const char *key, const char *val,
     size_t len);
 void kp_out_buf(struct kp_buf *b);		/* closes, writes, empties */
+
+/* energy.c */
+double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
+double kp_usage_ratio(int64_t part, int64_t whole);	/* in [0, 1] */
 
 /* utf8.c */
 size_t kp_utf8_len(const unsigned char *s);	/* 0: not valid UTF-8 */
@@ -180,6 +196,9 @@ void kp_reader_reject(struct kp_reader *r, const char *fmt, ...)
  */
 void kp_reader_refuse(struct kp_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* prog: name:lineno: what, for a complaint made after the read; 0: no line. */
+void kp_warn_line(const char *name, long lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int kp_reader_errors(const struct kp_reader *r);
 long kp_reader_lineno(const struct kp_reader *r);
 int64_t kp_reader_open_seq(const struct kp_reader *r);	/* -1: none open */
@@ -216,7 +235,10 @@ int kp_zone_index(struct kp_zones *zs, const char *name, size_t len);
 json_t *kp_zones_save(const struct kp_zones *zs, const int64_t *v);
 void kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v);
 
-/* cpuinfo.c: the node's identity, for a producer's header. */
+/*
+ * The node's identity, which a producer's header carries (kp-records(5),
+ * "Record type header"); lib/proc/cpuinfo.c reads it from /proc.
+ */
 struct kp_cpu {			/* one processor of /proc/cpuinfo */
 	int64_t processor;
 	char *vendor_id;	/* NULL: unknown */
@@ -229,139 +251,15 @@ struct kp_node {
 	struct kp_cpu *cpus;
 	size_t ncpus;
 };
-size_t kp_cpuinfo_parse(FILE *f, struct kp_cpu **cpus);
-void kp_cpus_free(struct kp_cpu *cpus, size_t n);
-void kp_node_identify(struct kp_node *node, const char *name,
-    const char *procdir);
-void kp_node_free(struct kp_node *node);
 
-/* procfs.c: parsing /proc. */
-struct kp_cpu_times {
-	uint64_t total_ticks;	/* user..steal; guest is inside user */
-	uint64_t active_ticks;	/* total - idle - iowait */
-	/* Inside active and no process's: interrupts, and a hypervisor's. */
-	uint64_t irq_ticks, softirq_ticks, steal_ticks;
-	int has_kernel;		/* 0: a stored sample without the three */
-};
-struct kp_pid_stat {
-	pid_t pid;
-	pid_t ppid;
-	unsigned long flags;	/* PF_*: PF_KTHREAD marks a kernel thread */
-	char comm[64];		/* after the first '(' up to the last ')' */
-	uint64_t cpu_ticks;	/* utime + stime */
-	uint64_t child_ticks;	/* cutime + cstime: the children waited for */
-	uint64_t starttime;	/* clock ticks after boot, as in proc(5) */
-};
-int kp_read_cpu_times(const char *procdir, struct kp_cpu_times *ct);
-int kp_read_uptime_ticks(const char *procdir, uint64_t *ticks);
-/* The same from a file's text: 0, or -1 if it is not that file's. */
-int kp_parse_cpu_times(const char *buf, struct kp_cpu_times *ct);
-int kp_parse_uptime_ticks(const char *buf, uint64_t *ticks);
-int kp_parse_boot_id(char *buf);	/* cuts buf at its newline */
-int kp_parse_u64(const char *p, uint64_t max, uint64_t *v);	/* 0 or -2 */
-/* 0; -1 for a line cut short; -2 for a bad pid, number, or counter. */
-int kp_parse_pid_stat(const char *buf, struct kp_pid_stat *ps);
-int kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps);
-int kp_open_pid_stat(int procfd, const char *pid);	/* -1: gone */
-int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
-int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
-char *kp_read_exe(int procfd, pid_t pid);	/* NULL: none readable */
-int64_t kp_ticks_to_us(uint64_t ticks);
-uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
+/* readfile.c: a small file whole, NUL-terminated; its length, or -1 (errno). */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
-int kp_read_boot_id(const char *procdir, char *buf, size_t len);
 
 /* jsonfile.c: JSON files in blocks, not a byte or a token per system call. */
 json_t *kp_json_loadfd(int fd, json_error_t *jerr);	/* new; NULL: not JSON */
 int kp_json_dumpfd(const json_t *root, int fd);	/* a line; -1: errno */
-
-/* cgroup.c: who a process belongs to, from its cgroup path. */
-struct kp_identity {
-	char kind[16];		/* kernel, vm, container, pod, service, ... */
-	char cgroup[512];
-	char container_id[72];
-	char runtime[16];	/* docker, containerd, cri-o, podman, garden */
-	char container_name[128];
-	char pod_id[40];
-	char pod_name[256];
-	char pod_namespace[64];
-	char pod_qos[16];	/* guaranteed, burstable, besteffort */
-	char vm_id[128];
-	char vm_name[128];
-	char hypervisor[16];	/* qemu, xen, virtualbox, vmware */
-	char unit[128];
-	char user_slice[32];
-	char session[16];
-	int vm_from_scope;	/* vm_id is a libvirt machine scope's name */
-};
-void kp_identity_from_cgroup_file(const char *text, struct kp_identity *id);
-void kp_identity_from_path(const char *path, struct kp_identity *id);
-int kp_identity_wants_cmdline(const char *comm, const struct kp_identity *id);
-void kp_identity_from_cmdline(const char *args, size_t len,
-    struct kp_identity *id);
-void kp_identity_classify(struct kp_identity *id, int kernel_thread);
-void kp_identity_to_buf(const struct kp_identity *id, struct kp_buf *b);
-void kp_identity_copy(struct kp_buf *b, const struct kp_record *rec);
-int kp_uuid_ok(const char *s, size_t n);	/* 8-4-4-4-12 hex digits */
-
-/*
- * names.c: names of workloads from the node's own files (the kubelet's
- * logs, docker's and podman's stores, libvirt's domains), read once per id.
- */
-struct kp_names;
-struct kp_names *kp_names_new(const char *root);
-void kp_names_set_pods_log(struct kp_names *n, const char *dir);
-void kp_names_add_podman_root(struct kp_names *n, const char *dir);
-void kp_names_tick(struct kp_names *n);		/* a new scan of /proc */
-int kp_names_fill(struct kp_names *n, struct kp_identity *id);
-void kp_names_free(struct kp_names *n);
-
-/*
- * cgcpu.c: cgroup CPU counters, the truth for groups (D3), in the one
- * hierarchy of a host that accounts CPU time.  A node is a cgroup; its
- * figures are those of the latest read, and of the interval it ended.
- */
-struct kp_cgnode {
-	char *path;			/* in the hierarchy; "/" is its root */
-	struct kp_cgnode *parent;	/* NULL for the root */
-	struct kp_identity id;		/* from the path */
-	int depth;
-	unsigned gen;			/* the read that last wanted it */
-	int counted;			/* it has a counter of tasks alone */
-	int have_last, have_delta;	/* read now; and at the read before */
-	int64_t last_us, delta_us;	/* the counter, and its growth */
-	int64_t carry_us;		/* its records ahead of its counter */
-	int64_t procs_us, detail_us;	/* charged: records, and detail */
-	unsigned nrounded;		/* how many figures were charged */
-	int64_t excl_us;		/* its growth less its counted children's */
-	int64_t kept_us, taken_us;	/* the detail it leaves, handed out */
-	int64_t residue_us;		/* what nothing else explains */
-	int64_t excess_us;		/* detail cut, and records ahead */
-};
-struct kp_cgcpu;
-struct kp_cgcpu *kp_cgcpu_open(const char *root);	/* NULL: no counters */
-void kp_cgcpu_free(struct kp_cgcpu *c);
-struct kp_cgnode *kp_cgcpu_node(struct kp_cgcpu *c, const char *text);
-struct kp_cgnode *kp_cgcpu_node_at(struct kp_cgcpu *c, const char *path);
-void kp_cgcpu_want(struct kp_cgcpu *c, struct kp_cgnode *n);
-void kp_cgcpu_read(struct kp_cgcpu *c);
-void kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us);
-void kp_cgcpu_settle(struct kp_cgcpu *c);
-int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
-void kp_cgcpu_each(struct kp_cgcpu *c,
-    void (*fn)(const struct kp_cgnode *n, void *arg), void *arg);
-struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,
-    const char *name);
-int kp_cgcpu_move(const struct kp_cgcpu *c, const struct kp_cgnode *n,
-    pid_t pid);
-int kp_cgcpu_usage(const struct kp_cgcpu *c, const struct kp_cgnode *n,
-    int64_t *usage_us);
-int kp_cgcpu_remove(const struct kp_cgcpu *c, const struct kp_cgnode *n);
-json_t *kp_cgcpu_save(const struct kp_cgcpu *c);
-void kp_cgcpu_load(struct kp_cgcpu *c, json_t *rows);
-/* The counter files' text: 0, or -1 if it is not that file's. */
-int kp_parse_cpu_stat_usage(const char *buf, int64_t *usage_us);
-int kp_parse_cpuacct_usage(const char *buf, int64_t *usage_us);
+int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */
+const char *kp_json_str(json_t *obj, const char *key);	/* borrowed */
 
 /* process.c: a process's key in a stage's tables, "pid:starttime". */
 #define KP_PROC_KEY_MAX 48
@@ -385,102 +283,28 @@ void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
     void *arg, void (*free_val)(void *));
 
 /*
- * liveness.c (D2): a stream that never says a workload ended holds at most
+ * liveness.c: a stream that never says a workload ended holds at most
  * KP_LIVE_MAX of them; beyond, those seen least recently are let go.
  */
 #define KP_LIVE_MAX 20000
 int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
-
-/* sampler.c: node and per-process CPU time between two scans of /proc. */
-struct kp_sampler;
-struct kp_sampler *kp_sampler_new(const char *procdir, int emit_all);
-#define KP_EXITS_PARENT 1	/* reaping parents' residues: the detail */
-#define KP_EXITS_CGROUP 2	/* cgroup counters: the truth for groups */
-#define KP_EXITS_TASKSTATS 4	/* the kernel's exit records: the detail */
-int kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root);
-struct kp_exits;
-void kp_sampler_set_facts(struct kp_sampler *s, struct kp_exits *x);
-size_t kp_sampler_set_keep_open(struct kp_sampler *s, size_t max);
-void kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names);
-const char *kp_sampler_error(const struct kp_sampler *s);
-int kp_sampler_scan(struct kp_sampler *s);
-int kp_sampler_has_baseline(const struct kp_sampler *s);
-void kp_sampler_emit(struct kp_sampler *s, int64_t seq,
-    void (*emit)(const char *type, const char *line, size_t len, void *arg),
-    void *arg);
-void kp_sampler_write(struct kp_sampler *s, int64_t seq);
-json_t *kp_sampler_save(const struct kp_sampler *s);
-/* The number of bad process rows skipped, or -1: no baseline at all. */
-int kp_sampler_load(struct kp_sampler *s, json_t *saved);
-void kp_sampler_free(struct kp_sampler *s);
-
 /*
- * taskstats.c: the kernel's exit records (taskstats), one fact per process
- * that ends, its threads folded, for the processes that live between two
- * scans of /proc (DECISIONS.md D3).  Needs CAP_NET_ADMIN in the host's
- * user, PID and network namespaces and a kernel with CONFIG_TASKSTATS,
- * CONFIG_TASK_DELAY_ACCT and records of version 12 or later.
+ * A stage's workloads: map's values each hold the seq of their last
+ * record at seq_off; one let go is given to leave (if not NULL), then to
+ * free_val; fate says what befalls them.  The rest is the sweep's own.
  */
-struct kp_exit {
-	pid_t pid;		/* the process (its thread group id) */
-	pid_t ppid;		/* its parent at the end: the one that reaps */
-	char comm[32];		/* its leader's, NUL-terminated */
-	uint64_t cpu_ns;	/* all its threads', its whole life, once, */
-				/* as the scheduler last counted it: short */
-				/* of wait4's by its teardown, and up to a */
-				/* tick if it computed to its end */
-	uint64_t start_ticks;	/* its start at the latest, in /proc's */
-	uint64_t start_min_ticks;	/* ticks; at the earliest */
-	uint32_t threads;	/* thread records folded into it */
+struct kp_live {
+	struct kp_map *map;
+	size_t seq_off;
+	void (*leave)(void *val, void *arg);
+	void *leave_arg;
+	void (*free_val)(void *val);
+	const char *fate;
+	int told;		/* the warning was given */
+	int64_t cut, *seqs;
+	size_t nseqs;
 };
-typedef void kp_exit_fn(const struct kp_exit *e, void *arg);
-struct kp_taskstats_counts {
-	uint64_t dropped;	/* records the socket dropped, buffer full */
-	uint64_t unreadable;	/* messages that held no record we read */
-	uint64_t forgotten;	/* processes let go at KP_LIVE_MAX held */
-	uint64_t pending;	/* processes held: threads ended, not all */
-	uint64_t rcvbuf_bytes;	/* the receive buffer the kernel gave */
-};
-#define KP_TASKSTATS_RCVBUF (8 << 20)	/* asked for by default */
-struct kp_taskstats;
-/*
- * Registers and proves it (a child's exit received, within 3 s): the
- * listener, or NULL with the reason in why.  rcvbuf_bytes 0: the default.
- * Exits before it returns are not reported.
- */
-struct kp_taskstats *kp_taskstats_open(size_t rcvbuf_bytes, char *why,
-    size_t whylen);
-int kp_taskstats_fd(const struct kp_taskstats *ts);	/* to poll */
-/* Every record queued, without blocking, a fact per process ended to fn;
- * 0, or -1 (errno) if reading failed. */
-int kp_taskstats_drain(struct kp_taskstats *ts, kp_exit_fn *fn, void *arg);
-int kp_taskstats_counts(struct kp_taskstats *ts,
-    struct kp_taskstats_counts *c);	/* since open; -1: errno */
-void kp_taskstats_close(struct kp_taskstats *ts);
-/* 1 if /proc's starttime is that of the process e says ended. */
-int kp_exit_same_start(const struct kp_exit *e, uint64_t starttime);
-/* The same without a socket, on one datagram read at boot_ns. */
-struct kp_taskstats *kp_taskstats_parser(uint16_t family);
-void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
-    int64_t boot_ns, kp_exit_fn *fn, void *arg);
-
-/*
- * exits.c: the exit facts a sampler has received and not yet used, from
- * a listener drained all the time; a scan cuts them into those received
- * before it began and those after.
- */
-struct kp_exits *kp_exits_new(struct kp_taskstats *ts);	/* takes ts */
-int kp_exits_fd(const struct kp_exits *x);	/* to poll; -1: none */
-void kp_exits_drain(struct kp_exits *x);
-void kp_exits_add(struct kp_exits *x, const struct kp_exit *e);
-void kp_exits_cut(struct kp_exits *x);
-/* 1: the fact is used and let go; 0: kept.  before: it came before the cut */
-typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);
-void kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg);
-const struct kp_exit *kp_exits_find(const struct kp_exits *x, pid_t pid);
-uint64_t kp_exits_dropped(struct kp_exits *x);	/* since the last call */
-int kp_exits_listening(const struct kp_exits *x);
-void kp_exits_free(struct kp_exits *x);
+void kp_live_sweep(struct kp_live *l, int dense, int64_t seq);
 
 /* state.c: --state FILE, locked, replaced atomically. */
 int kp_replaced_open(const char *path, const char *instead);	/* -1: none */
@@ -493,7 +317,7 @@ json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
 void kp_state_prepare_new(struct kp_state *st, json_t *data);
 void kp_state_commit(struct kp_state *st);
-/* A filter's: its output held for the state of each interval (D5). */
+/* A filter's: its output held for the state of each interval. */
 void kp_state_hold(const struct kp_state *st);
 int kp_state_due(const struct kp_state *st);
 void kp_state_interval_end(struct kp_state *st, json_t *data);
@@ -501,7 +325,6 @@ int kp_state_pending(const struct kp_state *st);
 void kp_state_end(struct kp_state *st, json_t *data);
 void kp_state_close(struct kp_state *st);
 void kp_state_need_input(const struct kp_state *st, long lines_read);
-int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */
-const char *kp_json_str(json_t *obj, const char *key);	/* borrowed */
+int kp_parse_boot_id(char *buf);	/* cuts buf at its newline; 0 or -1 */
 
 #endif

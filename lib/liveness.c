@@ -1,10 +1,11 @@
 /*
- * Liveness (DECISIONS.md D2).  In a dense stream a workload without a
- * record has ended; a sparse stream, as one cut by grep, may never say so,
- * and a stage that holds what it has seen would grow with the run.  It
- * holds at most KP_LIVE_MAX; beyond, it lets go of those seen least
- * recently, down to half, and says so.
+ * Liveness (kp-records(5), "Record type cpu", dense).  In a dense stream a
+ * workload without a record has ended; a sparse stream, as one cut by
+ * grep, may never say so, and a stage that holds what it has seen would
+ * grow with the run.  It holds at most KP_LIVE_MAX; beyond, it lets go of
+ * those seen least recently, down to half, and says so.
  */
+#include <err.h>
 #include <stdlib.h>
 
 #include "kp.h"
@@ -29,4 +30,55 @@ kp_live_cut(int64_t *last_seq, size_t n, size_t keep)
 		return INT64_MIN;
 	qsort(last_seq, n, sizeof(*last_seq), by_seq);
 	return last_seq[n - keep];
+}
+
+/* One not seen since the cut is let go: it leaves, then it is freed. */
+static int
+seen_before(void *val, void *arg)
+{
+	const struct kp_live *l = arg;
+
+	if (*(const int64_t *)((const char *)val + l->seq_off) >= l->cut)
+		return 0;
+	if (l->leave != NULL)
+		l->leave(val, l->leave_arg);
+	return 1;
+}
+
+static void
+last_seq_of(const char *key, void *val, void *arg)
+{
+	struct kp_live *l = arg;
+
+	(void)key;
+	l->seqs[l->nseqs++] = *(const int64_t *)((const char *)val +
+	    l->seq_off);
+}
+
+/*
+ * Interval seq has ended.  Dense, every workload it had no record of has
+ * ended; sparse, beyond KP_LIVE_MAX held, those seen least recently are
+ * let go down to half, said once with the fate the caller gives them
+ * (kp-records(5), Record type cpu: dense).
+ */
+void
+kp_live_sweep(struct kp_live *l, int dense, int64_t seq)
+{
+	size_t n = kp_map_count(l->map);
+
+	if (!dense && n <= KP_LIVE_MAX)
+		return;
+	l->cut = seq;
+	if (!dense) {
+		l->seqs = kp_reallocarray(NULL, n, sizeof(*l->seqs));
+		l->nseqs = 0;
+		kp_map_each(l->map, last_seq_of, l);
+		l->cut = kp_live_cut(l->seqs, n, KP_LIVE_MAX / 2);
+		free(l->seqs);
+		l->seqs = NULL;
+		if (!l->told++)
+			warnx("%zu processes without an end, more than %d: "
+			    "%s", n, KP_LIVE_MAX, l->fate);
+	}
+	kp_map_sweep(l->map, seen_before, l, l->free_val);
 }

@@ -36,6 +36,16 @@ kp_parse_double(const char *s, double min, double max, const char *what)
 	return v;
 }
 
+/*
+ * An energy in joules, as --min-terminated-energy takes it: up to 10^12 J,
+ * in microjoules to the nearest.
+ */
+int64_t
+kp_parse_joules_uj(const char *s, const char *what)
+{
+	return (int64_t)llround(kp_parse_double(s, 0, 1e12, what) * 1e6);
+}
+
 /* A positive duration with a unit: 500ms, 2s, 1.5s, 1m.  At most one day. */
 int64_t
 kp_parse_duration_us(const char *s, const char *what)

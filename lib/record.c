@@ -24,7 +24,10 @@ struct span {
 	size_t n;
 };
 
-/* What the records taken say of the ordering (kp-records(5), D1). */
+/*
+ * What the records taken say of the ordering (kp-records(5), "Rules every
+ * reader applies").
+ */
 struct order {
 	int64_t last_ended;	/* the last interval ended, or -1 */
 	int64_t domain_ended;	/* the same since the last header, or -1 */
@@ -753,13 +756,13 @@ check_header(struct kp_reader *r, const struct kp_record *rec)
 }
 
 /*
- * Ordering and replays (kp-records(5), D1): the records of an interval
- * come before its interval record, intervals end in increasing seq, and
- * seq goes back only right after a header, and only to 1.  Nor does it
- * leap more than KP_SEQ_AHEAD_MAX past the last interval ended since the
- * header: one corrupt seq would end the open interval and make every
- * later record a disorder.  A line is checked here; only a record taken
- * moves the ordering.
+ * Ordering and replays (kp-records(5), "Rules every reader applies"): the
+ * records of an interval come before its interval record, intervals end
+ * in increasing seq, and seq goes back only right after a header, and
+ * only to 1.  Nor does it leap more than KP_SEQ_AHEAD_MAX past the last
+ * interval ended since the header: one corrupt seq would end the open
+ * interval and make every later record a disorder.  A line is checked
+ * here; only a record taken moves the ordering.
  */
 static const char *
 check_order(struct kp_reader *r, const struct kp_record *rec)
@@ -922,6 +925,27 @@ warn_at(const char *name, long lineno, const char *fmt, va_list ap)
 	    lineno);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+/*
+ * The same for a complaint about input that a stage makes after reading,
+ * such as a sum past 2^63-1 found at the end: lineno 0 names no line.
+ */
+void
+kp_warn_line(const char *name, long lineno, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (lineno > 0)
+		warn_at(name, lineno, fmt, ap);
+	else {
+		fprintf(stderr, "%s: %s: ", program_invocation_short_name,
+		    name);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
 }
 
 void

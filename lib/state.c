@@ -1,16 +1,17 @@
 /*
  * --state FILE: what one run leaves for the next.  The file is JSON
- * {"kind":..., "version":1, "boot_id":..., "data":...}; it is locked against
- * concurrent runs (FILE.lock, waited for KP_LOCK_WAIT seconds at most), and
- * it is trusted only if it was written by the same command during the same
- * boot.  It is replaced in two steps (DECISIONS.md D5): prepared, the new
- * state written and synced in a temporary file .FILE.XXXXXX of the same
- * directory, before the stage writes the records that the new state
- * accounts for; committed, renamed into place and the directory synced,
- * after them.  A crash between the two repeats that interval in the next
- * run, which readers report (D1); a failure to prepare, as on a full disk,
- * writes nothing and advances nothing.  Temporaries a crash left are
- * removed by the next run that holds the lock.
+ * {"kind":..., "version":1, "boot_id":..., "data":...}; it is locked
+ * against concurrent runs (FILE.lock, waited for KP_LOCK_WAIT seconds at
+ * most), and it is trusted only if it was written by the same command
+ * during the same boot.  It is replaced in two steps (proc-cputime(1),
+ * "Guarantees"): prepared, the new state written and synced in a temporary
+ * file .FILE.XXXXXX of the same directory, before the stage writes the
+ * records that the new state accounts for; committed, renamed into place
+ * and the directory synced, after them.  A crash between the two repeats
+ * that interval in the next run, which readers report as a replay
+ * (kp-records(5)); a failure to prepare, as on a full disk, writes nothing
+ * and advances nothing.  Temporaries a crash left are removed by the next
+ * run that holds the lock.
  */
 #include <dirent.h>
 #include <err.h>
@@ -42,6 +43,38 @@ struct kp_state {
 	int rebooted;		/* data is from an earlier boot */
 	int uncommitted;	/* an interval ended since the last commit */
 };
+
+/*
+ * The boot id's line, cut at its newline: 0 if it is one, as the kernel
+ * writes it (hex digits and '-'), -1 if not.  The state file stores it as
+ * a JSON string, which any other bytes might not be.
+ */
+int
+kp_parse_boot_id(char *buf)
+{
+	size_t n;
+
+	buf[strcspn(buf, "\n")] = '\0';
+	n = strspn(buf, "0123456789abcdef-");
+	return n > 0 && buf[n] == '\0' ? 0 : -1;
+}
+
+/* The kernel's boot id, so that state from before a reboot is not trusted. */
+static int
+read_boot_id(const char *procdir, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", procdir);
+	if (kp_read_file(AT_FDCWD, path, buf, len) < 0)
+		return -1;
+	if (kp_parse_boot_id(buf) < 0) {
+		buf[0] = '\0';
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
 
 /*
  * The path is checked on what was opened, not before: a FIFO would hang a
@@ -250,7 +283,7 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 	st->path = kp_strdup(path);
 	st->dir = dir_of(path);
 	snprintf(st->kind, sizeof(st->kind), "%s", kind);
-	if (kp_read_boot_id(procdir, st->boot_id, sizeof(st->boot_id)) < 0)
+	if (read_boot_id(procdir, st->boot_id, sizeof(st->boot_id)) < 0)
 		st->boot_id[0] = '\0';	/* no boot id: trust only the kind */
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
 	st->lockfd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW |
@@ -342,12 +375,13 @@ kp_state_commit(struct kp_state *st)
 }
 
 /*
- * A filter with --state (D5): every record of an interval, those it passes
- * on as they came included, is held until the state that counts the
- * interval is prepared, so that when preparing it fails, as on a full
- * disk, none of them goes out.  Held from before the stream is read
- * (kp_state_hold) to each interval's end (kp_state_interval_end), and
- * from there to the next, and to the stream's end (kp_state_end).
+ * A filter with --state (kp-attribute(1), --state): every record of an
+ * interval, those it passes on as they came included, is held until the
+ * state that counts the interval is prepared, so that when preparing it
+ * fails, as on a full disk, none of them goes out.  Held from before the
+ * stream is read (kp_state_hold) to each interval's end
+ * (kp_state_interval_end), and from there to the next, and to the
+ * stream's end (kp_state_end).
  */
 void
 kp_state_hold(const struct kp_state *st)
@@ -426,7 +460,8 @@ kp_state_close(struct kp_state *st)
 }
 
 /*
- * D5: a stage in the middle of a pipeline, given an empty input with
+ * A stage in the middle of a pipeline (kp-attribute(1), kp-aggregate(1),
+ * DESCRIPTION), given an empty input with
  * --state, saves nothing: the stage before it failed, and advancing this
  * one's state alone would make the next run's windows differ.
  */
@@ -436,23 +471,4 @@ kp_state_need_input(const struct kp_state *st, long lines_read)
 	if (st != NULL && lines_read == 0)
 		errx(KP_EXIT_FAILURE, "<stdin>: empty input: the stage before "
 		    "failed; %s is not advanced", st->path);
-}
-
-/* The integer member key of obj, in *val; 0 if there is none. */
-int
-kp_json_int(json_t *obj, const char *key, int64_t *val)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (!json_is_integer(v))
-		return 0;
-	*val = json_integer_value(v);
-	return 1;
-}
-
-/* The string member key of obj, borrowed, or NULL. */
-const char *
-kp_json_str(json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
 }

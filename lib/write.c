@@ -43,7 +43,7 @@ kp_out_init(void)
 /*
  * Output held back, not written, until kp_out_release: a stage with
  * --state prepares the state that counts an interval's records before
- * they go out (DECISIONS.md D5).
+ * they go out (proc-cputime(1), "Guarantees").
  */
 static struct kp_buf held;
 static int holding;
@@ -374,25 +374,4 @@ kp_out_buf(struct kp_buf *b)
 	kp_buf_add(b, "}", 1);
 	kp_out_raw(b->s, b->len);
 	b->len = 0;
-}
-
-/* The mean power of an interval: microjoules per microsecond are watts. */
-double
-kp_watts(int64_t energy_uj, int64_t dt_us)
-{
-	return dt_us > 0 ? (double)energy_uj / (double)dt_us : 0;
-}
-
-/*
- * The share of whole that part is, in [0, 1]: the one rule for a usage
- * ratio, whose parts may come from counters sampled at different times.
- */
-double
-kp_usage_ratio(int64_t part, int64_t whole)
-{
-	if (whole <= 0 || part <= 0)
-		return 0;
-	if (part >= whole)
-		return 1;
-	return (double)part / (double)whole;
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # timing.sh: sourced by the scripts/bench-* that time commands, so that
-# each is timed alike (D8): runs interleaved, the median of each counts.
+# each is timed alike: runs interleaved, the median of each counts, since
+# one best run against a threshold inside the noise proves nothing.
 # The sourcing script sets $tmp, a scratch directory.
 
 now_ns() {

@@ -69,6 +69,83 @@ copy_tree() {
 	assert_output ""
 }
 
+# "caller callee" for each pair of lib/ objects (as make built them) where
+# the first needs a symbol the second defines.
+lib_calls() {
+	obj_calls "$KP_ROOT"/lib/*.o "$KP_ROOT"/lib/proc/*.o
+}
+
+# "caller callee" for each object of those given that calls another's
+# function, paths from the top.
+obj_calls() {
+	local o
+	for o in "$@"; do
+		nm -g --defined-only "$o" |
+		    awk -v o="${o#"$KP_ROOT"/}" 'NF == 3 { print o, "D", $3 }'
+		nm -u "$o" | awk -v o="${o#"$KP_ROOT"/}" '{ print o, "U", $NF }'
+	done | awk '$2 == "D" { def[$3] = $1 } $2 == "U" { n++; by[n] = $1; sym[n] = $3 }
+	    END { for (i = 1; i <= n; i++)
+		if (sym[i] in def && def[sym[i]] != by[i]) print by[i], def[sym[i]] }' |
+	    sort -u
+}
+
+@test "lib/ in two layers: the protocol calls nothing of lib/proc/, and no two files call each other" {
+	lib_calls > "$BATS_TEST_TMPDIR/calls"
+	# The engine stands on the protocol: the calls are there to check.
+	grep -q '^lib/proc/sampler.o lib/write.o$' "$BATS_TEST_TMPDIR/calls"
+	run awk '$1 !~ /^lib\/proc\// && $2 ~ /^lib\/proc\//' "$BATS_TEST_TMPDIR/calls"
+	assert_output ""
+	run awk '{ e[$1 " " $2] = 1 } END { for (k in e) { split(k, p, " ")
+	    if ((p[2] " " p[1]) in e) print k } }' "$BATS_TEST_TMPDIR/calls"
+	assert_output ""
+}
+
+# The pairs of "caller callee" lines on stdin that call each other.
+mutual() {
+	awk '{ e[$1 " " $2] = 1 } END { for (k in e) { split(k, p, " ")
+	    if ((p[2] " " p[1]) in e) print k } }'
+}
+
+@test "a program's parts call one way: no two files of kp-attribute, kp-aggregate or kp-fmt call each other" {
+	local d
+	for d in attribute aggregate fmt; do
+		obj_calls "$KP_ROOT"/cmd/$d/*.o > "$BATS_TEST_TMPDIR/$d"
+		run mutual < "$BATS_TEST_TMPDIR/$d"
+		assert_output ""
+	done
+	# The calls are there to check: the end of an interval splits it.
+	grep -q '^cmd/attribute/track.o cmd/attribute/split.o$' \
+	    "$BATS_TEST_TMPDIR/attribute"
+	grep -q '^cmd/aggregate/main.o cmd/aggregate/end.o$' \
+	    "$BATS_TEST_TMPDIR/aggregate"
+}
+
+# Each object's variables in .data or .bss: the state a program could
+# change outside a call.  Tables are const, in .rodata or .data.rel.ro;
+# AddressSanitizer adds a marker of its own for each global (make
+# SANITIZE=1).
+writable() {
+	local o
+	for o in "$@"; do
+		objdump -t "$o" | awk -v o="${o#"$KP_ROOT"/}" \
+		    '$3 == "O" && $4 ~ /^\.(data|bss)$/ &&
+		    $NF !~ /^__odr_asan/ { print o, $NF }'
+	done
+}
+
+@test "proc-cputime, kp-attribute, kp-aggregate and kp-fmt keep no mutable file-scope state but signal flags" {
+	writable "$KP_ROOT"/cmd/proc-cputime.o "$KP_ROOT"/cmd/attribute/*.o \
+	    "$KP_ROOT"/cmd/aggregate/*.o "$KP_ROOT"/cmd/fmt/*.o | sort \
+	    > "$BATS_TEST_TMPDIR/writable"
+	# kp-fmt -f top's: the terminal to give back and a change of size
+	# (SIGWINCH), set by its signal handlers (kp-fmt(1), -f top).
+	run cat "$BATS_TEST_TMPDIR/writable"
+	assert_output - <<-'EOF'
+	cmd/fmt/top.o term_active
+	cmd/fmt/top.o term_resized
+	EOF
+}
+
 @test "the benchmark runs every stage and reports ratios to its baseline" {
 	# tiny: 3 intervals of 20 processes; memory with 50 live; 2 runs
 	run "$KP_ROOT/scripts/bench-stages" 3 20 50 2

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The churn workload of issue 14 in a cgroup of its own, where a reaping
+# The churn workload of tests/exited.bats in a cgroup of its own, where a reaping
 # parent cannot see the short children: each of the 120 of 3 ms of CPU
 # time is started by a subshell that ends at once, so that init, outside
 # the cgroup, reaps it; the three of 700 ms are the script's own.

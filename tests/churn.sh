@@ -1,5 +1,5 @@
 #!/bin/sh
-# The churn workload of issue 14: 120 children of 3 ms of CPU time each,
+# The churn workload of tests/exited.bats: 120 children of 3 ms of CPU time each,
 # then three of 700 ms, one after the other.  $CPUBURN is tests/cpuburn.
 i=0
 while [ "$i" -lt 120 ]; do

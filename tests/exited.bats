@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# Exit accounting (issue 14, DECISIONS.md D3): cgroup CPU counters, the
-# truth for groups; reaping parents, the detail; exited records.  Fixture
+# Exit accounting (proc-cputime(1), "Exit accounting"): cgroup CPU
+# counters, the truth for groups; reaping parents, the detail; exited
+# records.  Fixture
 # trees first, then live workloads defined in CPU time (tests/cpuburn) and
 # measured by wait4(2) (tests/wait4).
 
@@ -268,6 +269,58 @@ v1_cgroup() {
 	    "$(printf '["parent",%d,null]\n["cgroup",0,%d]' "$kept" $(($(ticks_us 50) - 100000)))"
 }
 
+# The third sample: 1000 ticks more, 300 of them active.
+advance_node_again() {
+	printf 'cpu  6500 0 2200 81250 1050 0 0 0 0 0\n' > "$P/stat"
+	echo "1020.00 1820.00" > "$P/uptime"
+}
+
+# The exited records of the last run as [seq, source, ppid, cpu_us,
+# excess_cpu_us].
+exited_cut() {
+	exited | jq -c '[.seq, .source, .ppid, .cpu_us, .excess_cpu_us]'
+}
+
+# Interval 1 of the test above: systemd reaps 500 ms while its cgroup's
+# counter shows 100 ms, so that the detail is cut to 100 ms and 2 ticks.
+cut_in_init_scope() {
+	run_state
+	advance_node
+	set_child_ticks 1 40 10
+	add_usage /init.scope 100000
+	run_state
+	assert_equal "$(exited_cut)" "$(printf '[1,"parent",1,%d,null]\n[1,"cgroup",null,0,%d]' \
+	    $((100000 + $(ticks_us 2))) $(($(ticks_us 50) - 100000)))"
+}
+
+@test "a busy cgroup's cut detail is given, as the detail it was, by its counter's unused growth the next interval, and only then" {
+	cut_in_init_scope
+	# The counter then shows what it had not yet: the detail it cut is
+	# given by it, under systemd as before, not as the cgroup's residue.
+	advance_node_again
+	add_usage /init.scope 400000
+	run_state
+	assert_success
+	assert_equal "$(exited_cut)" "[2,\"parent\",1,$((400000 - $(ticks_us 2))),null]"
+	assert_equal "$(exited | jq -r .cgroup)" /init.scope
+}
+
+@test "a cut detail takes no more than the next interval's unused growth, and is offered once" {
+	cut_in_init_scope
+	advance_node_again
+	add_usage /init.scope 100000
+	run_state
+	# 100 ms less the 2 ticks the first interval's rounding had carried.
+	assert_equal "$(exited_cut)" "[2,\"parent\",1,$((100000 - $(ticks_us 2))),null]"
+	# What is still cut was reported as excess when it was cut; the
+	# interval after, the growth is the cgroup's own again.
+	printf 'cpu  6700 0 2300 81950 1050 0 0 0 0 0\n' > "$P/stat"
+	echo "1030.00 1830.00" > "$P/uptime"
+	add_usage /init.scope 50000
+	run_state
+	assert_equal "$(exited_cut)" '[3,"cgroup",null,50000,null]'
+}
+
 @test "a child that ended before a sample, reaped just after the sample read its parent, counts once: by its exit fact, not again by the parent's cutime" {
 	[ -x "$KP_ROOT/tests/facts-replay" ] ||
 	    fail "tests/facts-replay is not built (make check builds it)"
@@ -442,7 +495,7 @@ churn() {
 
 # A new cgroup in the hierarchy that counts CPU time on this host, in the
 # order proc-cputime looks for one: its directory.  Needs root.
-# The hierarchy that accounts CPU time, where lib/cgcpu.c looks for it.
+# The hierarchy that accounts CPU time, where lib/proc/cgroup_counters.c looks for it.
 new_cgroup_dir() {
 	local r=/sys/fs/cgroup
 	if [ -e "$r/cgroup.controllers" ]; then
@@ -677,7 +730,8 @@ last_slice() {
 
 # The kernel's exit records (--exited taskstats): the detail where
 # proc-cputime holds CAP_NET_ADMIN in the host's namespaces.  As root each
-# of these must pass (D8).
+# of these must pass, never skip: CI runs as root, and a skip there would
+# hide a listener that no longer works.
 
 # The exited records of stream $1 from taskstats under pid $2, as
 # [seq, comm, count].

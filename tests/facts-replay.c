@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 static void
 add_fact(struct kp_exits *x, const char *line)

@@ -452,7 +452,7 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -s '[.[] | select(.type == "container") | .energy_uj] | add' <<< "$output")" 24000
 }
 
-@test "--state with an empty input is an error that advances nothing (D5)" {
+@test "--state with an empty input is an error that advances nothing" {
 	local S=$BATS_TEST_TMPDIR/ag.state
 	process 1 package 1 7 '"container_id":"a"'
 	interval 1
@@ -466,7 +466,7 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_output ""
 }
 
-@test "a long-running --state run commits each interval, at most once a second (D5)" {
+@test "a long-running --state run commits each interval, at most once a second" {
 	local S=$BATS_TEST_TMPDIR/ag.state fifo=$BATS_TEST_TMPDIR/fifo
 	local out=$BATS_TEST_TMPDIR/out pid
 	process 1 package 1 7 '"container_id":"a"'
@@ -507,7 +507,8 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -c 'select(.type == "container") | [.pod_id, .total_uj]' <<< "$output")" '["p1",12]'
 }
 
-# Exited records (D3), as kp-attribute writes them.
+# Exited records (kp-aggregate(1), "Exited records"), as kp-attribute
+# writes them.
 
 # exited SEQ ZONE PPID UJ [extra JSON members]
 exited() {

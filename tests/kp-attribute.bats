@@ -739,7 +739,7 @@ kp-attribute: <stdin>:4: the stream ends inside interval 3"
 	assert_equal "$(jq -s '[.[] | select(.type == "process") | .energy_uj] | add' <<< "$output")" 48000
 }
 
-@test "--state with an empty input is an error that advances nothing (D5)" {
+@test "--state with an empty input is an error that advances nothing" {
 	local S=$BATS_TEST_TMPDIR/ka.state
 	header; energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
 	attribute --state "$S"
@@ -750,7 +750,8 @@ kp-attribute: <stdin>:4: the stream ends inside interval 3"
 	cmp "$S" "$BATS_TEST_TMPDIR/before"
 }
 
-# Exited records (D3): processes born and ended inside an interval.
+# Exited records (kp-attribute(1), "Exited records"): processes born and
+# ended inside an interval.
 
 # xfield FIELD [ZONE]: FIELD of the exited records, on one line.
 xfield() {

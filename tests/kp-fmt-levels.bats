@@ -221,7 +221,7 @@ EOF2
 EOF
 }
 
-# Exited records (D3): streams/exited.ndjson is kp-attribute | kp-aggregate
+# Exited records (kp-records(5)): streams/exited.ndjson is kp-attribute | kp-aggregate
 # of two intervals of a build in a docker container (make, its cc1 and as
 # children) and a cron job's date, which only exited records show.
 

@@ -497,7 +497,7 @@ EOF2
 	# kp-fmt in the foreground, as Ctrl-C finds it: a background job of
 	# a script ignores SIGINT, and so does kp-fmt there.  Its input stays
 	# open: the first SIGINT (at 1 s) leaves it reading for its producer
-	# to end the stream (D7), the second (at 2 s) ends it at once.
+	# to end the stream (kp-fmt(1), SIGNALS), the second (at 2 s) ends it at once.
 	timeout 10 script -qec "stty rows 40 cols 100; bash -c 'timeout --foreground --preserve-status -s INT 2 timeout --foreground --preserve-status -s INT 1 kp-fmt -f top < <(cat \"\$1\"; exec sleep 10 </dev/null 2>/dev/null); echo status=\$?' _ '$TWO'" /dev/null </dev/null >"$out"
 	# The status line says the size it used.
 	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"

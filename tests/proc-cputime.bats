@@ -533,7 +533,7 @@ bad_stat() {
 	assert_line -n 2 --partial "\"pid\":100,\"ppid\":1,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
 	assert_line -n 3 --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'
 	# In the middle of a pipeline, an empty input is an upstream that
-	# failed: exit 1, and the state as it was (D5).
+	# failed: exit 1, and the state as it was (proc-cputime(1), "Modes").
 	cp "$S" "$BATS_TEST_TMPDIR/before"
 	run -1 --separate-stderr bash -c ': | proc-cputime --proc "$1" --state "$2"' _ "$P" "$S"
 	assert_equal "$stderr" "proc-cputime: <stdin>: empty input: the stage before failed; $S is not advanced"

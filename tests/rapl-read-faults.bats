@@ -180,14 +180,17 @@ setup() {
 }
 
 @test "--state: warns when a counter may have wrapped twice since the stored sample" {
+	# A counter of a tenth of the fixture's range wraps in 13 s at 500 W,
+	# so that moving the stored sample 60 s into the past needs no more
+	# than a minute of the machine's uptime (its clock starts at boot).
+	echo 6571299961 > "$SY/class/powercap/intel-rapl:0:1/max_energy_range_uj"
+	echo 2000000000 > "$SY/class/powercap/intel-rapl:0:1/energy_uj"
 	run_state
-	# The stored sample moved 600 s into the past: more than the 131 s in
-	# which a 65712999613 uJ counter wraps at 500 W.
-	age_state 600
+	age_state 60
 	run_state
 	assert_success
 	assert_equal "$stderr" \
-	    "rapl-read: $S: the time since the stored sample of 600 s is longer than the 131 s in which counter 'intel-rapl:0:1' wraps at 500 W: a second wrap would go unseen"
+	    "rapl-read: $S: the time since the stored sample of 60 s is longer than the 13 s in which counter 'intel-rapl:0:1' wraps at 500 W: a second wrap would go unseen"
 	assert_line --partial '"type":"interval","seq":1,'
 	run_state
 	assert_equal "$stderr" ""

@@ -72,7 +72,7 @@ check_log() {
 	check_log "$BATS_TEST_TMPDIR/log/energy.csv"
 }
 
-@test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar, as D6 asks" {
+@test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar, as the README says" {
 	local y=$SCRIPTS/kp-daemonset.yaml
 	run -0 yamllint -s -d '{extends: default, rules: {line-length: {max: 100}}}' "$y"
 	run -0 python3 - "$y" <<'PY'

@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
-# Signals as DECISIONS.md D7 settles them: a pipeline started in its own
+# Signals as each page's SIGNALS section states them: a pipeline started in its own
 # process group (setsid) gets SIGINT as a terminal sends it, once its
 # producer has written N intervals.  The first signal ends the stream at
 # its producer; every filter reads on to the end and finishes normally.
 
 load test_helper
 
-# A producer of the record format, as D7 wants one: an interval of 1 J
+# A producer of the record format, as rapl-read(1), SIGNALS, says one
+# behaves: an interval of 1 J
 # every 50 ms; on SIGINT it ends its interval, writes it and exits 130.
 # It counts its intervals in $1.
 fake_producer() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# --state under faults (DECISIONS.md D5): a full disk, an I/O error and a
+# --state under faults (rapl-read(1), "Guarantees"): a full disk, an I/O error and a
 # kill -9 at each step of a state write, injected without root by
 # tests/state-fault.c (LD_PRELOAD), and a real full tmpfs as root.  Nothing
 # measured is counted twice; what a crash leaves is cleaned up.
@@ -104,9 +104,10 @@ step() {
 	step 1000000
 	cron_run
 	# The next run repeats interval 2 over the longer span: a reader of
-	# the log reports the replay and keeps the first copy (D1).  The
-	# third joule, in the window between the records and the rename, is
-	# the one loss D5 allows.
+	# the log reports the replay and keeps the first copy (kp-records(5),
+	# "Rules every reader applies").  The third joule, in the window
+	# between the records and the rename, is the one loss rapl-read(1),
+	# "Guarantees", allows.
 	run -3 --separate-stderr kp-fmt -f json --summary < "$LOG"
 	assert_equal "$(jq -s '[.[] | select(.type == "energy" and .zone == "package") | .energy_uj] | add' <<< "$output")" 2000000
 	assert_equal "${stderr_lines[0]}" \

@@ -1,5 +1,6 @@
 /*
- * taskstats-probe: the test driver of lib/taskstats.c (tests/taskstats.bats).
+ * taskstats-probe: the test driver of lib/proc/exit_taskstats.c
+ * (tests/taskstats.bats).
  * It opens the listener, runs a workload defined in CPU time, and prints
  * what the kernel's exit records said beside what wait4 and /proc said:
  *
@@ -45,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 #define CHILDREN_MAX 1000
 #define THREADS_MAX 64

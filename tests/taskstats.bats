@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# lib/taskstats.c, the kernel's exit records (issue 14, DECISIONS.md D3),
-# through tests/taskstats-probe: children whose work is defined in CPU time
+# lib/proc/exit_taskstats.c, the kernel's exit records (proc-cputime(1),
+# "Exit accounting"), through tests/taskstats-probe: children whose work is defined in CPU time
 # run beside the listener, and what the records said is set against what
 # wait4 and /proc said of the same children.  The listener needs
-# CAP_NET_ADMIN: as root every test must pass, and none skips (D8).
+# CAP_NET_ADMIN: as root every test must pass, and none skips, since CI
+# runs as root and a skip there would hide a listener that fails.
 
 load test_helper
 
@@ -80,7 +81,7 @@ share_min() {
 
 @test "a child that computes to its end is credited no more than wait4's" {
 	# The scheduler has not counted its last run when the record is
-	# filled: the record lacks up to a tick of it (lib/taskstats.c).
+	# filled: the record lacks up to a tick of it (lib/proc/exit_taskstats.c).
 	probe -p -n 10 -c 3000
 	run breaking 'n == 1 && cpu <= rusage + 2000'
 	assert_output ""

@@ -4,13 +4,17 @@
  *	main.c	the options and the stream, interval by interval
  *	hold.c	an interval's records, held until its interval record
  *	split.c	a zone's energy split into shares, and the records written
- *	track.c	the processes' totals, their ends, and each interval's end
+ *	track.c	the run, the processes' totals, their ends, and each
+ *		interval's end
  *	state.c	the totals kept by --state across runs
+ *
+ * The run is one struct attr, which main.c makes and passes to each part;
+ * nothing else outlives a call.
  */
 #ifndef ATTRIBUTE_H
 #define ATTRIBUTE_H
 
-#include "kp.h"
+#include "proc/proc.h"
 
 /* One energy record of the interval. */
 struct energy {
@@ -30,9 +34,10 @@ struct proc {
 };
 
 /*
- * One exited record of the interval (D3): processes that no proc record
- * showed.  It has a share of the interval's energy and nothing more: no
- * totals, no liveness, nothing held after its interval.
+ * One exited record of the interval (kp-records(5), Record type exited):
+ * processes that no proc record showed.  It has a share of the interval's
+ * energy and nothing more: no totals, no liveness, nothing held after its
+ * interval.
  */
 struct exited {
 	int64_t cpu_us;
@@ -100,48 +105,68 @@ struct options {
 	long long max_terminated;
 	int64_t min_terminated_uj;
 };
-extern struct options opt;
+
+struct node_totals {
+	int64_t total_uj, active_total_uj, idle_total_uj;
+};
 
 /*
- * The run's totals, kept across intervals, and by --state across runs
- * (main.c has them): the zones, each zone's node and unattributed totals,
- * each process's, and the processes that ended in an interval without
- * energy, still to report.
+ * The run, passed to every part: the options, and the totals kept across
+ * intervals, and by --state across runs: the zones, each zone's node and
+ * unattributed totals, each process's, and the processes that ended in an
+ * interval without energy, still to report.
  */
-extern struct kp_zones zones;
-extern struct node_totals {
-	int64_t total_uj, active_total_uj, idle_total_uj;
-} node_total[KP_ZONES_MAX];
-extern int64_t unattributed_total[KP_ZONES_MAX];
-extern struct kp_map *workloads;	/* "pid:starttime" -> workload */
-extern struct ended *ended;
-extern size_t nended;
+struct attr {
+	struct options opt;
+	struct kp_zones zones;
+	struct node_totals node_total[KP_ZONES_MAX];
+	int64_t unattributed_total[KP_ZONES_MAX];
+	struct kp_map *workloads;	/* "pid:starttime" -> workload */
+	struct kp_live live;		/* lets go of workloads */
+	struct ended *ended;
+	size_t nended;
+	/*
+	 * split.c's scratch, kept from one interval to the next so that a
+	 * zone is split without an allocation: the records' text, and one
+	 * share per process and exited record, + 2.
+	 */
+	struct kp_buf out;
+	struct share *shares, **order;
+	size_t nshares;
+};
 
 /* hold.c */
 void check_live(struct kp_reader *r, const struct kp_record *rec, int64_t dt_us);
 int consumed(const struct kp_record *rec);
-void hold(struct kp_reader *r, const struct kp_record *rec, struct interval *iv);
-void hold_sampled(struct interval *iv, struct kp_sampler *s, int64_t seq);
+void hold(struct attr *a, struct kp_reader *r, const struct kp_record *rec,
+    struct interval *iv);
+void hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,
+    int64_t seq);
 void interval_clear(struct interval *iv);
 void pass_cut(struct interval *iv);
 void pass_lines(struct kp_buf *lines);
 void pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq);
 
 /* split.c */
-void attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
-    int64_t dt_us);
-void shares_reserve(size_t n);
-void split_free(void);
+void attribute_zone(struct attr *a, struct interval *iv,
+    const struct energy *e, int64_t seq, int64_t dt_us);
+int reportable(const struct attr *a, const struct workload *w);
+void shares_reserve(struct attr *a, size_t n);
+int64_t sum_total(const struct attr *a, const struct workload *w);
 
 /* track.c */
-void end_interval(struct kp_reader *r, struct interval *iv,
+void attr_free(struct attr *a);
+void attr_init(struct attr *a);
+void attr_reset(struct attr *a);
+void end_interval(struct attr *a, struct kp_reader *r, struct interval *iv,
     const struct kp_record *rec, struct kp_sampler *s);
-int reportable(const struct workload *w);
-struct workload *workload(int64_t pid, int64_t starttime, int create);
+struct workload *workload(struct attr *a, int64_t pid, int64_t starttime,
+    int create);
 
 /* state.c */
 int id_ok(const char *id);
-void load_state(struct kp_state *st, const char *path, struct kp_sampler *s);
-json_t *state_data(struct kp_sampler *s);
+void load_state(struct attr *a, struct kp_state *st, const char *path,
+    struct kp_sampler *s);
+json_t *state_data(const struct attr *a, struct kp_sampler *s);
 
 #endif

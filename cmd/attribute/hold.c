@@ -22,20 +22,20 @@
  * reader has checked the zone's name, which has no '/', and the socket.
  */
 static int
-energy_zone(const struct kp_record *rec)
+energy_zone(struct attr *a, const struct kp_record *rec)
 {
-	char key[sizeof(zones.name[0])];
+	char key[sizeof(a->zones.name[0])];
 	const char *zone;
 	int64_t socket;
 
 	if ((zone = kp_rec_str(rec, "zone")) == NULL)
 		return -1;
 	if (!kp_rec_int(rec, "socket", &socket))
-		return kp_zone_index(&zones, zone, strlen(zone));
+		return kp_zone_index(&a->zones, zone, strlen(zone));
 	if (snprintf(key, sizeof(key), "%s/%lld", zone, (long long)socket) >=
 	    (int)sizeof(key))
 		return -1;
-	return kp_zone_index(&zones, key, strlen(key));
+	return kp_zone_index(&a->zones, key, strlen(key));
 }
 
 void
@@ -66,7 +66,7 @@ copy_member(struct kp_buf *b, const struct kp_record *rec, const char *key)
  * node's.
  */
 static int
-energy_fits(const struct interval *iv, int z, int64_t v)
+energy_fits(const struct attr *a, const struct interval *iv, int z, int64_t v)
 {
 	int64_t held_uj = v, total_uj;
 	size_t i;
@@ -77,8 +77,8 @@ energy_fits(const struct interval *iv, int z, int64_t v)
 		    &held_uj))
 			return 0;
 	return held_uj <= KP_AMOUNT_MAX &&
-	    !__builtin_add_overflow(node_total[z].total_uj, held_uj,
-	    &total_uj) && !__builtin_add_overflow(unattributed_total[z],
+	    !__builtin_add_overflow(a->node_total[z].total_uj, held_uj,
+	    &total_uj) && !__builtin_add_overflow(a->unattributed_total[z],
 	    held_uj, &total_uj);
 }
 
@@ -105,18 +105,18 @@ cpu_adds(struct interval *iv, int64_t cpu_us)
  * cpu_us and usage_ratio, a proc record's cpu_us.
  */
 static const char *
-hold_energy(struct interval *iv, const struct kp_record *rec)
+hold_energy(struct attr *a, struct interval *iv, const struct kp_record *rec)
 {
 	struct energy *e;
 	int64_t v = 0;
 	int z;
 
 	kp_rec_int(rec, "energy_uj", &v);
-	if ((z = energy_zone(rec)) == -1)
+	if ((z = energy_zone(a, rec)) == -1)
 		return LONG_ZONE;
 	if (z < 0)
 		return TOO_MANY_ZONES;
-	if (!energy_fits(iv, z, v))
+	if (!energy_fits(a, iv, z, v))
 		return OVERFLOW;
 	if (iv->nenergy == iv->capenergy) {
 		iv->capenergy = iv->capenergy * 2 + 4;
@@ -260,10 +260,10 @@ hold_exited(struct interval *iv, const struct kp_record *rec)
 
 /* A record this stage consumes; why not, if it cannot. */
 static const char *
-hold_record(struct interval *iv, const struct kp_record *rec)
+hold_record(struct attr *a, struct interval *iv, const struct kp_record *rec)
 {
 	if (strcmp(rec->type, "energy") == 0)
-		return hold_energy(iv, rec);
+		return hold_energy(a, iv, rec);
 	if (strcmp(rec->type, "cpu") == 0)
 		return hold_cpu(iv, rec);
 	if (strcmp(rec->type, "exited") == 0)
@@ -293,11 +293,12 @@ consumed(const struct kp_record *rec)
  * more than it moves that of the stages after, which never see it.
  */
 void
-hold(struct kp_reader *r, const struct kp_record *rec, struct interval *iv)
+hold(struct attr *a, struct kp_reader *r, const struct kp_record *rec,
+    struct interval *iv)
 {
 	const char *why;
 
-	if ((why = hold_record(iv, rec)) != NULL) {
+	if ((why = hold_record(a, iv, rec)) != NULL) {
 		kp_reader_refuse(r, "%s record %s", rec->type, why);
 		return;
 	}
@@ -324,21 +325,23 @@ keep_sampled(const char *type, const char *line, size_t len, void *arg)
 
 /* This stage's own sample of /proc, held as upstream records would be. */
 void
-hold_sampled(struct interval *iv, struct kp_sampler *s, int64_t seq)
+hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,
+    int64_t seq)
 {
+	const char *procdir = a->opt.procdir;
 	struct kp_buf lines = { NULL, 0, 0 };
 	struct kp_reader *sr;
 	struct kp_record rec;
 	const char *why;
 
 	kp_sampler_emit(s, seq, keep_sampled, &lines);
-	sr = kp_reader_open_mem(lines.s, lines.len, opt.procdir);
+	sr = kp_reader_open_mem(lines.s, lines.len, procdir);
 	while (kp_reader_read(sr, &rec) > 0)
-		if ((why = hold_record(iv, &rec)) != NULL)
+		if ((why = hold_record(a, iv, &rec)) != NULL)
 			errx(KP_EXIT_FAILURE, "%s: a sampled %s record %s",
-			    opt.procdir, rec.type, why);
+			    procdir, rec.type, why);
 	if (kp_reader_errors(sr) > 0 || kp_reader_why(sr) != NULL)
-		errx(KP_EXIT_FAILURE, "%s: a sampled record: %s", opt.procdir,
+		errx(KP_EXIT_FAILURE, "%s: a sampled record: %s", procdir,
 		    kp_reader_why(sr));
 	kp_reader_close(sr);
 	free(lines.s);

@@ -12,27 +12,32 @@
  */
 #include <err.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "attribute.h"
 
-struct options opt = {
+/* Long options without a short form. */
+enum {
+	OPT_BASELINE_WATTS = 256,
+	OPT_DENOMINATOR,
+	OPT_IDLE,
+	OPT_MAX_TERMINATED,
+	OPT_MIN_TERMINATED_ENERGY,
+	OPT_PROC,
+	OPT_SPLIT,
+	OPT_STATE
+};
+
+static void usage(void);
+
+/* The options' defaults (kp-attribute(1)). */
+static const struct options default_options = {
 	.procdir = "/proc", .split_mode = SPLIT_RATIO, .idle_mode = IDLE_NONE,
 	.denom_mode = DENOM_NODE, .baseline_default = -1,
 	.max_terminated = 500, .min_terminated_uj = 0,
 };
-
-struct kp_zones zones = { .socket_keys = 1 };
-struct node_totals node_total[KP_ZONES_MAX];
-int64_t unattributed_total[KP_ZONES_MAX];
-struct kp_map *workloads;
-struct ended *ended;
-size_t nended;
-
-static void usage(void);
 
 static void
 usage(void)
@@ -49,10 +54,11 @@ usage(void)
  * The stream, interval by interval.  With --state, the state that counts
  * an interval is prepared before any of its records goes out, those passed
  * on as they came included, and committed after them, at most once a
- * second (D5).
+ * second (kp-attribute(1), --state).
  */
 static void
-run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
+run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
+    struct kp_state *st)
 {
 	struct interval iv;
 	struct kp_record rec;
@@ -68,11 +74,11 @@ run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
 		if (rec.cut_seq >= 0)
 			pass_cut(&iv);
 		if (strcmp(rec.type, "interval") == 0) {
-			end_interval(r, &iv, &rec, s);
+			end_interval(a, r, &iv, &rec, s);
 			kp_state_interval_end(st, kp_state_due(st) ?
-			    state_data(s) : NULL);
+			    state_data(a, s) : NULL);
 		} else if (consumed(&rec))
-			hold(r, &rec, &iv);
+			hold(a, r, &rec, &iv);
 		else
 			kp_out_raw(rec.line, rec.len);
 	}
@@ -86,20 +92,19 @@ run(struct kp_reader *r, struct kp_sampler *s, struct kp_state *st)
 }
 
 static void
-parse_baseline(const char *arg)
+parse_baseline(struct options *o, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 
 	if (eq == NULL) {
-		opt.baseline_default = kp_parse_double(arg, 0, 1e6,
+		o->baseline_default = kp_parse_double(arg, 0, 1e6,
 		    "--baseline-watts");
 		return;
 	}
-	if (opt.nbaseline == KP_ZONES_MAX)
+	if (o->nbaseline == KP_ZONES_MAX)
 		errx(KP_EXIT_USAGE, "too many --baseline-watts zones");
-	opt.baseline_zone[opt.nbaseline] = kp_strndup(arg,
-	    (size_t)(eq - arg));
-	opt.baseline_watts[opt.nbaseline++] = kp_parse_double(eq + 1, 0, 1e6,
+	o->baseline_zone[o->nbaseline] = kp_strndup(arg, (size_t)(eq - arg));
+	o->baseline_watts[o->nbaseline++] = kp_parse_double(eq + 1, 0, 1e6,
 	    "--baseline-watts");
 }
 
@@ -113,100 +118,106 @@ choice(const char *arg, const char *a, const char *b, const char *what)
 	errx(KP_EXIT_USAGE, "%s must be '%s' or '%s': '%s'", what, a, b, arg);
 }
 
-int
-main(int argc, char *argv[])
+/* The options, checked together; *statepath: --state's, or NULL. */
+static void
+parse_options(struct options *o, const char **statepath, int argc,
+    char *argv[])
 {
 	static const struct option longopts[] = {
-		{ "baseline-watts", required_argument, NULL, 'B' },
-		{ "denominator", required_argument, NULL, 'D' },
+		{ "baseline-watts", required_argument, NULL,
+		    OPT_BASELINE_WATTS },
+		{ "denominator", required_argument, NULL, OPT_DENOMINATOR },
 		{ "help", no_argument, NULL, 'h' },
-		{ "idle", required_argument, NULL, 'I' },
-		{ "max-terminated", required_argument, NULL, 'M' },
-		{ "min-terminated-energy", required_argument, NULL, 'E' },
-		{ "proc", required_argument, NULL, 'P' },
-		{ "split", required_argument, NULL, 'L' },
-		{ "state", required_argument, NULL, 'S' },
+		{ "idle", required_argument, NULL, OPT_IDLE },
+		{ "max-terminated", required_argument, NULL,
+		    OPT_MAX_TERMINATED },
+		{ "min-terminated-energy", required_argument, NULL,
+		    OPT_MIN_TERMINATED_ENERGY },
+		{ "proc", required_argument, NULL, OPT_PROC },
+		{ "split", required_argument, NULL, OPT_SPLIT },
+		{ "state", required_argument, NULL, OPT_STATE },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *statepath = NULL;
-	struct kp_state *st = NULL;
-	struct kp_sampler *s;
-	struct kp_reader *r;
-	int ch, status;
-	size_t i;
+	int ch;
 
-	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'B':
-			parse_baseline(optarg);
+		case OPT_BASELINE_WATTS:
+			parse_baseline(o, optarg);
 			break;
-		case 'D':
-			opt.denom_mode = choice(optarg, "node", "processes",
+		case OPT_DENOMINATOR:
+			o->denom_mode = choice(optarg, "node", "processes",
 			    "--denominator") ? DENOM_PROCESSES : DENOM_NODE;
 			break;
-		case 'E':
-			opt.min_terminated_uj = (int64_t)llround(
-			    kp_parse_double(optarg, 0, 1e12,
-			    "--min-terminated-energy") * 1e6);
-			break;
-		case 'I':
-			opt.idle_mode = choice(optarg, "none", "proportional",
+		case OPT_IDLE:
+			o->idle_mode = choice(optarg, "none", "proportional",
 			    "--idle") ? IDLE_PROPORTIONAL : IDLE_NONE;
 			break;
-		case 'L':
-			opt.split_mode = choice(optarg, "ratio", "baseline",
-			    "--split") ? SPLIT_BASELINE : SPLIT_RATIO;
-			break;
-		case 'M':
-			opt.max_terminated = kp_parse_int(optarg, 0, 1000000,
+		case OPT_MAX_TERMINATED:
+			o->max_terminated = kp_parse_int(optarg, 0, 1000000,
 			    "--max-terminated");
 			break;
-		case 'P':
-			opt.procdir = optarg;
+		case OPT_MIN_TERMINATED_ENERGY:
+			o->min_terminated_uj = kp_parse_joules_uj(optarg,
+			    "--min-terminated-energy");
 			break;
-		case 'S':
-			statepath = optarg;
+		case OPT_PROC:
+			o->procdir = optarg;
+			break;
+		case OPT_SPLIT:
+			o->split_mode = choice(optarg, "ratio", "baseline",
+			    "--split") ? SPLIT_BASELINE : SPLIT_RATIO;
+			break;
+		case OPT_STATE:
+			*statepath = optarg;
 			break;
 		default:
 			usage();
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 0)
+	if (optind != argc)
 		usage();
-	if ((opt.split_mode == SPLIT_BASELINE) !=
-	    (opt.baseline_default >= 0 || opt.nbaseline > 0))
+	if ((o->split_mode == SPLIT_BASELINE) !=
+	    (o->baseline_default >= 0 || o->nbaseline > 0))
 		errx(KP_EXIT_USAGE, "--split baseline and --baseline-watts "
 		    "go together");
+}
 
-	workloads = kp_map_new();
-	s = kp_sampler_new(opt.procdir, 0);
+int
+main(int argc, char *argv[])
+{
+	struct attr a = { .opt = default_options };
+	const char *statepath = NULL;
+	struct kp_state *st = NULL;
+	struct kp_sampler *s;
+	struct kp_reader *r;
+	int status;
+	size_t i;
+
+	kp_out_init();
+	parse_options(&a.opt, &statepath, argc, argv);
+	attr_init(&a);
+	s = kp_sampler_new(a.opt.procdir, 0);
 	/* Its exited records are attributed as upstream ones would be. */
 	(void)kp_sampler_set_exits(s, KP_EXITS_PARENT | KP_EXITS_CGROUP, NULL);
 	if (statepath) {
-		st = kp_state_open(statepath, opt.procdir, "kp-attribute");
-		load_state(st, statepath, s);
+		st = kp_state_open(statepath, a.opt.procdir, "kp-attribute");
+		load_state(&a, st, statepath, s);
 	}
 	/* The baseline for sampling /proc here, should upstream bring no CPU. */
 	if (!kp_sampler_has_baseline(s))
 		(void)kp_sampler_scan(s);
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, "<stdin>");
-	run(r, s, st);
+	run(&a, r, s, st);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));
-	kp_state_end(st, kp_state_pending(st) ? state_data(s) : NULL);
+	kp_state_end(st, kp_state_pending(st) ? state_data(&a, s) : NULL);
 	kp_reader_close(r);
 	kp_state_close(st);
 	kp_sampler_free(s);
-	kp_map_free(workloads, free);
-	for (i = 0; i < nended; i++)
-		free(ended[i].id);
-	free(ended);
-	for (i = 0; i < opt.nbaseline; i++)
-		free(opt.baseline_zone[i]);
-	split_free();
+	attr_free(&a);
+	for (i = 0; i < a.opt.nbaseline; i++)
+		free(a.opt.baseline_zone[i]);
 	return kp_out_finish(status);
 }

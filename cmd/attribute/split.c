@@ -9,11 +9,6 @@
 
 #include "attribute.h"
 
-static struct kp_buf out;
-static struct share *shares, **order;	/* scratch: one per process and */
-					/* exited record, + 2 */
-static size_t nshares;
-
 /* a * b / c in integers, without overflow; *rem gets what the floor left. */
 static int64_t
 muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
@@ -30,16 +25,17 @@ muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
  * CPU usage ratio, or the baseline power over the interval, at most all.
  */
 static int64_t
-idle_part(const struct interval *iv, int zone, int64_t energy_uj,
-    int64_t dt_us)
+idle_part(const struct attr *a, const struct interval *iv, int zone,
+    int64_t energy_uj, int64_t dt_us)
 {
-	double w = opt.baseline_default, idle;
+	double w = a->opt.baseline_default, idle;
 	size_t i;
 
-	if (opt.split_mode == SPLIT_BASELINE) {
-		for (i = 0; i < opt.nbaseline; i++)
-			if (strcmp(opt.baseline_zone[i], zones.name[zone]) == 0)
-				w = opt.baseline_watts[i];
+	if (a->opt.split_mode == SPLIT_BASELINE) {
+		for (i = 0; i < a->opt.nbaseline; i++)
+			if (strcmp(a->opt.baseline_zone[i],
+			    a->zones.name[zone]) == 0)
+				w = a->opt.baseline_watts[i];
 		if (w < 0 || dt_us <= 0)
 			return 0;
 		idle = floor(w * (double)dt_us);
@@ -81,11 +77,11 @@ by_remainder(const void *a, const void *b)
 }
 
 /*
- * Splits uj over shares[0..n) by cpu_us into active_uj (or idle_uj);
- * shares[n-1] is the unattributed rest, which takes everything when no
- * share has a weight.  The floors leave fewer microjoules than shares: one
+ * Splits uj over a->shares[0..n) by cpu_us into active_uj (or idle_uj);
+ * a->shares[n-1] is the unattributed rest, which takes everything when no
+ * share has a weight.  The floors leave fewer microjoules than a->shares: one
  * each goes to the largest remainders (largest remainder method), so the
- * shares add up to uj exactly.
+ * a->shares add up to uj exactly.
  */
 static void
 split(int64_t uj, struct share *shares, size_t n, int idle,
@@ -120,95 +116,96 @@ split(int64_t uj, struct share *shares, size_t n, int idle,
  * and saved apart, and it is written back as the two members.
  */
 static void
-put_zone(int z)
+put_zone(struct attr *a, int z)
 {
-	const char *name = zones.name[z], *slash = strchr(name, '/');
+	const char *name = a->zones.name[z], *slash = strchr(name, '/');
 	size_t len = slash ? (size_t)(slash - name) : strlen(name);
 
-	kp_buf_add(&out, ",\"zone\":\"", 9);
-	kp_buf_add(&out, name, len);
-	kp_buf_add(&out, "\"", 1);
+	kp_buf_add(&a->out, ",\"zone\":\"", 9);
+	kp_buf_add(&a->out, name, len);
+	kp_buf_add(&a->out, "\"", 1);
 	if (slash)
-		kp_buf_raw(&out, "socket", slash + 1, strlen(slash + 1));
+		kp_buf_raw(&a->out, "socket", slash + 1, strlen(slash + 1));
 }
 
 static void
-emit_node(const struct interval *iv, const struct energy *e, int64_t seq,
-    int64_t active_uj, int64_t idle_kept_uj, int64_t dt_us)
+emit_node(struct attr *a, const struct interval *iv, const struct energy *e,
+    int64_t seq, int64_t active_uj, int64_t idle_kept_uj, int64_t dt_us)
 {
 	int64_t idle_uj = e->energy_uj - active_uj;
 	int z = e->zone;
 
-	node_total[z].total_uj += e->energy_uj;
-	node_total[z].active_total_uj += active_uj;
-	node_total[z].idle_total_uj += idle_uj;
-	kp_buf_rec(&out, "node", seq);
-	put_zone(z);
-	kp_buf_int(&out, "energy_uj", e->energy_uj);
-	kp_buf_int(&out, "active_uj", active_uj);
-	kp_buf_int(&out, "idle_uj", idle_uj);
-	kp_buf_int(&out, "idle_kept_uj", idle_kept_uj);
-	kp_buf_real(&out, "watts", kp_watts(e->energy_uj, dt_us));
-	kp_buf_real(&out, "active_watts", kp_watts(active_uj, dt_us));
-	kp_buf_real(&out, "idle_watts", kp_watts(idle_uj, dt_us));
-	kp_buf_real(&out, "usage_ratio", usage_ratio(iv));
+	a->node_total[z].total_uj += e->energy_uj;
+	a->node_total[z].active_total_uj += active_uj;
+	a->node_total[z].idle_total_uj += idle_uj;
+	kp_buf_rec(&a->out, "node", seq);
+	put_zone(a, z);
+	kp_buf_int(&a->out, "energy_uj", e->energy_uj);
+	kp_buf_int(&a->out, "active_uj", active_uj);
+	kp_buf_int(&a->out, "idle_uj", idle_uj);
+	kp_buf_int(&a->out, "idle_kept_uj", idle_kept_uj);
+	kp_buf_real(&a->out, "watts", kp_watts(e->energy_uj, dt_us));
+	kp_buf_real(&a->out, "active_watts", kp_watts(active_uj, dt_us));
+	kp_buf_real(&a->out, "idle_watts", kp_watts(idle_uj, dt_us));
+	kp_buf_real(&a->out, "usage_ratio", usage_ratio(iv));
 	if (iv->dense)
-		kp_buf_bool(&out, "dense", 1);
-	kp_buf_add(&out, iv->text.s + e->src_off, e->src_len);
-	kp_buf_int(&out, "total_uj", node_total[z].total_uj);
-	kp_buf_int(&out, "active_total_uj", node_total[z].active_total_uj);
-	kp_buf_int(&out, "idle_total_uj", node_total[z].idle_total_uj);
-	kp_out_buf(&out);
+		kp_buf_bool(&a->out, "dense", 1);
+	kp_buf_add(&a->out, iv->text.s + e->src_off, e->src_len);
+	kp_buf_int(&a->out, "total_uj", a->node_total[z].total_uj);
+	kp_buf_int(&a->out, "active_total_uj",
+	    a->node_total[z].active_total_uj);
+	kp_buf_int(&a->out, "idle_total_uj", a->node_total[z].idle_total_uj);
+	kp_out_buf(&a->out);
 }
 
 /* The energy members of a share: energy_uj, and its parts when shared. */
 static void
-share_members(const struct share *sh, int64_t dt_us)
+share_members(struct attr *a, const struct share *sh, int64_t dt_us)
 {
 	int64_t energy_uj = sh->active_uj + sh->idle_uj;
 
-	kp_buf_int(&out, "cpu_us", sh->cpu_us);
-	kp_buf_int(&out, "energy_uj", energy_uj);
-	if (opt.idle_mode == IDLE_PROPORTIONAL) {
-		kp_buf_int(&out, "active_uj", sh->active_uj);
-		kp_buf_int(&out, "idle_uj", sh->idle_uj);
+	kp_buf_int(&a->out, "cpu_us", sh->cpu_us);
+	kp_buf_int(&a->out, "energy_uj", energy_uj);
+	if (a->opt.idle_mode == IDLE_PROPORTIONAL) {
+		kp_buf_int(&a->out, "active_uj", sh->active_uj);
+		kp_buf_int(&a->out, "idle_uj", sh->idle_uj);
 	}
-	kp_buf_real(&out, "watts", kp_watts(energy_uj, dt_us));
+	kp_buf_real(&a->out, "watts", kp_watts(energy_uj, dt_us));
 }
 
 static void
-emit_process(int64_t seq, int z, const char *id, size_t id_len,
-    const struct share *sh, int64_t dt_us, int64_t total_uj)
+emit_process(struct attr *a, int64_t seq, int z, const char *id,
+    size_t id_len, const struct share *sh, int64_t dt_us, int64_t total_uj)
 {
-	kp_buf_rec(&out, "process", seq);
-	put_zone(z);
-	kp_buf_add(&out, id, id_len);
-	share_members(sh, dt_us);
-	kp_buf_int(&out, "total_uj", total_uj);
-	kp_out_buf(&out);
+	kp_buf_rec(&a->out, "process", seq);
+	put_zone(a, z);
+	kp_buf_add(&a->out, id, id_len);
+	share_members(a, sh, dt_us);
+	kp_buf_int(&a->out, "total_uj", total_uj);
+	kp_out_buf(&a->out);
 }
 
 static void
-emit_unattributed(int64_t seq, int z, const struct share *sh,
+emit_unattributed(struct attr *a, int64_t seq, int z, const struct share *sh,
     int64_t excess_us, int64_t dt_us)
 {
-	unattributed_total[z] += sh->active_uj + sh->idle_uj;
-	kp_buf_rec(&out, "unattributed", seq);
-	put_zone(z);
-	share_members(sh, dt_us);
-	kp_buf_int(&out, "total_uj", unattributed_total[z]);
-	kp_buf_bool(&out, "scaled_down", excess_us > 0);
+	a->unattributed_total[z] += sh->active_uj + sh->idle_uj;
+	kp_buf_rec(&a->out, "unattributed", seq);
+	put_zone(a, z);
+	share_members(a, sh, dt_us);
+	kp_buf_int(&a->out, "total_uj", a->unattributed_total[z]);
+	kp_buf_bool(&a->out, "scaled_down", excess_us > 0);
 	if (excess_us > 0)
-		kp_buf_int(&out, "excess_cpu_us", excess_us);
-	kp_out_buf(&out);
+		kp_buf_int(&a->out, "excess_cpu_us", excess_us);
+	kp_out_buf(&a->out);
 }
 
 /*
- * The exited records of the interval in zone z, in the order they came,
+ * The exited records of the interval in zone z, in the a->order they came,
  * each with its share: its own members, and the energy of the zone.
  */
 static void
-emit_exited(const struct interval *iv, int z, int64_t seq,
+emit_exited(struct attr *a, const struct interval *iv, int z, int64_t seq,
     const struct share *sh, int64_t dt_us)
 {
 	const struct exited *x;
@@ -216,11 +213,11 @@ emit_exited(const struct interval *iv, int z, int64_t seq,
 
 	for (i = 0; i < iv->nexited; i++) {
 		x = &iv->exited[i];
-		kp_buf_rec(&out, "exited", seq);
-		put_zone(z);
-		kp_buf_add(&out, iv->text.s + x->id_off, x->id_len);
-		share_members(&sh[i], dt_us);
-		kp_out_buf(&out);
+		kp_buf_rec(&a->out, "exited", seq);
+		put_zone(a, z);
+		kp_buf_add(&a->out, iv->text.s + x->id_off, x->id_len);
+		share_members(a, &sh[i], dt_us);
+		kp_out_buf(&a->out);
 	}
 }
 
@@ -236,29 +233,49 @@ share_set(struct share *sh, int64_t cpu_us, enum share_rank rank,
 }
 
 /*
- * The shares of a zone: one per process, then one per exited record, then
+ * The a->shares of a zone: one per process, then one per exited record, then
  * the unattributed one, whose index is returned; its weight is set by the
  * caller.
  */
 static size_t
-fill_shares(const struct interval *iv)
+fill_shares(struct attr *a, const struct interval *iv)
 {
 	size_t i, k;
 
 	for (i = 0; i < iv->nprocs; i++)
-		share_set(&shares[i], iv->procs[i].cpu_us, RANK_PROCESS,
+		share_set(&a->shares[i], iv->procs[i].cpu_us, RANK_PROCESS,
 		    iv->procs[i].pid, iv->procs[i].starttime);
 	for (k = 0; k < iv->nexited; k++, i++)
-		share_set(&shares[i], iv->exited[k].cpu_us, RANK_EXITED, 0,
+		share_set(&a->shares[i], iv->exited[k].cpu_us, RANK_EXITED, 0,
 		    (int64_t)k);
-	share_set(&shares[i], 0, RANK_UNATTRIBUTED, -1, 0);
+	share_set(&a->shares[i], 0, RANK_UNATTRIBUTED, -1, 0);
 	return i;
+}
+
+/* Over all zones; at most INT64_MAX, as each zone's total may be near it. */
+int64_t
+sum_total(const struct attr *a, const struct workload *w)
+{
+	int64_t sum = 0;
+	size_t z;
+
+	for (z = 0; z < a->zones.n; z++)
+		if (__builtin_add_overflow(sum, w->total_uj[z], &sum))
+			return INT64_MAX;
+	return sum;
+}
+
+/* Terminated processes are reported unless their energy is below the bar. */
+int
+reportable(const struct attr *a, const struct workload *w)
+{
+	return w == NULL || sum_total(a, w) >= a->opt.min_terminated_uj;
 }
 
 /* One zone of one interval: node, processes, exited, unattributed. */
 void
-attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
-    int64_t dt_us)
+attribute_zone(struct attr *a, struct interval *iv, const struct energy *e,
+    int64_t seq, int64_t dt_us)
 {
 	size_t i, n = iv->nprocs, u;
 	int64_t idle_uj, active_uj, procs_us = iv->procs_us, excess_us = 0;
@@ -267,56 +284,49 @@ attribute_zone(struct interval *iv, const struct energy *e, int64_t seq,
 	struct proc *p;
 	size_t k;
 
-	idle_uj = idle_part(iv, e->zone, e->energy_uj, dt_us);
+	idle_uj = idle_part(a, iv, e->zone, e->energy_uj, dt_us);
 	active_uj = e->energy_uj - idle_uj;
-	u = fill_shares(iv);
-	if (opt.denom_mode == DENOM_NODE) {
+	u = fill_shares(a, iv);
+	if (a->opt.denom_mode == DENOM_NODE) {
 		if (iv->cpu_us >= procs_us)
-			shares[u].cpu_us = iv->cpu_us - procs_us;
+			a->shares[u].cpu_us = iv->cpu_us - procs_us;
 		else
 			excess_us = procs_us - iv->cpu_us;
 	}
-	split(active_uj, shares, u + 1, 0, order);
-	if (opt.idle_mode == IDLE_PROPORTIONAL)
-		split(idle_uj, shares, u + 1, 1, order);
-	if (opt.denom_mode == DENOM_PROCESSES && iv->cpu_us > procs_us)
-		shares[u].cpu_us = iv->cpu_us - procs_us;	/* as told */
+	split(active_uj, a->shares, u + 1, 0, a->order);
+	if (a->opt.idle_mode == IDLE_PROPORTIONAL)
+		split(idle_uj, a->shares, u + 1, 1, a->order);
+	if (a->opt.denom_mode == DENOM_PROCESSES && iv->cpu_us > procs_us)
+		a->shares[u].cpu_us = iv->cpu_us - procs_us;	/* as told */
 
-	emit_node(iv, e, seq, active_uj,
-	    opt.idle_mode == IDLE_PROPORTIONAL ? 0 : idle_uj, dt_us);
+	emit_node(a, iv, e, seq, active_uj,
+	    a->opt.idle_mode == IDLE_PROPORTIONAL ? 0 : idle_uj, dt_us);
 	for (i = 0; i < n; i++) {
 		p = &iv->procs[i];
 		w = p->w;
-		total_uj = w->total_uj[e->zone] += shares[i].active_uj +
-		    shares[i].idle_uj;
-		if (shares[i].cpu_us > 0 || iv->dense ||
-		    (p->terminated && reportable(w)))
-			emit_process(seq, e->zone, iv->text.s + p->id_off,
-			    p->id_len, &shares[i], dt_us, total_uj);
+		total_uj = w->total_uj[e->zone] += a->shares[i].active_uj +
+		    a->shares[i].idle_uj;
+		if (a->shares[i].cpu_us > 0 || iv->dense ||
+		    (p->terminated && reportable(a, w)))
+			emit_process(a, seq, e->zone, iv->text.s + p->id_off,
+			    p->id_len, &a->shares[i], dt_us, total_uj);
 	}
-	memset(&shares[u + 1], 0, sizeof(shares[u + 1]));
-	for (k = 0; k < nended; k++)
-		emit_process(seq, e->zone, ended[k].id, ended[k].id_len,
-		    &shares[u + 1], dt_us, ended[k].w.total_uj[e->zone]);
-	emit_exited(iv, e->zone, seq, &shares[n], dt_us);
-	emit_unattributed(seq, e->zone, &shares[u], excess_us, dt_us);
+	memset(&a->shares[u + 1], 0, sizeof(a->shares[u + 1]));
+	for (k = 0; k < a->nended; k++)
+		emit_process(a, seq, e->zone, a->ended[k].id,
+		    a->ended[k].id_len, &a->shares[u + 1], dt_us,
+		    a->ended[k].w.total_uj[e->zone]);
+	emit_exited(a, iv, e->zone, seq, &a->shares[n], dt_us);
+	emit_unattributed(a, seq, e->zone, &a->shares[u], excess_us, dt_us);
 }
 
 /* Room for n shares: one per process and exited record, and two more. */
 void
-shares_reserve(size_t n)
+shares_reserve(struct attr *a, size_t n)
 {
-	if (nshares >= n)
+	if (a->nshares >= n)
 		return;
-	nshares = n;
-	shares = kp_reallocarray(shares, nshares, sizeof(*shares));
-	order = kp_reallocarray(order, nshares, sizeof(*order));
-}
-
-void
-split_free(void)
-{
-	free(out.s);
-	free(shares);
-	free(order);
+	a->nshares = n;
+	a->shares = kp_reallocarray(a->shares, a->nshares, sizeof(*a->shares));
+	a->order = kp_reallocarray(a->order, a->nshares, sizeof(*a->order));
 }

@@ -15,43 +15,43 @@
  * every total from overflowing.
  */
 static int
-totals_within(const int64_t *total_uj)
+totals_within(const struct attr *a, const int64_t *total_uj)
 {
 	size_t z;
 
-	for (z = 0; z < zones.n; z++)
-		if (total_uj[z] < 0 || total_uj[z] > node_total[z].total_uj)
+	for (z = 0; z < a->zones.n; z++)
+		if (total_uj[z] < 0 || total_uj[z] > a->node_total[z].total_uj)
 			return 0;
 	return 1;
 }
 
 static void
-load_node(json_t *node, const char *path)
+load_node(struct attr *a, json_t *node, const char *path)
 {
+	struct node_totals *t;
 	const char *zone;
 	json_t *v;
 	int z;
 
 	json_object_foreach(node, zone, v) {
-		if ((z = kp_zone_index(&zones, zone, strlen(zone))) < 0)
+		if ((z = kp_zone_index(&a->zones, zone, strlen(zone))) < 0)
 			continue;
-		kp_json_int(v, "total_uj", &node_total[z].total_uj);
-		kp_json_int(v, "active_total_uj", &node_total[z].active_total_uj);
-		kp_json_int(v, "idle_total_uj", &node_total[z].idle_total_uj);
-		if (node_total[z].total_uj < 0 ||
-		    node_total[z].active_total_uj < 0 ||
-		    node_total[z].idle_total_uj < 0 ||
-		    node_total[z].active_total_uj > node_total[z].total_uj ||
-		    node_total[z].idle_total_uj > node_total[z].total_uj) {
+		t = &a->node_total[z];
+		kp_json_int(v, "total_uj", &t->total_uj);
+		kp_json_int(v, "active_total_uj", &t->active_total_uj);
+		kp_json_int(v, "idle_total_uj", &t->idle_total_uj);
+		if (t->total_uj < 0 || t->active_total_uj < 0 ||
+		    t->idle_total_uj < 0 || t->active_total_uj > t->total_uj ||
+		    t->idle_total_uj > t->total_uj) {
 			warnx("%s: unusable totals of zone '%s' in the state "
 			    "file, starting from zero", path, zone);
-			memset(&node_total[z], 0, sizeof(node_total[z]));
+			memset(t, 0, sizeof(*t));
 		}
 	}
 }
 
 static void
-load_procs(json_t *procs, const char *path)
+load_procs(struct attr *a, json_t *procs, const char *path)
 {
 	int64_t pid, starttime;
 	struct workload w;
@@ -62,13 +62,13 @@ load_procs(json_t *procs, const char *path)
 		if (!kp_proc_key_parse(key, &pid, &starttime))
 			continue;
 		memset(&w, 0, sizeof(w));
-		kp_zones_load(&zones, v, w.total_uj);
-		if (!totals_within(w.total_uj)) {
+		kp_zones_load(&a->zones, v, w.total_uj);
+		if (!totals_within(a, w.total_uj)) {
 			warnx("%s: unusable totals of process '%s' in the "
 			    "state file, left out", path, key);
 			continue;
 		}
-		*workload(pid, starttime, 1) = w;
+		*workload(a, pid, starttime, 1) = w;
 	}
 }
 
@@ -80,7 +80,7 @@ id_ok(const char *id)
 }
 
 static void
-load_ended(json_t *list, const char *path)
+load_ended(struct attr *a, json_t *list, const char *path)
 {
 	struct ended *e;
 	struct workload w;
@@ -89,8 +89,8 @@ load_ended(json_t *list, const char *path)
 
 	json_array_foreach(list, i, v) {
 		if (!json_is_string(json_object_get(v, "id")) ||
-		    (opt.max_terminated > 0 &&
-		    nended == (size_t)opt.max_terminated))
+		    (a->opt.max_terminated > 0 &&
+		    a->nended == (size_t)a->opt.max_terminated))
 			continue;
 		if (!id_ok(kp_json_str(v, "id"))) {
 			warnx("%s: a terminated process whose identity is not "
@@ -98,14 +98,16 @@ load_ended(json_t *list, const char *path)
 			continue;
 		}
 		memset(&w, 0, sizeof(w));
-		kp_zones_load(&zones, json_object_get(v, "totals"), w.total_uj);
-		if (!totals_within(w.total_uj)) {
+		kp_zones_load(&a->zones, json_object_get(v, "totals"),
+		    w.total_uj);
+		if (!totals_within(a, w.total_uj)) {
 			warnx("%s: unusable totals of a terminated process in "
 			    "the state file, left out", path);
 			continue;
 		}
-		ended = kp_reallocarray(ended, nended + 1, sizeof(*ended));
-		e = &ended[nended++];
+		a->ended = kp_reallocarray(a->ended, a->nended + 1,
+		    sizeof(*a->ended));
+		e = &a->ended[a->nended++];
 		e->w = w;
 		e->id = kp_strdup(kp_json_str(v, "id"));
 		e->id_len = strlen(e->id);
@@ -114,7 +116,8 @@ load_ended(json_t *list, const char *path)
 
 /* Totals and the /proc baseline from the previous run, if it left them. */
 void
-load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
+load_state(struct attr *a, struct kp_state *st, const char *path,
+    struct kp_sampler *s)
 {
 	json_t *data = kp_state_data_any_boot(st), *node, *unattr, *procs,
 	    *saved;
@@ -129,14 +132,14 @@ load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 		    "zero", path);
 		return;
 	}
-	load_node(node, path);
-	kp_zones_load(&zones, unattr, unattributed_total);
-	if (!totals_within(unattributed_total)) {
+	load_node(a, node, path);
+	kp_zones_load(&a->zones, unattr, a->unattributed_total);
+	if (!totals_within(a, a->unattributed_total)) {
 		warnx("%s: unusable unattributed totals in the state file, "
 		    "starting from zero", path);
-		memset(unattributed_total, 0, sizeof(unattributed_total));
+		memset(a->unattributed_total, 0, sizeof(a->unattributed_total));
 	}
-	load_ended(json_object_get(data, "terminated"), path);
+	load_ended(a, json_object_get(data, "terminated"), path);
 	/*
 	 * The node's totals go on across a reboot, but the processes of an
 	 * earlier boot are gone, and their pid:starttime keys come again in
@@ -144,42 +147,62 @@ load_state(struct kp_state *st, const char *path, struct kp_sampler *s)
 	 */
 	if (kp_state_data(st) == NULL)
 		return;
-	load_procs(procs, path);
+	load_procs(a, procs, path);
 	if ((saved = json_object_get(data, "sampler")) != NULL &&
 	    kp_sampler_load(s, saved) < 0)
 		warnx("%s: unusable /proc sample in the state file, "
 		    "starting a new baseline", path);
 }
 
+/* A process's totals, saved into the procs of a state. */
+struct save_ctx {
+	const struct attr *a;
+	json_t *procs;
+};
+
 static void
 save_workload(const char *key, void *val, void *arg)
 {
-	json_object_set_new(arg, key,
-	    kp_zones_save(&zones, ((struct workload *)val)->total_uj));
+	struct save_ctx *c = arg;
+
+	json_object_set_new(c->procs, key,
+	    kp_zones_save(&c->a->zones, ((struct workload *)val)->total_uj));
+}
+
+static json_t *
+save_node(const struct attr *a)
+{
+	const struct node_totals *t;
+	json_t *node = json_object();
+	size_t z;
+
+	for (z = 0; z < a->zones.n; z++) {
+		t = &a->node_total[z];
+		json_object_set_new(node, a->zones.name[z],
+		    json_pack("{s:I,s:I,s:I}", "total_uj",
+		    (json_int_t)t->total_uj, "active_total_uj",
+		    (json_int_t)t->active_total_uj, "idle_total_uj",
+		    (json_int_t)t->idle_total_uj));
+	}
+	return node;
 }
 
 json_t *
-state_data(struct kp_sampler *s)
+state_data(const struct attr *a, struct kp_sampler *s)
 {
-	json_t *data, *node, *procs, *list;
-	size_t z, i;
+	struct save_ctx c = { a, json_object() };
+	json_t *data, *list;
+	size_t i;
 
-	node = json_object();
-	for (z = 0; z < zones.n; z++)
-		json_object_set_new(node, zones.name[z], json_pack("{s:I,s:I,s:I}",
-		    "total_uj", (json_int_t)node_total[z].total_uj,
-		    "active_total_uj", (json_int_t)node_total[z].active_total_uj,
-		    "idle_total_uj", (json_int_t)node_total[z].idle_total_uj));
-	procs = json_object();
-	kp_map_each(workloads, save_workload, procs);
+	kp_map_each(a->workloads, save_workload, &c);
 	list = json_array();
-	for (i = 0; i < nended; i++)
+	for (i = 0; i < a->nended; i++)
 		json_array_append_new(list, json_pack("{s:s%,s:o}",
-		    "id", ended[i].id, ended[i].id_len,
-		    "totals", kp_zones_save(&zones, ended[i].w.total_uj)));
-	data = json_pack("{s:o,s:o,s:o,s:o}", "node", node, "unattributed",
-	    kp_zones_save(&zones, unattributed_total), "procs", procs,
-	    "terminated", list);
+		    "id", a->ended[i].id, a->ended[i].id_len, "totals",
+		    kp_zones_save(&a->zones, a->ended[i].w.total_uj)));
+	data = json_pack("{s:o,s:o,s:o,s:o}", "node", save_node(a),
+	    "unattributed", kp_zones_save(&a->zones, a->unattributed_total),
+	    "procs", c.procs, "terminated", list);
 	if (kp_sampler_has_baseline(s))
 		json_object_set_new(data, "sampler", kp_sampler_save(s));
 	return data;

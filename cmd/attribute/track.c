@@ -3,52 +3,81 @@
  * end of an interval.
  */
 #include <err.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attribute.h"
 
+/*
+ * A run with nothing seen yet, its options set: sparse, the workloads
+ * that never end are held up to a bound (kp-attribute(1), End of stream).
+ */
+void
+attr_init(struct attr *a)
+{
+	memset(&a->zones, 0, sizeof(a->zones));
+	a->zones.socket_keys = 1;
+	memset(a->node_total, 0, sizeof(a->node_total));
+	memset(a->unattributed_total, 0, sizeof(a->unattributed_total));
+	a->workloads = kp_map_new();
+	memset(&a->live, 0, sizeof(a->live));
+	a->live.map = a->workloads;
+	a->live.seq_off = offsetof(struct workload, last_seq);
+	a->live.free_val = free;
+	a->live.fate = "those seen least recently are forgotten, and their "
+	    "totals start again if they come back";
+	a->ended = NULL;
+	a->nended = 0;
+	memset(&a->out, 0, sizeof(a->out));
+	a->shares = NULL;
+	a->order = NULL;
+	a->nshares = 0;
+}
+
+void
+attr_free(struct attr *a)
+{
+	size_t i;
+
+	kp_map_free(a->workloads, free);
+	for (i = 0; i < a->nended; i++)
+		free(a->ended[i].id);
+	free(a->ended);
+	free(a->out.s);
+	free(a->shares);
+	free(a->order);
+}
+
+/* Everything a run left, forgotten, its options kept: a new run. */
+void
+attr_reset(struct attr *a)
+{
+	attr_free(a);
+	attr_init(a);
+}
+
 struct workload *
-workload(int64_t pid, int64_t starttime, int create)
+workload(struct attr *a, int64_t pid, int64_t starttime, int create)
 {
 	char key[KP_PROC_KEY_MAX];
 	struct workload *w;
 
 	kp_proc_key(key, sizeof(key), pid, starttime);
-	if ((w = kp_map_get(workloads, key)) == NULL && create) {
+	if ((w = kp_map_get(a->workloads, key)) == NULL && create) {
 		w = kp_calloc(1, sizeof(*w));
-		kp_map_put(workloads, key, w);
+		kp_map_put(a->workloads, key, w);
 	}
 	return w;
 }
 
 static void
-forget(int64_t pid, int64_t starttime)
+forget(struct attr *a, int64_t pid, int64_t starttime)
 {
 	char key[KP_PROC_KEY_MAX];
 
 	kp_proc_key(key, sizeof(key), pid, starttime);
-	free(kp_map_remove(workloads, key));
-}
-
-/* Over all zones; at most INT64_MAX, as each zone's total may be near it. */
-static int64_t
-sum_total(const struct workload *w)
-{
-	int64_t sum = 0;
-	size_t z;
-
-	for (z = 0; z < zones.n; z++)
-		if (__builtin_add_overflow(sum, w->total_uj[z], &sum))
-			return INT64_MAX;
-	return sum;
-}
-
-/* Terminated processes are reported unless their energy is below the bar. */
-int
-reportable(const struct workload *w)
-{
-	return w == NULL || sum_total(w) >= opt.min_terminated_uj;
+	free(kp_map_remove(a->workloads, key));
 }
 
 /*
@@ -57,22 +86,26 @@ reportable(const struct workload *w)
  * unreported: the smallest held one makes room, unless it is the new one.
  */
 static void
-track_ended(const struct proc *p, const struct workload *w, const char *text)
+track_ended(struct attr *a, const struct proc *p, const struct workload *w,
+    const char *text)
 {
+	struct ended *ended = a->ended;
 	size_t j, min = 0;
 	struct ended *e;
 
-	if ((size_t)opt.max_terminated == nended) {
-		for (j = 1; j < nended; j++)
-			if (sum_total(&ended[j].w) < sum_total(&ended[min].w))
+	if ((size_t)a->opt.max_terminated == a->nended) {
+		for (j = 1; j < a->nended; j++)
+			if (sum_total(a, &ended[j].w) <
+			    sum_total(a, &ended[min].w))
 				min = j;
-		if (sum_total(w) <= sum_total(&ended[min].w))
+		if (sum_total(a, w) <= sum_total(a, &ended[min].w))
 			return;
 		free(ended[min].id);
-		ended[min] = ended[--nended];
+		ended[min] = ended[--a->nended];
 	}
-	ended = kp_reallocarray(ended, nended + 1, sizeof(*ended));
-	e = &ended[nended++];
+	ended = a->ended = kp_reallocarray(ended, a->nended + 1,
+	    sizeof(*ended));
+	e = &ended[a->nended++];
 	e->w = *w;
 	e->id_len = p->id_len;
 	e->id = kp_strndup(text + p->id_off, p->id_len);
@@ -80,69 +113,27 @@ track_ended(const struct proc *p, const struct workload *w, const char *text)
 
 /* Processes that ended in this interval have had their last share. */
 static void
-retire(struct interval *iv, int attributed)
+retire(struct attr *a, struct interval *iv, int attributed)
 {
 	struct workload *w;
 	struct proc *p;
 	size_t i;
 
 	if (attributed) {
-		for (i = 0; i < nended; i++)
-			free(ended[i].id);
-		nended = 0;
+		for (i = 0; i < a->nended; i++)
+			free(a->ended[i].id);
+		a->nended = 0;
 	}
 	for (i = 0; i < iv->nprocs; i++) {
 		p = &iv->procs[i];
 		if (!p->terminated)
 			continue;
-		w = workload(p->pid, p->starttime, 0);
-		if (!attributed && w != NULL && reportable(w) &&
-		    opt.max_terminated > 0)
-			track_ended(p, w, iv->text.s);
-		forget(p->pid, p->starttime);
+		w = workload(a, p->pid, p->starttime, 0);
+		if (!attributed && w != NULL && reportable(a, w) &&
+		    a->opt.max_terminated > 0)
+			track_ended(a, p, w, iv->text.s);
+		forget(a, p->pid, p->starttime);
 	}
-}
-
-static int
-seen_before(void *val, void *arg)
-{
-	return ((struct workload *)val)->last_seq < *(const int64_t *)arg;
-}
-
-static void
-last_seq_of(const char *key, void *val, void *arg)
-{
-	int64_t **p = arg;
-
-	(void)key;
-	*(*p)++ = ((struct workload *)val)->last_seq;
-}
-
-/*
- * D2: after a dense interval, the processes it had no record of have
- * ended; a sparse stream that never says so holds at most KP_LIVE_MAX.
- */
-static void
-let_go(int dense, int64_t seq)
-{
-	static int told;
-	size_t n = kp_map_count(workloads);
-	int64_t *seqs, *p, cut = seq;
-
-	if (!dense && n <= KP_LIVE_MAX)
-		return;
-	if (!dense) {
-		p = seqs = kp_reallocarray(NULL, n, sizeof(*seqs));
-		kp_map_each(workloads, last_seq_of, &p);
-		cut = kp_live_cut(seqs, n, KP_LIVE_MAX / 2);
-		free(seqs);
-		if (!told++)
-			warnx("%zu processes without an end, more than %d: "
-			    "those seen least recently are forgotten, and "
-			    "their totals start again if they come back", n,
-			    KP_LIVE_MAX);
-	}
-	kp_map_sweep(workloads, seen_before, &cut, free);
 }
 
 /*
@@ -151,7 +142,7 @@ let_go(int dense, int64_t seq)
  * attribute, and the CPU records pass on as they came.
  */
 void
-end_interval(struct kp_reader *r, struct interval *iv,
+end_interval(struct attr *a, struct kp_reader *r, struct interval *iv,
     const struct kp_record *rec, struct kp_sampler *s)
 {
 	int64_t dt_us = 0;
@@ -167,22 +158,22 @@ end_interval(struct kp_reader *r, struct interval *iv,
 			errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
 		iv->nprocs = iv->nexited = 0;
 		iv->procs_us = 0;
-		hold_sampled(iv, s, rec->seq);
+		hold_sampled(a, iv, s, rec->seq);
 	}
 	if (iv->nenergy == 0)
 		pass_lines(&iv->lines);
-	shares_reserve(iv->nprocs + iv->nexited + 2);
+	shares_reserve(a, iv->nprocs + iv->nexited + 2);
 	if (iv->nenergy > 0)
 		for (i = 0; i < iv->nprocs; i++) {
-			iv->procs[i].w = workload(iv->procs[i].pid,
+			iv->procs[i].w = workload(a, iv->procs[i].pid,
 			    iv->procs[i].starttime, 1);
 			iv->procs[i].w->last_seq = rec->seq;
 		}
 	for (i = 0; i < iv->nenergy; i++)
-		attribute_zone(iv, &iv->energy[i], rec->seq, dt_us);
-	retire(iv, iv->nenergy > 0);
+		attribute_zone(a, iv, &iv->energy[i], rec->seq, dt_us);
+	retire(a, iv, iv->nenergy > 0);
 	if (iv->nenergy > 0)
-		let_go(iv->dense, rec->seq);
+		kp_live_sweep(&a->live, iv->dense, rec->seq);
 	kp_out_raw(rec->line, rec->len);
 	kp_out_flush();
 	interval_clear(iv);

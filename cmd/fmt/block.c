@@ -248,3 +248,11 @@ str_in_list(const char *const *list, const char *s)
 			return 1;
 	return 0;
 }
+
+/* Whether the user asked for records of this type (-t). */
+int
+type_wanted(const struct fmt *ctx, const char *type)
+{
+	return ctx->types == NULL ||
+	    str_in_list((const char *const *)ctx->types, type);
+}

@@ -183,11 +183,11 @@ const struct family families[NFAMILIES] = {
 };
 
 /*
- * Exited records (D3) fold processes born and ended inside an interval, by
- * parent and comm, and have no pid: they are no process series.  Their
- * energy is summed per comm, group and zone (exited_labels), so that
- * process, exited, unattributed and idle kept series still add up to the
- * node's.
+ * Exited records (kp-records(5), Record type exited) fold processes born
+ * and ended inside an interval, by parent and comm, and have no pid: they
+ * are no process series.  Their energy is summed per comm, group and
+ * zone (exited_labels), so that process, exited, unattributed and idle
+ * kept series still add up to the node's.
  */
 const struct family exited_families[NEXITED_FAMILIES] = {
 	{ "kp_exited_cpu_joules_total", "exited", NULL, NULL,

@@ -11,6 +11,8 @@
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_COLUMNS 64
 
+struct fmt;
+
 /*
  * block.c: the records of one interval.  The reader's record is valid only
  * until the next read, so each is copied, line, fields and strings, into
@@ -32,6 +34,7 @@ int rec_is(const struct kp_record *rec, const char *type);
 int rec_is_unattributed_exited(const struct kp_record *rec);
 const struct kp_field *by_field(const struct kp_record *rec);
 int str_in_list(const char *const *list, const char *s);
+int type_wanted(const struct fmt *ctx, const char *type);
 
 /* units.c: energy shown by the human formats in the unit of -u. */
 struct unit {
@@ -50,8 +53,7 @@ const char *fmt_human(char *buf, size_t len, double v,
 void put_joules(struct kp_buf *b, int64_t uj);
 void put_double(struct kp_buf *b, double v);
 void put_number(struct kp_buf *b, const struct kp_field *f);
-
-struct fmt;
+double co2_grams(const struct fmt *ctx, int64_t uj);
 
 /*
  * A format.  begin makes its state from the options; block writes one
@@ -95,10 +97,6 @@ struct fmt {
 	int data_errors;		/* besides the reader's: exit 3 */
 	struct kp_buf out;		/* stdout's text of the interval */
 };
-
-/* main.c */
-int type_wanted(const struct fmt *ctx, const char *type);
-double co2_grams(const struct fmt *ctx, int64_t uj);
 
 /* table.c, for top: one interval's table as text in out. */
 void table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,

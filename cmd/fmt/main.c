@@ -5,7 +5,6 @@
  */
 #include <err.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,21 +84,6 @@ free_types(char **types)
 	free(types);
 }
 
-/* Whether the user asked for records of this type (-t). */
-int
-type_wanted(const struct fmt *ctx, const char *type)
-{
-	return ctx->types == NULL ||
-	    str_in_list((const char *const *)ctx->types, type);
-}
-
-/* Grams of CO2e for an energy, at the --carbon-intensity. */
-double
-co2_grams(const struct fmt *ctx, int64_t uj)
-{
-	return uj / 3.6e12 * ctx->carbon_g_per_kwh;
-}
-
 /* The options; the format is left NULL when -f is not given. */
 static void
 parse_options(struct fmt *ctx, int argc, char *argv[])
@@ -167,9 +151,8 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			    "--max-terminated");
 			break;
 		case OPT_MIN_TERMINATED:
-			ctx->min_terminated_uj = (int64_t)llround(
-			    kp_parse_double(optarg, 0, 1e12,
-			    "--min-terminated-energy") * 1e6);
+			ctx->min_terminated_uj = kp_parse_joules_uj(optarg,
+			    "--min-terminated-energy");
 			break;
 		case OPT_LIST_COLUMNS:
 			csv_list_columns();

@@ -2,7 +2,6 @@
  * Counter series, which never go back and are forgotten when their
  * workload has been gone a while, and the samples a family writes.
  */
-#include <err.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +36,8 @@ report_saturated(struct fmt *ctx, struct series *s, const char *series_key,
 	s->saturated = 1;
 	ctx->data_errors++;
 	put_joules(&j, INT64_MAX);
-	if (rec->lineno > 0)
-		warnx("%s:%ld: %s passes %.*s J, held there", ctx->input_name,
-		    rec->lineno, series_key, (int)j.len, j.s);
-	else
-		warnx("%s: %s passes %.*s J, held there", ctx->input_name,
-		    series_key, (int)j.len, j.s);
+	kp_warn_line(ctx->input_name, rec->lineno, "%s passes %.*s J, held "
+	    "there", series_key, (int)j.len, j.s);
 	free(j.s);
 }
 

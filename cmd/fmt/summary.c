@@ -92,8 +92,8 @@ add_held(struct fmt *ctx, int64_t a, int64_t b, const char *what,
 	if (!__builtin_add_overflow(a, b, &sum) && sum <= max)
 		return sum;
 	ctx->data_errors++;
-	warnx("%s:%ld: --summary: the sum of %s passes %" PRId64 ", held "
-	    "there", ctx->input_name, lineno, what, max);
+	kp_warn_line(ctx->input_name, lineno, "--summary: the sum of %s "
+	    "passes %" PRId64 ", held there", what, max);
 	return max;
 }
 
@@ -415,8 +415,8 @@ add_folded(struct summary *s, int64_t a, int64_t b, const char *what)
 	if (!__builtin_add_overflow(a, b, &sum) && sum <= max)
 		return sum;
 	s->ctx->data_errors++;
-	warnx("%s: --summary: the sum of %s in an other row passes %" PRId64
-	    ", held there", s->ctx->input_name, what, max);
+	kp_warn_line(s->ctx->input_name, 0, "--summary: the sum of %s in an "
+	    "other row passes %" PRId64 ", held there", what, max);
 	return max;
 }
 
@@ -816,9 +816,9 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	size_t i;
 
 	if (rest->n > 0)
-		warnx("%s: %zu record%s after the last interval record, an "
-		    "incomplete interval, left out of the summary",
-		    ctx->input_name, rest->n, rest->n == 1 ? "" : "s");
+		kp_warn_line(ctx->input_name, 0, "%zu record%s after the last "
+		    "interval record, an incomplete interval, left out of the "
+		    "summary", rest->n, rest->n == 1 ? "" : "s");
 	fold_beyond(s, s->rows, NULL);
 	if (s->inner != NULL && s->intervals > 0)
 		summary_write(ctx, s);

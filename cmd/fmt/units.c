@@ -164,3 +164,10 @@ put_number(struct kp_buf *b, const struct kp_field *f)
 	    f->rawlen))
 		put_double(b, kp_field_number(f));
 }
+
+/* Grams of CO2e for an energy, at the --carbon-intensity. */
+double
+co2_grams(const struct fmt *ctx, int64_t uj)
+{
+	return uj / 3.6e12 * ctx->carbon_g_per_kwh;
+}

@@ -12,7 +12,7 @@
 
 #include <limits.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 enum source { SOURCE_AUTO, SOURCE_POWERCAP, SOURCE_HWMON, SOURCE_MODEL };
 

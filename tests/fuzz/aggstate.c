@@ -1,6 +1,7 @@
 /*
  * libFuzzer harness for kp-aggregate's own state loader (load_state in
- * cmd/kp-aggregate.c, included whole, its main renamed): any JSON as the
+ * cmd/aggregate/state.c; main.c included whole, its main renamed, and the
+ * other parts linked, tests/fuzz/aggstate.sources): any JSON as the
  * data of a state file of this boot.  Besides not crashing, what it loads
  * must hold no negative total, every member must be counted in the groups
  * it names, and saving what was loaded, then loading and saving that
@@ -9,13 +10,14 @@
 #include <limits.h>
 
 #define main kp_aggregate_main
-#include "../../cmd/kp-aggregate.c"
+#include "../../cmd/aggregate/main.c"
 #undef main
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 
 static char dir[PATH_MAX], fixture[PATH_MAX], path[PATH_MAX];
 static char boot_id[64];
+static struct agg a;
 
 static void
 check_group(const char *key, void *val, void *arg)
@@ -28,23 +30,6 @@ check_group(const char *key, void *val, void *arg)
 	CHECK(g->live >= 0);
 	for (z = 0; z < KP_ZONES_MAX; z++)
 		CHECK(g->total_uj[z] >= 0);
-}
-
-/* Everything loaded: let go, so that the next load starts as a new run. */
-static void
-reset(void)
-{
-	size_t l;
-
-	kp_map_free(members, free);
-	members = kp_map_new();
-	for (l = 0; l < nlevels; l++) {
-		kp_map_free(levels[l].groups, level_free);
-		levels[l].groups = kp_map_new();
-		memset(levels[l].host_total_uj, 0,
-		    sizeof(levels[l].host_total_uj));
-	}
-	memset(&zones, 0, sizeof(zones));
 }
 
 /* The state file made of data, loaded; then what a save would write. */
@@ -62,17 +47,17 @@ load_and_save(const char *data, size_t len)
 	    "\"data\":%.*s}\n", boot_id, (int)len, data);
 	fclose(f);
 	st = kp_state_open(path, fixture, "kp-aggregate");
-	load_state(st, path);
+	load_state(&a, st, path);
 	kp_state_close(st);
-	for (l = 0; l < nlevels; l++) {
-		kp_map_each(levels[l].groups, check_group, NULL);
+	for (l = 0; l < a.nlevels; l++) {
+		kp_map_each(a.levels[l].groups, check_group, NULL);
 		for (z = 0; z < KP_ZONES_MAX; z++)
-			CHECK(levels[l].host_total_uj[z] >= 0);
+			CHECK(a.levels[l].host_total_uj[z] >= 0);
 	}
-	saved = state_data();
+	saved = state_data(&a);
 	text = json_dumps(saved, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(saved);
-	reset();
+	agg_reset(&a);	/* so that the next load starts as a new run */
 	return text;
 }
 
@@ -96,9 +81,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    "/dev/shm/kp-fuzz-state.XXXXXX" :
 		    "/tmp/kp-fuzz-state.XXXXXX")) != NULL);
 		snprintf(path, sizeof(path), "%s/ag.state", dir);
-		parse_levels("container,pod,vm,unit");
-		add_level("group", "comm", 1);
-		members = kp_map_new();
+		parse_levels(&a, "container,pod,vm,unit");
+		add_level(&a, "group", "comm", 1);
+		agg_init(&a);
 		ready = 1;
 	}
 	/* Only JSON the state file can hold: one line, no NUL. */

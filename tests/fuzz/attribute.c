@@ -23,6 +23,8 @@
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 #define NSEEN 4096
 
+static struct attr a;
+
 /* Per (seq, zone) of the output: node energy and what was shared of it. */
 struct seen {
 	int64_t seq;
@@ -99,23 +101,6 @@ check_output(const char *buf, size_t len)
 		CHECK(!t[i].has_node || t[i].shared_uj == t[i].node_uj);
 }
 
-/* Everything one input left, so that the next starts as a new run. */
-static void
-reset(void)
-{
-	size_t i;
-
-	kp_map_free(workloads, free);
-	workloads = kp_map_new();
-	for (i = 0; i < nended; i++)
-		free(ended[i].id);
-	nended = 0;
-	memset(node_total, 0, sizeof(node_total));
-	memset(unattributed_total, 0, sizeof(unattributed_total));
-	memset(&zones, 0, sizeof(zones));
-	zones.socket_keys = 1;
-}
-
 /* A record kp-attribute passes on as it came, though it is of its own. */
 static int
 passed_on(const struct kp_record *rec)
@@ -182,21 +167,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (s == NULL) {
 		snprintf(fixture, sizeof(fixture), "%.*s/../fixtures/proc-basic",
 		    (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
-		opt.procdir = fixture;
+		a.opt = default_options;
+		a.opt.procdir = fixture;
 		kp_out_init();
-		workloads = kp_map_new();
-		s = kp_sampler_new(opt.procdir, 0);
+		attr_init(&a);
+		s = kp_sampler_new(a.opt.procdir, 0);
 		CHECK(kp_sampler_scan(s) == 0);
 	}
 	if ((stdout = open_memstream(&buf, &len)) == NULL)
 		abort();
 	r = kp_reader_open_mem((const char *)data, size, "fuzz");
-	run(r, s, NULL);
+	run(&a, r, s, NULL);
 	kp_reader_close(r);
 	fclose(stdout);
 	stdout = real;
 	check_output(buf, len);
 	free(buf);
-	reset();
+	attr_reset(&a);	/* so that the next input starts as a new run */
 	return 0;
 }

@@ -22,6 +22,7 @@
 
 static char dir[PATH_MAX], fixture[PATH_MAX], path[PATH_MAX];
 static char boot_id[64];
+static struct attr a;
 
 /* Each zone's total bounds a part of it. */
 static void
@@ -29,9 +30,9 @@ check_within(const int64_t *total_uj)
 {
 	size_t z;
 
-	for (z = 0; z < zones.n; z++)
+	for (z = 0; z < a.zones.n; z++)
 		CHECK(total_uj[z] >= 0 &&
-		    total_uj[z] <= node_total[z].total_uj);
+		    total_uj[z] <= a.node_total[z].total_uj);
 }
 
 static void
@@ -45,42 +46,26 @@ check_workload(const char *key, void *val, void *arg)
 static void
 check_loaded(void)
 {
+	const struct node_totals *t;
 	size_t z, i;
 
-	CHECK(zones.n <= KP_ZONES_MAX);
-	for (z = 0; z < zones.n; z++) {
-		CHECK(node_total[z].total_uj >= 0);
-		CHECK(node_total[z].active_total_uj >= 0 &&
-		    node_total[z].active_total_uj <= node_total[z].total_uj);
-		CHECK(node_total[z].idle_total_uj >= 0 &&
-		    node_total[z].idle_total_uj <= node_total[z].total_uj);
+	CHECK(a.zones.n <= KP_ZONES_MAX);
+	for (z = 0; z < a.zones.n; z++) {
+		t = &a.node_total[z];
+		CHECK(t->total_uj >= 0);
+		CHECK(t->active_total_uj >= 0 &&
+		    t->active_total_uj <= t->total_uj);
+		CHECK(t->idle_total_uj >= 0 && t->idle_total_uj <= t->total_uj);
 	}
-	check_within(unattributed_total);
-	kp_map_each(workloads, check_workload, NULL);
-	CHECK(opt.max_terminated == 0 ||
-	    nended <= (size_t)opt.max_terminated);
-	for (i = 0; i < nended; i++) {
-		CHECK(id_ok(ended[i].id) && strlen(ended[i].id) ==
-		    ended[i].id_len);
-		check_within(ended[i].w.total_uj);
+	check_within(a.unattributed_total);
+	kp_map_each(a.workloads, check_workload, NULL);
+	CHECK(a.opt.max_terminated == 0 ||
+	    a.nended <= (size_t)a.opt.max_terminated);
+	for (i = 0; i < a.nended; i++) {
+		CHECK(id_ok(a.ended[i].id) && strlen(a.ended[i].id) ==
+		    a.ended[i].id_len);
+		check_within(a.ended[i].w.total_uj);
 	}
-}
-
-/* Everything loaded: let go, so that the next load starts as a new run. */
-static void
-reset(void)
-{
-	size_t i;
-
-	kp_map_free(workloads, free);
-	workloads = kp_map_new();
-	for (i = 0; i < nended; i++)
-		free(ended[i].id);
-	nended = 0;
-	memset(node_total, 0, sizeof(node_total));
-	memset(unattributed_total, 0, sizeof(unattributed_total));
-	memset(&zones, 0, sizeof(zones));
-	zones.socket_keys = 1;
 }
 
 /* Whether data is a state kp-attribute takes at all; -1: not JSON. */
@@ -120,18 +105,18 @@ load_and_save(const char *data, size_t len, const char *boot)
 	fclose(f);
 	CHECK((stderr = open_memstream(&said, &saidlen)) != NULL);
 	st = kp_state_open(path, fixture, "kp-attribute");
-	load_state(st, path, s);
+	load_state(&a, st, path, s);
 	kp_state_close(st);
 	fclose(stderr);
 	stderr = real;
 	CHECK(takes(data, len) == 1 || saidlen > 0);
 	free(said);
 	check_loaded();
-	saved = state_data(s);
+	saved = state_data(&a, s);
 	text = json_dumps(saved, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(saved);
 	kp_sampler_free(s);
-	reset();
+	attr_reset(&a);	/* so that the next load starts as a new run */
 	return text;
 }
 
@@ -160,7 +145,8 @@ setup(void)
 	fclose(f);
 	CHECK(mkdtemp(strcpy(dir, "/tmp/kp-fuzz-attrstate.XXXXXX")) != NULL);
 	snprintf(path, sizeof(path), "%s/ka.state", dir);
-	workloads = kp_map_new();
+	a.opt = default_options;
+	attr_init(&a);
 }
 
 int

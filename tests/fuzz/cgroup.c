@@ -1,18 +1,19 @@
 /*
- * libFuzzer harness for lib/cgroup.c: any bytes as /proc/PID/cgroup, as a
- * cgroup path, and as a NUL-separated command line (QEMU's), each followed
- * by kp_identity_classify and kp_identity_to_buf.  Besides not crashing,
- * nor reading past the command line's bytes, an identity must keep the
- * promises of kp-records(5): ids only of their alphabets, kind, runtime,
- * pod_qos and hypervisor only from their lists, and members that the
- * record reader takes back as the very strings they came from.
+ * libFuzzer harness for lib/proc/identity.c: any bytes as
+ * /proc/PID/cgroup, as a cgroup path, and as a NUL-separated command line
+ * (QEMU's), each followed by kp_identity_classify and kp_identity_to_buf.
+ * Besides not crashing, nor reading past the command line's bytes, an
+ * identity must keep the promises of kp-records(5): ids only of their
+ * alphabets, kind, runtime, pod_qos and hypervisor only from their lists,
+ * and members that the record reader takes back as the very strings they
+ * came from.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 

@@ -116,15 +116,15 @@ static struct kp_sampler *
 setup(void)
 {
 	static char fixture[PATH_MAX];
+	struct options o = { .exits = KP_EXITS_PARENT | KP_EXITS_CGROUP };
 	struct kp_sampler *s;
 
 	snprintf(fixture, sizeof(fixture), "%.*s/../fixtures/proc-basic",
 	    (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
-	procdir = fixture;
+	o.procdir = fixture;
 	kp_out_init();
-	s = kp_sampler_new(procdir, 0);
-	exits = KP_EXITS_PARENT | KP_EXITS_CGROUP;
-	set_exits(s);
+	s = kp_sampler_new(o.procdir, 0);
+	set_exits(s, &o);
 	scan(s);
 	return s;
 }

@@ -1,7 +1,8 @@
 /*
- * libFuzzer harness for the /proc parsers of lib/procfs.c and
- * lib/cpuinfo.c: any bytes as PID/stat, as /proc/stat, as uptime, as
- * boot_id and as cpuinfo, and as the cgroup CPU counters of lib/cgcpu.c,
+ * libFuzzer harness for the /proc parsers of lib/proc/procfs.c,
+ * lib/proc/cpuinfo.c and lib/state.c: any bytes as PID/stat, as /proc/stat,
+ * as uptime, as boot_id and as cpuinfo, and as the cgroup CPU counters of
+ * lib/proc/cgroup_counters.c,
  * each parser on every input.  Besides not crashing, what a parser takes
  * must keep its promise:
  * no time that is negative or overflows as microseconds, a comm that is
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 

@@ -1,22 +1,22 @@
 /*
- * libFuzzer harness for the exit-record parser of lib/taskstats.c: any
- * bytes as a datagram from the kernel's TASKSTATS family, folded twice
- * into one listener, as two datagrams read one after the other (so that a
- * thread held from the first may end its process in the second).  Seeds
- * are datagrams the kernel sent: a single-threaded exit, a thread's, a
- * leader's that ended last with its process's aggregate, a leader ended
- * first and its threads after it, an acknowledgement.  Besides not
- * crashing or reading past the datagram, each fact must keep the promises
- * of struct kp_exit: a pid, a parent that is a pid or 0, a comm that ends
- * within its array, at least one thread, a start not after the receipt
- * and its earliest not after its latest; and no more facts and held
- * processes than the datagram holds thread records.
+ * libFuzzer harness for the exit-record parser of
+ * lib/proc/exit_taskstats.c: any bytes as a datagram from the kernel's
+ * TASKSTATS family, folded twice into one listener, as two datagrams read
+ * one after the other (so that a thread held from the first may end its
+ * process in the second).  Seeds are datagrams the kernel sent: a
+ * single-threaded exit, a thread's, a leader's that ended last with its
+ * process's aggregate, a leader ended first and its threads after it, an
+ * acknowledgement.  Besides not crashing or reading past the datagram, each
+ * fact must keep the promises of struct kp_exit: a pid, a parent that is a
+ * pid or 0, a comm that ends within its array, at least one thread, a start
+ * not after the receipt and its earliest not after its latest; and no more
+ * facts and held processes than the datagram holds thread records.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kp.h"
+#include "proc/proc.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 

@@ -1,17 +1,17 @@
 /*
- * The kernel's exit facts (taskstats, DECISIONS.md D3) that a sampler has
- * received and not yet used.  The listener's socket is drained all the
- * time, beside the sampler's clock or its input, so that its buffer never
- * fills between two scans; a scan takes the facts received before it
- * began, and those received while it ran wait for the next, since their
- * processes may have ended after the scan read them.
+ * The queue of the kernel's exit facts that a sampler has received and not
+ * yet used (proc-cputime(1), "Exit accounting").  The listener's socket is
+ * drained all the time, beside the sampler's clock or its input, so that
+ * its buffer never fills between two scans; a scan takes the facts
+ * received before it began, and those received while it ran wait for the
+ * next, since their processes may have ended after the scan read them.
  */
 #include <err.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kp.h"
+#include "proc.h"
 
 struct held {
 	struct kp_exit e;

@@ -1,7 +1,16 @@
 /*
- * What ended between two scans, accounted for (DECISIONS.md D3): the
- * reaping parents' cutime and cstime, the kernel's exit facts, and the
- * cgroups' CPU counters, folded into last slices and exited records.
+ * The CPU time of what ended between two scans, accounted for
+ * (proc-cputime(1), "Exit accounting"): from the reaping parents' cutime
+ * and cstime, the kernel's exit facts, and the cgroups' CPU counters,
+ * folded into last slices and exited records.
+ *
+ * A parent's cutime + cstime grows by the whole CPU time of each child it
+ * waits for, the child's own waited children included.  Less the totals
+ * that its tracked children that ended had shown (utime + stime + cutime
+ * + cstime at their last sight), what is left is the last slices of those
+ * children and the CPU time of children never seen: its residue.  The
+ * cgroup counters then bound that detail per cgroup, and give each cgroup
+ * what nothing else explains.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +23,7 @@ seen_before(const struct kp_sampler *s, pid_t pid)
 {
 	size_t i;
 
-	for (i = sampler_first_with_pid(s, pid);
+	for (i = proctable_first_with_pid(s, pid);
 	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
 		if (s->list[i]->first_gen != s->gen)
 			return s->list[i];
@@ -35,7 +44,7 @@ reaper_of(const struct kp_sampler *s, struct proc *p)
 		if (p->stat.ppid <= 0 || p->stat.ppid == p->stat.pid ||
 		    (p = seen_before(s, p->stat.ppid)) == NULL)
 			return NULL;
-		if (sampler_alive(s, p))
+		if (proctable_alive(s, p))
 			return p;
 	}
 	return NULL;
@@ -76,7 +85,7 @@ by_depth(const void *a, const void *b)
 
 	if (p->depth != q->depth)
 		return q->depth - p->depth;
-	return sampler_by_pid(a, b);
+	return proctable_by_pid(a, b);
 }
 
 /*
@@ -97,7 +106,7 @@ reapers(struct kp_sampler *s, size_t *n)
 	r = s->reap;
 	*n = 0;
 	for (i = 0; i < s->nlist; i++) {
-		if (!sampler_alive(s, p = s->list[i]) || !involved(p))
+		if (!proctable_alive(s, p = s->list[i]) || !involved(p))
 			continue;
 		for (p->depth = 0, q = p; p->depth < 64 &&
 		    (q = reaper_of(s, q)) != NULL; p->depth++)
@@ -138,14 +147,20 @@ hold_or_pass(struct kp_sampler *s, struct proc *a)
 }
 
 static void
+append_detail(struct detail **v, size_t *n, size_t *cap,
+    const struct detail *d)
+{
+	if (*n == *cap) {
+		*cap = *cap * 2 + 64;
+		*v = kp_reallocarray(*v, *cap, sizeof(**v));
+	}
+	(*v)[(*n)++] = *d;
+}
+
+static void
 add_detail(struct kp_sampler *s, const struct detail *d)
 {
-	if (s->ndetails == s->detailcap) {
-		s->detailcap = s->detailcap * 2 + 64;
-		s->details = kp_reallocarray(s->details, s->detailcap,
-		    sizeof(*s->details));
-	}
-	s->details[s->ndetails++] = *d;
+	append_detail(&s->details, &s->ndetails, &s->detailcap, d);
 }
 
 /*
@@ -161,7 +176,7 @@ static void
 residue_detail(struct kp_sampler *s, struct proc *a, int64_t cpu_us)
 {
 	struct detail d = { NULL, a->stat.pid, "", &a->id, a->cg, cpu_us, 0,
-	    "parent" };
+	    "parent", 0 };
 	struct proc *e = a->first_sub;
 
 	if (a->ndirect == 1)
@@ -192,7 +207,7 @@ reap_begin(struct kp_sampler *s)
 	if (!(s->exits & KP_EXITS_PARENT))
 		return;
 	for (i = 0; i < s->nlist; i++)
-		if (!sampler_alive(s, s->list[i]))
+		if (!proctable_alive(s, s->list[i]))
 			subtract_ended(s, s->list[i]);
 }
 
@@ -234,7 +249,7 @@ tracked(const struct kp_sampler *s, const struct kp_exit *e)
 {
 	size_t i;
 
-	for (i = sampler_first_with_pid(s, e->pid);
+	for (i = proctable_first_with_pid(s, e->pid);
 	    i < s->nlist && s->list[i]->stat.pid == e->pid; i++)
 		if (kp_exit_same_start(e, s->list[i]->stat.starttime))
 			return s->list[i];
@@ -248,9 +263,9 @@ tracked_pid(const struct kp_sampler *s, pid_t pid)
 	struct proc *p = NULL;
 	size_t i;
 
-	for (i = sampler_first_with_pid(s, pid);
+	for (i = proctable_first_with_pid(s, pid);
 	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
-		if (sampler_alive(s, p = s->list[i]))
+		if (proctable_alive(s, p = s->list[i]))
 			return p;
 	return p;
 }
@@ -273,7 +288,7 @@ fact_reaper(const struct kp_sampler *s, const struct kp_exit *e,
 			return NULL;
 		if ((p = tracked_pid(s, e->ppid)) != NULL) {
 			*named = p;
-			return sampler_alive(s, p) ? p : reaper_of(s, p);
+			return proctable_alive(s, p) ? p : reaper_of(s, p);
 		}
 		if ((e = kp_exits_find(s->facts, e->ppid)) == NULL)
 			return NULL;
@@ -301,7 +316,7 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 {
 	int64_t seen_us = kp_ticks_to_us(p->stat.cpu_ticks);
 	struct detail d = { p, p->stat.ppid, "", &p->id, p->cg, 0, 0,
-	    "taskstats" };
+	    "taskstats", 0 };
 	struct proc *a;
 
 	d.cpu_us = fact_us(e) > seen_us ? fact_us(e) - seen_us : 0;
@@ -315,7 +330,7 @@ static void
 fact_unseen(struct kp_sampler *s, const struct kp_exit *e)
 {
 	struct detail d = { NULL, e->ppid, "", &s->unknown, NULL, fact_us(e),
-	    1, "taskstats" };
+	    1, "taskstats", 0 };
 	struct proc *named, *a = fact_reaper(s, e, &named);
 
 	snprintf(d.comm, sizeof(d.comm), "%s", e->comm);
@@ -335,7 +350,7 @@ take_fact(const struct kp_exit *e, int before, void *arg)
 	struct kp_sampler *s = arg;
 	struct proc *p = tracked(s, e);
 
-	if (p != NULL && sampler_alive(s, p))
+	if (p != NULL && proctable_alive(s, p))
 		return 0;
 	if (p != NULL)
 		fact_slice(s, p, e);
@@ -353,12 +368,18 @@ charge_cgroups(struct kp_sampler *s)
 
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
-		if (sampler_alive(s, p) && p->cg != NULL && p->delta_ticks > 0)
+		if (proctable_alive(s, p) && p->cg != NULL &&
+		    p->delta_ticks > 0)
 			kp_cgcpu_charge(p->cg, kp_ticks_to_us(p->delta_ticks),
 			    0);
 	}
 	for (i = 0; i < s->ndetails; i++)
-		kp_cgcpu_charge(s->details[i].cg, 0, s->details[i].cpu_us);
+		if (s->details[i].held)
+			kp_cgcpu_charge_held(s->details[i].cg,
+			    s->details[i].cpu_us);
+		else
+			kp_cgcpu_charge(s->details[i].cg, 0,
+			    s->details[i].cpu_us);
 	kp_cgcpu_settle(s->cg);
 }
 
@@ -378,6 +399,39 @@ by_fold(const void *a, const void *b)
 }
 
 /*
+ * What a busy cgroup's counter cut of a detail is offered once more, the
+ * next interval (proc-cputime(1), "Exit accounting"): folded as the
+ * detail was, but in its cgroup's identity, as the cgroup's residue is,
+ * since that is all a state file keeps of it across runs.
+ */
+static void
+hold_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
+{
+	struct detail h = *d;
+
+	h.proc = NULL;
+	h.id = &d->cg->id;
+	h.cpu_us = cut_us;
+	h.count = 0;
+	h.held = 1;
+	append_detail(&s->held, &s->nheld, &s->heldcap, &h);
+}
+
+/* What the counter leaves d; what it cuts of a new detail is held. */
+static int64_t
+counter_share(struct kp_sampler *s, const struct detail *d)
+{
+	int64_t got_us;
+
+	if (d->held)
+		return kp_cgcpu_take_held(d->cg, d->cpu_us);
+	got_us = kp_cgcpu_take(d->cg, d->cpu_us);
+	if (got_us < d->cpu_us && d->cg != NULL)
+		hold_cut(s, d, d->cpu_us - got_us);
+	return got_us;
+}
+
+/*
  * Each detail as much as its cgroup's counter leaves it; a last slice to
  * its process's terminated record; the rest folded by parent, command
  * name, cgroup and source, in that order.
@@ -391,7 +445,7 @@ settle_details(struct kp_sampler *s)
 	for (i = 0; i < s->ndetails; i++) {
 		d = &s->details[i];
 		if (s->cg != NULL)
-			d->cpu_us = kp_cgcpu_take(d->cg, d->cpu_us);
+			d->cpu_us = counter_share(s, d);
 		if (d->proc != NULL)
 			d->proc->slice_us += d->cpu_us;
 		else if (d->cpu_us > 0 || d->count > 0)
@@ -419,7 +473,20 @@ read_cgroups(struct kp_sampler *s)
 	for (i = 0; i < s->nlist; i++)
 		if (s->list[i]->cg != NULL)
 			kp_cgcpu_want(s->cg, s->list[i]->cg);
+	for (i = 0; i < s->nheld; i++)
+		kp_cgcpu_want(s->cg, s->held[i].cg);
 	kp_cgcpu_read(s->cg);
+}
+
+/* The detail held from the interval before joins this one's, once. */
+static void
+offer_held(struct kp_sampler *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nheld; i++)
+		add_detail(s, &s->held[i]);
+	s->nheld = 0;
 }
 
 /* The interval's detail and residues, once a scan has ended one. */
@@ -431,13 +498,77 @@ sampler_account_exits(struct kp_sampler *s)
 		read_cgroups(s);
 	if (s->scans < 2) {
 		kp_exits_each(s->facts, forget_before, NULL);
+		s->nheld = 0;
 		return;
 	}
 	reap_begin(s);
 	kp_exits_each(s->facts, take_fact, s);
 	if (s->exits & KP_EXITS_PARENT)
 		reap(s);
+	offer_held(s);
 	if (s->cg != NULL)
 		charge_cgroups(s);
 	settle_details(s);
+}
+
+/*
+ * The held detail, for the state file:
+ * [[cgroup, ppid, comm, source, cpu_us], ...].
+ */
+json_t *
+sampler_save_held(const struct kp_sampler *s)
+{
+	const struct detail *h;
+	json_t *rows = json_array();
+	size_t i;
+
+	for (i = 0; i < s->nheld; i++) {
+		h = &s->held[i];
+		json_array_append_new(rows, json_pack("[o,I,o,s,I]",
+		    kp_json_text(h->cg->path), (json_int_t)h->ppid,
+		    kp_json_text(h->comm), h->source, (json_int_t)h->cpu_us));
+	}
+	return rows;
+}
+
+/* A saved row as sampler_save_held writes it; 0, or -1 if it is not one. */
+static int
+load_held_row(struct kp_sampler *s, json_t *row, struct detail *h)
+{
+	const char *path, *comm, *source;
+	json_int_t ppid, cpu_us;
+
+	if (json_unpack(row, "[sIssI]", &path, &ppid, &comm, &source,
+	    &cpu_us) < 0 || ppid < 0 || ppid > INT_MAX || cpu_us <= 0 ||
+	    strlen(comm) >= sizeof(h->comm) ||
+	    (h->cg = kp_cgcpu_node_at(s->cg, path)) == NULL || !h->cg->counted)
+		return -1;
+	if (strcmp(source, "parent") == 0)
+		h->source = "parent";
+	else if (strcmp(source, "taskstats") == 0)
+		h->source = "taskstats";
+	else
+		return -1;
+	h->ppid = (pid_t)ppid;
+	snprintf(h->comm, sizeof(h->comm), "%s", comm);
+	h->id = &h->cg->id;
+	h->cpu_us = cpu_us;
+	h->held = 1;
+	return 0;
+}
+
+/* The held detail of a saved scan; bad rows are skipped. */
+void
+sampler_load_held(struct kp_sampler *s, json_t *rows)
+{
+	struct detail h;
+	json_t *row;
+	size_t i;
+
+	s->nheld = 0;
+	json_array_foreach(rows, i, row) {
+		memset(&h, 0, sizeof(h));
+		if (load_held_row(s, row, &h) == 0)
+			append_detail(&s->held, &s->nheld, &s->heldcap, &h);
+	}
 }

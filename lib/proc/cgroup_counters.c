@@ -1,11 +1,15 @@
 /*
- * Cgroup CPU counters, the truth for groups (DECISIONS.md D3).  Each scan
- * reads the counter of every cgroup that holds a process being followed,
- * and of its ancestors, in the one hierarchy that accounts CPU time.  What
- * a cgroup's counter grew by, less its children's and less what its
- * processes' records and their detail (a reaping parent's, exit records)
- * give it, is its residue: CPU time of processes that ended unseen.  The
- * detail never takes more than the counter leaves it.
+ * Cgroup CPU counters, the truth for groups (proc-cputime(1), "Exit
+ * accounting").  Each scan reads the counter of every cgroup that holds a
+ * process being followed, and of its ancestors, in the one hierarchy that
+ * accounts CPU time.  What a cgroup's counter grew by, less its children's
+ * and less what its processes' records and their detail (a reaping
+ * parent's, exit records) give it, is its residue: CPU time of processes
+ * that ended unseen.  The detail never takes more than the counter leaves
+ * it; what it could not take is offered once more, the next interval, to
+ * what the growth then leaves unused, since the stat files and the counters
+ * are read moments apart and a busy cgroup's counter may show a child's end
+ * a scan late.
  */
 #include <sys/stat.h>
 
@@ -17,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc.h"
 
 struct kp_cgcpu {
 	char *dir;		/* where the hierarchy is mounted */
@@ -258,6 +262,7 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 	n->procs_us = n->detail_us = n->taken_us = 0;
 	n->nrounded = 0;
 	n->excl_us = n->kept_us = n->residue_us = n->excess_us = 0;
+	n->held_us = n->given_us = n->held_taken_us = 0;
 	if (!n->counted || kp_cgcpu_usage(c, n, &now_us) < 0) {
 		n->have_last = 0;
 		return;
@@ -352,19 +357,50 @@ rounding_us(unsigned n)
 	return 2 * (int64_t)r * kp_ticks_to_us(1);
 }
 
+/* Detail cut the interval before, offered to n's counter once more. */
+void
+kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us)
+{
+	if ((n = base(n)) != NULL)
+		n->held_us += held_us;
+}
+
+/*
+ * One counted cgroup's own time.  What its processes' records give it
+ * comes first; this interval's detail has what is left, the detail cut
+ * the interval before what is still left, and the rest is its residue.
+ * What passes the counter by no more than rounding is carried into the
+ * cgroup's next intervals, so that over a run the cgroup's time is its
+ * counter's; detail beyond that is cut, reported as excess, and offered
+ * once more the next interval.
+ */
+static void
+settle_node(struct kp_cgnode *n)
+{
+	int64_t raw_us, left_us, room_us;
+
+	raw_us = n->excl_us - n->procs_us - n->carry_us;
+	n->kept_us = raw_us + rounding_us(n->nrounded);
+	if (n->kept_us > n->detail_us)
+		n->kept_us = n->detail_us;
+	if (n->kept_us < 0)
+		n->kept_us = 0;
+	left_us = raw_us - n->kept_us;
+	n->carry_us = left_us < 0 ? -left_us : 0;
+	room_us = left_us > 0 ? left_us : 0;
+	n->given_us = n->held_us < room_us ? n->held_us : room_us;
+	n->residue_us = room_us - n->given_us;
+	n->excess_us = n->detail_us - n->kept_us + n->carry_us;
+}
+
 /*
  * Each counted cgroup's own time is its counter's growth less that of its
- * children counted apart.  What its processes' records give it comes
- * first; the detail has what is left, and the rest is its residue.  What
- * passes the counter by no more than rounding is carried into the
- * cgroup's next intervals, so that over a run the cgroup's time is its
- * counter's; detail beyond that is cut, and reported as excess.
+ * children counted apart, settled as settle_node says.
  */
 void
 kp_cgcpu_settle(struct kp_cgcpu *c)
 {
 	struct kp_cgnode *n, *b;
-	int64_t raw_us, left_us;
 	size_t i;
 
 	for (i = 0; i < c->nlist; i++) {
@@ -375,20 +411,24 @@ kp_cgcpu_settle(struct kp_cgcpu *c)
 				b->excl_us -= n->delta_us;
 		}
 	}
-	for (i = 0; i < c->nlist; i++) {
-		if (!(n = c->list[i])->have_delta)
-			continue;
-		raw_us = n->excl_us - n->procs_us - n->carry_us;
-		n->kept_us = raw_us + rounding_us(n->nrounded);
-		if (n->kept_us > n->detail_us)
-			n->kept_us = n->detail_us;
-		if (n->kept_us < 0)
-			n->kept_us = 0;
-		left_us = raw_us - n->kept_us;
-		n->carry_us = left_us < 0 ? -left_us : 0;
-		n->residue_us = left_us > 0 ? left_us : 0;
-		n->excess_us = n->detail_us - n->kept_us + n->carry_us;
-	}
+	for (i = 0; i < c->nlist; i++)
+		if (c->list[i]->have_delta)
+			settle_node(c->list[i]);
+}
+
+/*
+ * us of a whole of whole_us, taken_us of it handed out before: its part of
+ * part_us, in proportion, so that the parts add up to exactly part_us.
+ */
+static int64_t
+share_us(int64_t *taken_us, int64_t part_us, int64_t whole_us, int64_t us)
+{
+	__int128 before, after;
+
+	before = (__int128)*taken_us * part_us / whole_us;
+	*taken_us += us;
+	after = (__int128)*taken_us * part_us / whole_us;
+	return (int64_t)(after - before);
 }
 
 /*
@@ -399,14 +439,18 @@ kp_cgcpu_settle(struct kp_cgcpu *c)
 int64_t
 kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us)
 {
-	__int128 before, after;
-
 	if ((n = base(n)) == NULL || n->detail_us == 0)
 		return detail_us;
-	before = (__int128)n->taken_us * n->kept_us / n->detail_us;
-	n->taken_us += detail_us;
-	after = (__int128)n->taken_us * n->kept_us / n->detail_us;
-	return (int64_t)(after - before);
+	return share_us(&n->taken_us, n->kept_us, n->detail_us, detail_us);
+}
+
+/* The same for a detail cut the interval before: what it is given now. */
+int64_t
+kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us)
+{
+	if ((n = base(n)) == NULL || n->held_us == 0)
+		return held_us;
+	return share_us(&n->held_taken_us, n->given_us, n->held_us, held_us);
 }
 
 /* Visits the cgroups read at the latest scan, deepest first. */

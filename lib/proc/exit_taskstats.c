@@ -1,8 +1,9 @@
 /*
- * The kernel's exit records (taskstats, DECISIONS.md D3): the CPU time of
- * every process that ends, even one born and dead between two scans of
- * /proc.  A listener registers on the generic-netlink TASKSTATS family for
- * the exits on every possible CPU; the kernel then sends, as each thread
+ * The kernel's exit records, read from its taskstats netlink socket
+ * (proc-cputime(1), "Exit accounting"): the CPU time of every process
+ * that ends, even one born and dead between two scans of /proc.  A
+ * listener registers on the generic-netlink TASKSTATS family for the exits
+ * on every possible CPU; the kernel then sends, as each thread
  * ends, that thread's record, and with the last thread of a process that
  * ever had more than one, the sum over all its threads (the thread-group
  * aggregate, which has no pid, ppid or comm of its own).  A single-threaded
@@ -55,7 +56,7 @@
 #include <linux/sock_diag.h>
 #include <linux/taskstats.h>
 
-#include "kp.h"
+#include "proc.h"
 
 #define DATAGRAM_MAX 8192	/* one exit: two records of about 600 bytes */
 #define REQUEST_MAX 1024	/* one request to the kernel, its attribute in */

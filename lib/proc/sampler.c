@@ -36,144 +36,6 @@ kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names)
 	s->names = names;
 }
 
-/*
- * The processes: a pool that hands out struct proc in chunks and takes them
- * back, so that scanning allocates nothing once the pool is as big as the
- * most processes seen at once, and a hash table keyed by (pid, starttime)
- * with linear probing and backward-shift deletion, so that no tombstones
- * pile up as processes come and go.
- */
-#define POOL_CHUNK 512
-
-static struct proc *
-pool_get(struct kp_sampler *s)
-{
-	struct proc *chunk;
-	size_t i;
-
-	if (s->free_procs == NULL) {
-		chunk = kp_calloc(POOL_CHUNK, sizeof(*chunk));
-		s->chunks = kp_reallocarray(s->chunks, s->nchunks + 1,
-		    sizeof(*s->chunks));
-		s->chunks[s->nchunks++] = chunk;
-		for (i = 0; i < POOL_CHUNK; i++) {
-			chunk[i].next_free = s->free_procs;
-			s->free_procs = &chunk[i];
-		}
-	}
-	chunk = s->free_procs;
-	s->free_procs = chunk->next_free;
-	memset(chunk, 0, sizeof(*chunk));
-	chunk->fd = -1;
-	return chunk;
-}
-
-static void
-close_stat(struct kp_sampler *s, struct proc *p)
-{
-	if (p->fd < 0)
-		return;
-	close(p->fd);
-	p->fd = -1;
-	s->nopen--;
-}
-
-static void
-pool_put(struct kp_sampler *s, struct proc *p)
-{
-	close_stat(s, p);
-	free(p->exe);
-	p->next_free = s->free_procs;
-	s->free_procs = p;
-}
-
-static size_t
-slot_of(const struct kp_sampler *s, pid_t pid, uint64_t starttime)
-{
-	uint64_t h = ((uint64_t)pid * 0x9e3779b97f4a7c15ULL) ^
-	    (starttime * 0xc2b2ae3d27d4eb4fULL);
-
-	return (size_t)(h ^ (h >> 29)) & (s->cap - 1);
-}
-
-static struct proc *
-proc_find(const struct kp_sampler *s, pid_t pid, uint64_t starttime)
-{
-	struct proc *p;
-	size_t i;
-
-	if (s->cap == 0)
-		return NULL;
-	for (i = slot_of(s, pid, starttime); (p = s->table[i]) != NULL;
-	    i = (i + 1) & (s->cap - 1))
-		if (p->stat.pid == pid && p->stat.starttime == starttime)
-			return p;
-	return NULL;
-}
-
-static void
-table_insert(struct kp_sampler *s, struct proc *p)
-{
-	size_t i;
-
-	for (i = slot_of(s, p->stat.pid, p->stat.starttime); s->table[i];
-	    i = (i + 1) & (s->cap - 1))
-		;
-	s->table[i] = p;
-}
-
-/* Keeps the table at most half full. */
-static void
-table_grow(struct kp_sampler *s)
-{
-	struct proc **old = s->table;
-	size_t i, oldcap = s->cap;
-
-	s->cap = oldcap ? oldcap * 2 : 1024;
-	s->table = kp_calloc(s->cap, sizeof(*s->table));
-	for (i = 0; i < oldcap; i++)
-		if (old[i] != NULL)
-			table_insert(s, old[i]);
-	free(old);
-}
-
-static void
-table_remove(struct kp_sampler *s, struct proc *p)
-{
-	size_t i, j, home, mask = s->cap - 1;
-
-	for (i = slot_of(s, p->stat.pid, p->stat.starttime); s->table[i] != p;
-	    i = (i + 1) & mask)
-		;
-	s->table[i] = NULL;
-	/* Move back each later entry of the run that may no longer be found. */
-	for (j = (i + 1) & mask; s->table[j] != NULL; j = (j + 1) & mask) {
-		home = slot_of(s, s->table[j]->stat.pid,
-		    s->table[j]->stat.starttime);
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			s->table[i] = s->table[j];
-			s->table[j] = NULL;
-			i = j;
-		}
-	}
-	s->count--;
-	pool_put(s, p);
-}
-
-static struct proc *
-proc_add(struct kp_sampler *s, const struct kp_pid_stat *ps)
-{
-	struct proc *p;
-
-	if ((s->count + 1) * 2 > s->cap)
-		table_grow(s);
-	p = pool_get(s);
-	p->stat = *ps;
-	table_insert(s, p);
-	s->count++;
-	return p;
-}
-
 /* Counters that went backwards (a CPU taken offline) count as no time. */
 static uint64_t
 delta(uint64_t now, uint64_t before)
@@ -238,22 +100,6 @@ warn_malformed(struct kp_sampler *s, const char *name)
 	s->warned_malformed = 1;
 }
 
-/* The index in s->list of the first process with this pid, or nlist. */
-size_t
-sampler_first_with_pid(const struct kp_sampler *s, pid_t pid)
-{
-	size_t lo = 0, hi = s->nlist, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (s->list[mid]->stat.pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The process of the previous scan with this pid whose stat is kept open. */
 static struct proc *
 kept_open(const struct kp_sampler *s, const char *name)
@@ -261,7 +107,7 @@ kept_open(const struct kp_sampler *s, const char *name)
 	size_t i;
 	long pid = strtol(name, NULL, 10);
 
-	for (i = sampler_first_with_pid(s, (pid_t)pid);
+	for (i = proctable_first_with_pid(s, (pid_t)pid);
 	    i < s->nlist && s->list[i]->stat.pid == pid; i++)
 		if (s->list[i]->fd >= 0)
 			return s->list[i];
@@ -286,7 +132,8 @@ read_stat(struct kp_sampler *s, int procfd, const char *name,
 			*fd = p->fd;
 			return 0;
 		}
-		close_stat(s, p);	/* gone (ESRCH), its pid maybe reused */
+		/* gone (ESRCH), its pid maybe reused */
+		proctable_close_stat(s, p);
 	}
 	if ((*fd = kp_open_pid_stat(procfd, name)) < 0)
 		return -1;
@@ -337,12 +184,12 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	default:
 		return;		/* gone between listing and reading */
 	}
-	if ((p = proc_find(s, ps.pid, ps.starttime)) != NULL) {
+	if ((p = proctable_find(s, ps.pid, ps.starttime)) != NULL) {
 		p->delta_ticks = delta(ps.cpu_ticks, p->stat.cpu_ticks);
 		p->growth_ticks = delta(ps.child_ticks, p->stat.child_ticks);
 		p->stat = ps;
 	} else {
-		p = proc_add(s, &ps);
+		p = proctable_add(s, &ps);
 		p->first_gen = s->gen;
 		born = s->scans > 0 && ps.starttime >= s->prev_uptime_ticks;
 		p->delta_ticks = born ? ps.cpu_ticks : 0;
@@ -354,68 +201,6 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 		read_identity(s, procfd, p);
 	else if (p->names_pending)
 		p->names_pending = kp_names_fill(s->names, &p->id);
-}
-
-int
-sampler_by_pid(const void *a, const void *b)
-{
-	const struct proc *p = *(struct proc *const *)a;
-	const struct proc *q = *(struct proc *const *)b;
-
-	if (p->stat.pid != q->stat.pid)
-		return p->stat.pid < q->stat.pid ? -1 : 1;
-	return (p->stat.starttime > q->stat.starttime) -
-	    (p->stat.starttime < q->stat.starttime);
-}
-
-/* Every known process in pid order, so that output is deterministic. */
-static void
-build_list(struct kp_sampler *s)
-{
-	size_t i;
-
-	if (s->count > s->listcap) {
-		s->list = kp_reallocarray(s->list, s->cap, sizeof(*s->list));
-		s->listcap = s->cap;
-	}
-	s->nlist = 0;
-	for (i = 0; i < s->cap; i++)
-		if (s->table[i] != NULL)
-			s->list[s->nlist++] = s->table[i];
-	if (s->nlist > 1)	/* an empty list may be NULL, which qsort rejects */
-		qsort(s->list, s->nlist, sizeof(*s->list), sampler_by_pid);
-}
-
-/*
- * Forget the processes that the latest scan did not see: they were
- * reported.  The others stay in the list, in pid order, for kept_open.
- */
-static void
-drop_terminated(struct kp_sampler *s)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < s->nlist; i++)
-		if (s->list[i]->gen != s->gen)
-			table_remove(s, s->list[i]);
-		else
-			s->list[n++] = s->list[i];
-	s->nlist = n;
-}
-
-/*
- * Exit accounting (DECISIONS.md D3).  A parent's cutime + cstime grows by
- * the whole CPU time of each child it waits for, the child's own waited
- * children included.  Less the totals that its tracked children that
- * ended had shown (utime + stime + cutime + cstime at their last sight),
- * what is left is the last slices of those children and the CPU time of
- * children never seen: its residue.  The cgroup counters then bound that
- * detail per cgroup, and give each cgroup what nothing else explains.
- */
-int
-sampler_alive(const struct kp_sampler *s, const struct proc *p)
-{
-	return p->gen == s->gen;
 }
 
 #define PROC_SUPER_MAGIC 0x9fa0	/* linux/magic.h */
@@ -458,7 +243,7 @@ kp_sampler_scan(struct kp_sampler *s)
 	struct dirent *de;
 	DIR *dir;
 
-	drop_terminated(s);
+	proctable_drop_ended(s);
 	kp_exits_drain(s->facts);
 	kp_exits_cut(s->facts);
 	s->exits_dropped = (int64_t)kp_exits_dropped(s->facts);
@@ -481,7 +266,7 @@ kp_sampler_scan(struct kp_sampler *s)
 	closedir(dir);
 	kp_exits_drain(s->facts);
 	s->scans++;
-	build_list(s);
+	proctable_list(s);
 	sampler_account_exits(s);
 	return 0;
 }
@@ -606,7 +391,7 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
 	kp_identity_to_buf(&p->id, b);
 }
 
-/* Processes that ended unseen, folded by parent and command name (D3). */
+/* Processes that ended unseen, folded by parent and command name. */
 static void
 exited_record(const struct detail *d, int64_t seq, struct kp_buf *b)
 {
@@ -778,6 +563,8 @@ kp_sampler_save(const struct kp_sampler *s)
 		    (json_int_t)s->cpu.steal_ticks));
 	if (s->cg != NULL)
 		json_object_set_new(saved, "cgroups", kp_cgcpu_save(s->cg));
+	if (s->nheld > 0)
+		json_object_set_new(saved, "held_detail", sampler_save_held(s));
 	return saved;
 }
 
@@ -811,7 +598,7 @@ load_proc(struct kp_sampler *s, json_t *row)
 	    row_optional(row, 6, UINT_MAX, &flags) < 0 ||
 	    row_optional(row, 7, INT64_MAX, &child) < 0 ||
 	    pid <= 0 || pid > INT_MAX || start < 0 || ticks < 0 ||
-	    proc_find(s, (pid_t)pid, (uint64_t)start) != NULL)
+	    proctable_find(s, (pid_t)pid, (uint64_t)start) != NULL)
 		return -1;
 	memset(&ps, 0, sizeof(ps));
 	ps.pid = (pid_t)pid;
@@ -821,7 +608,7 @@ load_proc(struct kp_sampler *s, json_t *row)
 	ps.flags = (unsigned long)flags;
 	ps.child_ticks = (uint64_t)child;
 	snprintf(ps.comm, sizeof(ps.comm), "%s", comm);
-	p = proc_add(s, &ps);
+	p = proctable_add(s, &ps);
 	p->gen = p->first_gen = s->gen;
 	counter = json_string_value(json_array_get(row, 8));
 	if (s->cg != NULL && counter != NULL && *counter != '\0')
@@ -877,6 +664,8 @@ load(struct kp_sampler *s, json_t *saved)
 			skipped++;
 	if (s->cg != NULL && json_is_array(json_object_get(saved, "cgroups")))
 		kp_cgcpu_load(s->cg, json_object_get(saved, "cgroups"));
+	if (s->cg != NULL)
+		sampler_load_held(s, json_object_get(saved, "held_detail"));
 	return skipped;
 }
 
@@ -884,15 +673,8 @@ load(struct kp_sampler *s, json_t *saved)
 static void
 reset(struct kp_sampler *s)
 {
-	size_t i;
-
-	for (i = 0; i < s->cap; i++)
-		if (s->table[i] != NULL) {
-			pool_put(s, s->table[i]);
-			s->table[i] = NULL;
-		}
-	s->count = 0;
-	s->nlist = 0;
+	proctable_clear(s);
+	s->nheld = 0;
 	s->scans = 0;
 }
 
@@ -910,29 +692,19 @@ kp_sampler_load(struct kp_sampler *s, json_t *saved)
 		return -1;
 	}
 	s->scans = 1;
-	build_list(s);
+	proctable_list(s);
 	return skipped;
 }
 
 void
 kp_sampler_free(struct kp_sampler *s)
 {
-	size_t i;
-
 	if (s == NULL)
 		return;
-	for (i = 0; i < s->cap; i++)
-		if (s->table[i] != NULL) {
-			close_stat(s, s->table[i]);
-			free(s->table[i]->exe);
-		}
-	for (i = 0; i < s->nchunks; i++)
-		free(s->chunks[i]);
-	free(s->chunks);
-	free(s->table);
-	free(s->list);
+	proctable_free(s);
 	free(s->buf.s);
 	free(s->details);
+	free(s->held);
 	free(s->reap);
 	kp_cgcpu_free(s->cg);
 	free(s->procdir);

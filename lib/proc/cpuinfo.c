@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc.h"
 
 /* A decimal count of at most INT_MAX, all of s; -1 if s is not one. */
 static int64_t

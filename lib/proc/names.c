@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kp.h"
+#include "proc.h"
 
 #define NAMES_MAX 4096		/* ids kept; beyond, the unasked go */
 #define JSON_MAX (64 << 20)	/* bytes of a containers.json */

@@ -1,15 +1,16 @@
 /*
- * The sampler's parts, behind lib/kp.h for everyone else: sampler.c scans
- * /proc and writes, saves and loads what it found; reap.c accounts for
- * what ended between two scans (the reaping parents, the kernel's exit
- * facts, the cgroup counters).  This header is theirs alone.
+ * The sampler's insides, behind lib/proc/proc.h for everyone else:
+ * sampler.c scans /proc and writes, saves and loads what it found;
+ * exit_account.c accounts for what ended between two scans (the reaping
+ * parents, the kernel's exit facts, the cgroup counters); proctable.c
+ * holds the processes both follow.  This header is theirs alone.
  */
 #ifndef SAMPLER_H
 #define SAMPLER_H
 
 #include <limits.h>
 
-#include "kp.h"
+#include "proc.h"
 
 struct proc {
 	struct kp_pid_stat stat;	/* as of the latest scan */
@@ -39,8 +40,9 @@ struct proc {
 };
 
 /*
- * Detail (D3): CPU time of a tracked process's last slice, or of
- * processes that ended unseen, folded by parent and command name.
+ * Detail: CPU time of a tracked process's last slice, or of processes
+ * that ended unseen, folded by parent and command name (proc-cputime(1),
+ * "Exit accounting").
  */
 struct detail {
 	struct proc *proc;		/* the tracked process, or NULL */
@@ -50,6 +52,8 @@ struct detail {
 	struct kp_cgnode *cg;		/* the cgroup they ran in, or NULL */
 	int64_t cpu_us, count;
 	const char *source;		/* "parent", "taskstats" */
+	int held;			/* cut the interval before, offered */
+					/* again in its cgroup's identity */
 };
 
 struct kp_sampler {
@@ -76,6 +80,8 @@ struct kp_sampler {
 	struct kp_cgcpu *cg;		/* cgroup counters, or NULL */
 	struct detail *details;		/* the interval's, folded */
 	size_t ndetails, detailcap;
+	struct detail *held;		/* what the counters cut of them */
+	size_t nheld, heldcap;
 	struct proc **reap;		/* the reaping pass's, as long as list */
 	size_t reapcap;
 	struct kp_exits *facts;		/* exit facts, borrowed; or NULL */
@@ -83,12 +89,22 @@ struct kp_sampler {
 	struct kp_identity unknown;	/* of a process whose kin are unseen */
 };
 
-/* sampler.c */
-size_t sampler_first_with_pid(const struct kp_sampler *s, pid_t pid);
-int sampler_by_pid(const void *a, const void *b);
-int sampler_alive(const struct kp_sampler *s, const struct proc *p);
+/* proctable.c: the processes followed; sampler.c and exit_account.c call it. */
+struct proc *proctable_find(const struct kp_sampler *s, pid_t pid,
+    uint64_t starttime);
+struct proc *proctable_add(struct kp_sampler *s, const struct kp_pid_stat *ps);
+void proctable_close_stat(struct kp_sampler *s, struct proc *p);
+void proctable_list(struct kp_sampler *s);	/* s->list, by pid */
+void proctable_drop_ended(struct kp_sampler *s);
+size_t proctable_first_with_pid(const struct kp_sampler *s, pid_t pid);
+int proctable_by_pid(const void *a, const void *b);
+int proctable_alive(const struct kp_sampler *s, const struct proc *p);
+void proctable_clear(struct kp_sampler *s);
+void proctable_free(struct kp_sampler *s);
 
-/* reap.c */
+/* exit_account.c: called by sampler.c once a scan has ended an interval. */
 void sampler_account_exits(struct kp_sampler *s);
+json_t *sampler_save_held(const struct kp_sampler *s);	/* new */
+void sampler_load_held(struct kp_sampler *s, json_t *rows);
 
 #endif

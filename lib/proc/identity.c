@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kp.h"
+#include "proc.h"
 
 static void
 copy(char *dst, size_t len, const char *src, size_t n)

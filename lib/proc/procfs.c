@@ -7,33 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kp.h"
-
-/* Reads a small file whole into buf, NUL-terminated; -1 with errno. */
-int
-kp_read_file(int dirfd, const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	size_t got = 0;
-	int fd, saved;
-
-	if ((fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			saved = errno;
-			close(fd);
-			errno = saved;
-			return -1;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return (int)got;
-}
+#include "proc.h"
 
 static int
 read_proc_file(const char *procdir, const char *name, char *buf, size_t len)
@@ -350,33 +324,4 @@ kp_read_pid_stat(int procfd, const char *pid, struct kp_pid_stat *ps)
 	rc = kp_pread_pid_stat(fd, ps);
 	close(fd);
 	return rc;
-}
-
-/*
- * The boot id's line, cut at its newline: 0 if it is one, as the kernel
- * writes it (hex digits and '-'), -1 if not.  The state file stores it as
- * a JSON string, which any other bytes might not be.
- */
-int
-kp_parse_boot_id(char *buf)
-{
-	size_t n;
-
-	buf[strcspn(buf, "\n")] = '\0';
-	n = strspn(buf, "0123456789abcdef-");
-	return n > 0 && buf[n] == '\0' ? 0 : -1;
-}
-
-/* The kernel's boot id, so that state from before a reboot is not trusted. */
-int
-kp_read_boot_id(const char *procdir, char *buf, size_t len)
-{
-	if (read_proc_file(procdir, "sys/kernel/random/boot_id", buf, len) < 0)
-		return -1;
-	if (kp_parse_boot_id(buf) < 0) {
-		buf[0] = '\0';
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
 }

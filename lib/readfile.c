@@ -1,0 +1,35 @@
+/*
+ * Small files read whole: /proc's and sysfs's, a cgroup's counter, the
+ * boot id of a state file.  A read of one such file is its one state.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "kp.h"
+
+/* Reads a small file whole into buf, NUL-terminated; -1 with errno. */
+int
+kp_read_file(int dirfd, const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	size_t got = 0;
+	int fd, saved;
+
+	if ((fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (int)got;
+}
