@@ -8,7 +8,8 @@ include config.mk
 # in cmd/aggregate, kp-fmt's in cmd/fmt.
 CMD1 = cmd/proc-cputime
 BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
-RAPLOBJ = cmd/rapl/main.o cmd/rapl/discover.o cmd/rapl/sample.o \
+RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
+	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/sample.o \
 	cmd/rapl/command.o cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o

@@ -32,7 +32,7 @@ enum {
 
 /* Major and minor version of the record protocol written by this build. */
 #define KP_PROTO_MAJOR 1
-#define KP_PROTO_MINOR 1
+#define KP_PROTO_MINOR 2
 
 /* parse.c: command-line numbers, checked and reported with errx(USAGE). */
 long long kp_parse_int(const char *s, long long min, long long max,

@@ -540,7 +540,7 @@ EOF2
 	    "$(jq -sc '[(map(select(.type == "energy") | .energy_uj) | add), (map(select(.type == "interval") | .dt_us) | add)]' "$s")"
 	run -0 kp-fmt -f table --summary <"$s"
 	assert_line -n 0 --regexp '^summary of intervals 1-[0-9]+  .*  \(0\.[0-9]{3} s\)$'
-	assert_line -n 1 --regexp '^package  [0-9.]+ W  source model, estimated$'
+	assert_line -n 1 --regexp '^platform  [0-9.]+ W  source model, estimated$'
 }
 
 @test "--textfile: each interval is a new file renamed over the last" {

@@ -24,7 +24,7 @@ check_log() {
 	# Every row is a record of one of the two intervals, with energy.
 	run -0 awk -F, 'NR > 1 && ($15 == "" || $4 == "") { print }' "$1"
 	assert_output ""
-	assert_equal "$(grep -c ',node,package,' "$1")" 2
+	assert_equal "$(grep -c ",node,$(host_zone)," "$1")" 2
 }
 
 @test "the systemd service and timer pass systemd-analyze verify" {
@@ -155,7 +155,7 @@ PY
 	cmd=${cmd//\/var\/lib\/kp\/textfile/$BATS_TEST_TMPDIR}
 	cmd=${cmd//-i 10s/-n 2 -i 200ms}
 	NODE_NAME=node-7 sh -c "$cmd" 2>/dev/null
-	run -0 grep -c '^kepler_node_cpu_joules_total{zone="package",path="",node_name="node-7"} ' "$BATS_TEST_TMPDIR/kp.prom"
+	run -0 grep -c "^kepler_node_cpu_joules_total{zone=\"$(host_zone)\",path=\"\",node_name=\"node-7\"} " "$BATS_TEST_TMPDIR/kp.prom"
 	assert_output 1
 }
 
