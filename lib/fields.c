@@ -7,6 +7,8 @@
  * always an integer of at least 0.  type and seq, which every record has,
  * and a header's version, which stops a stage, are the reader's own.
  */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kp.h"
@@ -152,6 +154,17 @@ static int
 in_range(const struct kp_field *f, int64_t min, int64_t max)
 {
 	return f->kind == KP_V_INT && f->i >= min && f->i <= max;
+}
+
+/* A number's value: the line goes on after it, so strtod stops there. */
+double
+kp_field_number(const struct kp_field *f)
+{
+	if (f == NULL)
+		return NAN;
+	if (f->kind == KP_V_INT)
+		return (double)f->i;
+	return f->kind == KP_V_REAL ? strtod(f->raw, NULL) : NAN;
 }
 
 static int

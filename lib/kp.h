@@ -210,10 +210,10 @@ int kp_rec_int(const struct kp_record *rec, const char *key, int64_t *v);
 const char *kp_rec_str(const struct kp_record *rec, const char *key);
 int kp_rec_terminated(const struct kp_record *rec);	/* "state" says so */
 double kp_rec_number(const struct kp_record *rec, const char *key);
-double kp_field_number(const struct kp_field *f);
 int kp_members_count(const char *text);	/* ,"k":v...; -1: not that */
 /* fields.c: kp-records(5)'s types; NULL, or what the member should be. */
 const char *kp_field_wrong(const struct kp_field *f);
+double kp_field_number(const struct kp_field *f);	/* NAN: no number */
 int64_t kp_field_max(const char *key);	/* the most an integer may be */
 
 

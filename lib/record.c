@@ -605,17 +605,6 @@ kp_rec_terminated(const struct kp_record *rec)
 	return state != NULL && strcmp(state, "terminated") == 0;
 }
 
-/* A number's value: the line goes on after it, so strtod stops there. */
-double
-kp_field_number(const struct kp_field *f)
-{
-	if (f == NULL)
-		return NAN;
-	if (f->kind == KP_V_INT)
-		return (double)f->i;
-	return f->kind == KP_V_REAL ? strtod(f->raw, NULL) : NAN;
-}
-
 double
 kp_rec_number(const struct kp_record *rec, const char *key)
 {
