@@ -220,6 +220,8 @@ int64_t kp_field_max(const char *key);	/* the most an integer may be */
 /* zones.c */
 #define KP_ZONE_NAME_MAX 31
 int kp_zone_name_ok(const char *name, size_t len);
+/* 1.1's "meter" as 1.2's "platform"; NULL: a name 1.2 keeps. */
+const char *kp_zone_1_2(const char *name, size_t *len, const char **json);
 /*
  * The zones a stage has seen, in order of first sight; kp_zone_index gives
  * -1 for a name of more than 31 bytes, -2 for one more than KP_ZONES_MAX.

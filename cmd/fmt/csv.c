@@ -11,19 +11,21 @@
 
 /*
  * Every CSV column: the first DEFAULT_COLUMNS are the default, in this
- * order, which never changes; co2_g is added to them by --carbon-intensity.
+ * order, which only grows at its end; co2_g is added to them by
+ * --carbon-intensity.  source, estimated and model are in it so that a
+ * row of an estimate says so (kp-fmt(1), csv).
  */
 static const char *const all_columns[] = {
 	"seq", "ts", "dt_us", "type", "zone", "pid", "starttime", "comm",
 	"state", "container_id", "pod_id", "vm_id", "unit", "cpu_us",
 	"energy_uj", "active_uj", "idle_uj", "watts", "total_uj", "socket",
-	"level", "by", "group",
+	"level", "by", "group", "source", "estimated", "model",
 	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
 	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
-	"idle_kept_uj", "source", "estimated", "sockets", "scaled_down",
-	"excess_cpu_us", "ppid", "count",
+	"idle_kept_uj", "sockets", "threads", "scaled_down", "excess_cpu_us",
+	"ppid", "count",
 };
-#define DEFAULT_COLUMNS 23
+#define DEFAULT_COLUMNS 26
 
 static const char *const default_types[] = {
 	"energy", "node", "process", "exited", "unattributed", "container",
@@ -32,9 +34,10 @@ static const char *const default_types[] = {
 
 /*
  * What a column holds: the record's field of its name, the interval
- * record's, the emissions of its energy, or the value its "by" names.
+ * record's, the emissions of its energy, the value its "by" names, or
+ * the record's field, else its zone's.
  */
-enum { COL_FIELD, COL_INTERVAL, COL_CO2, COL_GROUP };
+enum { COL_FIELD, COL_INTERVAL, COL_CO2, COL_GROUP, COL_ZONE };
 
 struct csv {
 	int header_done;
@@ -118,7 +121,7 @@ column_kind(const char *name)
 		return COL_CO2;
 	if (strcmp(name, "group") == 0)
 		return COL_GROUP;
-	return COL_FIELD;
+	return str_in_list(zone_source_keys, name) ? COL_ZONE : COL_FIELD;
 }
 
 static void *
@@ -190,6 +193,23 @@ csv_header(struct fmt *ctx, struct csv *c)
 	kp_buf_add(&ctx->out, "\n", 1);
 }
 
+/*
+ * A member of rec, or, where rec has none, as a process's or a group's
+ * record has no source, what its zone's records last said: every row of
+ * an estimate says so.
+ */
+static void
+zone_value(struct fmt *ctx, const struct kp_record *rec, const char *key)
+{
+	const struct kp_field *f = kp_rec_get(rec, key);
+	const char *zone = kp_rec_str(rec, "zone"), *text;
+
+	if (f != NULL || zone == NULL)
+		csv_value(&ctx->out, f);
+	else if ((text = zone_source_get(ctx, zone, key)) != NULL)
+		csv_text(&ctx->out, text, strlen(text));
+}
+
 /* The cell of column i for rec of an interval. */
 static void
 csv_cell(struct fmt *ctx, const struct csv *c, size_t i,
@@ -210,6 +230,9 @@ csv_cell(struct fmt *ctx, const struct csv *c, size_t i,
 		break;
 	case COL_GROUP:
 		csv_value(&ctx->out, by_field(rec));
+		break;
+	case COL_ZONE:
+		zone_value(ctx, rec, ctx->columns[i]);
 		break;
 	default:
 		csv_value(&ctx->out, kp_rec_get(rec, ctx->columns[i]));

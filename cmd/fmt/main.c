@@ -275,6 +275,7 @@ format_stream(struct fmt *ctx, struct kp_reader *r)
 	while (kp_reader_next(r, &rec) > 0) {
 		if (rec.cut_seq >= 0 && b.n > 0)
 			sinks_block(ctx, &k, &b, NULL);
+		zone_source_note(ctx, &rec);
 		if (rec_is(&rec, "interval"))
 			sinks_block(ctx, &k, &b, &rec);
 		else if (rec_is(&rec, "header"))
@@ -284,6 +285,7 @@ format_stream(struct fmt *ctx, struct kp_reader *r)
 	}
 	sinks_end(ctx, &k, &b);
 	block_free(&b);
+	zone_sources_free(ctx);
 }
 
 int
