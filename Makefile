@@ -25,7 +25,7 @@ MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 
 MAN5 = man/kp-records.5
 # lib/: the record protocol every stage speaks; lib/proc/: the engine that
 # samples /proc and the cgroups, for the stages that scan them.
-PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/jsonfile.o \
+PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
 	lib/liveness.o lib/map.o lib/parse.o lib/prockey.o lib/readfile.o \
 	lib/record.o lib/signal.o lib/state.o lib/usage.o lib/utf8.o \
 	lib/write.o lib/zones.o
@@ -41,7 +41,8 @@ LIB = lib/libkp.a
 TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4 tests/facts-replay \
 	tests/events-replay
 
-# make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
+# make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer,
+# with clang (config.mk).
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN = $(SAN_$(SANITIZE))
 
@@ -122,7 +123,7 @@ bench-model: cmd/rapl-read
 # FUZZ_RUNS=N (from the command line or the environment) stops each after
 # N executions.
 FUZZ_SECONDS = 60
-FUZZ = record procfs cgroup state powercap aggregate attribute aggstate \
+FUZZ = record recordfd procfs cgroup state powercap aggregate attribute aggstate \
 	taskstats raplstate attrstate fmt filter
 fuzz: cmd/fmt/build.h
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)

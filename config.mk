@@ -8,7 +8,12 @@ PKG_CONFIG = pkg-config
 JANSSON_CFLAGS = `$(PKG_CONFIG) --cflags jansson`
 JANSSON_LIBS = `$(PKG_CONFIG) --libs jansson`
 
-CC = cc
+# make SANITIZE=1 builds with clang: its UBSan checks more than gcc's
+# (pointer overflow, NULL + 0).  CC= on the command line still wins.
+CC_ = cc
+CC_0 = cc
+CC_1 = clang
+CC = $(CC_$(SANITIZE))
 CPPFLAGS = -D_GNU_SOURCE -DVERSION=\"$(VERSION)\"
 CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror
 LDFLAGS =

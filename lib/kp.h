@@ -167,6 +167,9 @@ json_t *kp_json_text(const char *bytes);	/* any bytes, as valid UTF-8 */
 #define KP_LINE_MAX (16 << 20)		/* bytes in one line */
 #define KP_MEMBERS_MAX 4096		/* members of one object */
 #define KP_DEPTH_MAX 64			/* nesting, the record's object included */
+#define KP_SEQ_AHEAD_MAX 1000000	/* past the last interval ended */
+/* energy_uj and cpu_us of a record: 8 of them sum within INT64_MAX */
+#define KP_AMOUNT_MAX ((int64_t)1 << 60)
 enum { KP_V_NULL, KP_V_FALSE, KP_V_TRUE, KP_V_INT, KP_V_REAL, KP_V_STR,
     KP_V_OBJECT, KP_V_ARRAY };
 struct kp_field {
@@ -230,8 +233,11 @@ int kp_rec_int(const struct kp_record *rec, const char *key, int64_t *v);
 const char *kp_rec_str(const struct kp_record *rec, const char *key);
 int kp_rec_terminated(const struct kp_record *rec);	/* "state" says so */
 double kp_rec_number(const struct kp_record *rec, const char *key);
-double kp_field_number(const struct kp_field *f);
 int kp_members_count(const char *text);	/* ,"k":v...; -1: not that */
+/* fields.c: kp-records(5)'s types; NULL, or what the member should be. */
+const char *kp_field_wrong(const struct kp_field *f);
+double kp_field_number(const struct kp_field *f);	/* NAN: no number */
+int64_t kp_field_max(const char *key);	/* the most an integer may be */
 
 
 /* zones.c */
@@ -330,6 +336,9 @@ struct kp_live {
 void kp_live_sweep(struct kp_live *l, int dense, int64_t seq);
 
 /* state.c: --state FILE, locked, replaced atomically. */
+int kp_replaced_open(const char *path, const char *instead);	/* -1: none */
+char *kp_replaced_temp(const char *path, const char *tag);
+void kp_replaced_clean(const char *path, const char *tag, int64_t min_age_s);
 struct kp_state;
 struct kp_state *kp_state_open(const char *path, const char *procdir,
     const char *kind);

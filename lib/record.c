@@ -30,6 +30,7 @@ struct span {
  */
 struct order {
 	int64_t last_ended;	/* the last interval ended, or -1 */
+	int64_t domain_ended;	/* the same since the last header, or -1 */
 	int64_t open_seq;	/* the interval whose records are open, or -1 */
 	int after_header;	/* the next record may go back to seq 1 */
 };
@@ -70,7 +71,7 @@ kp_reader_open(int fd, const char *name)
 
 	r->fd = fd;
 	r->name = name;
-	r->order.last_ended = r->order.open_seq = -1;
+	r->order.last_ended = r->order.domain_ended = r->order.open_seq = -1;
 	return r;
 }
 
@@ -142,7 +143,8 @@ next_line(struct kp_reader *r, size_t *len)
 	char *line, *nl;
 
 	for (;;) {
-		line = r->buf + r->start;
+		/* No buffer before the first read: NULL + 0 is undefined. */
+		line = r->buf != NULL ? r->buf + r->start : NULL;
 		nl = r->end > r->start ? memchr(line, '\n', r->end - r->start) :
 		    NULL;
 		if (nl == NULL && r->end - r->start > KP_LINE_MAX) {
@@ -603,65 +605,34 @@ kp_rec_terminated(const struct kp_record *rec)
 	return state != NULL && strcmp(state, "terminated") == 0;
 }
 
-/* A number's value: the line goes on after it, so strtod stops there. */
-double
-kp_field_number(const struct kp_field *f)
-{
-	if (f == NULL)
-		return NAN;
-	if (f->kind == KP_V_INT)
-		return (double)f->i;
-	return f->kind == KP_V_REAL ? strtod(f->raw, NULL) : NAN;
-}
-
 double
 kp_rec_number(const struct kp_record *rec, const char *key)
 {
 	return kp_field_number(kp_rec_get(rec, key));
 }
 
-/* The rules of kp-records(5) beyond JSON, for every record. */
-static int
-is_unit_key(const struct kp_field *f)
-{
-	const char *k = f->key + f->keylen - 3;
-
-	return f->keylen >= 3 && k[0] == '_' && k[1] == 'u' &&
-	    (k[2] == 'j' || k[2] == 's');
-}
-
-static const char *
-why_member(struct kp_reader *r, const char *fmt, const struct kp_field *f)
-{
-	size_t i;
-
-	for (i = 0; i < f->keylen; i++)
-		if ((unsigned char)f->key[i] < 0x20 || f->key[i] == 0x7f)
-			break;
-	snprintf(r->whybuf, sizeof(r->whybuf), fmt, (int)(i < 60 ? i : 60),
-	    f->key);
-	return r->whybuf;
-}
-
+/*
+ * The rules of kp-records(5) beyond JSON, for every record: each member
+ * of the type that lib/fields.c gives its name, in every record type.
+ */
 static const char *
 check_members(struct kp_reader *r)
 {
 	const struct kp_field *f;
-	size_t i;
+	const char *want;
+	size_t i, n;
 
 	for (i = 0; i < r->nf; i++) {
 		f = &r->f[i];
-		if (is_unit_key(f) && (f->kind != KP_V_INT || f->i < 0))
-			return why_member(r, "\"%.*s\" is not a non-negative "
-			    "integer", f);
+		if ((want = kp_field_wrong(f)) == NULL)
+			continue;
+		for (n = 0; n < f->keylen && n < 60; n++)
+			if ((unsigned char)f->key[n] < 0x20 || f->key[n] == 0x7f)
+				break;
+		snprintf(r->whybuf, sizeof(r->whybuf), "\"%.*s\" is not %s",
+		    (int)n, f->key, want);
+		return r->whybuf;
 	}
-	if ((f = find(r->f, r->nf, "zone")) != NULL && (f->kind != KP_V_STR ||
-	    !kp_zone_name_ok(f->str, f->len)))
-		return "\"zone\" is not a zone name: 1 to 31 letters, digits, "
-		    "'-', '_' or '.'";
-	if ((f = find(r->f, r->nf, "socket")) != NULL &&
-	    (f->kind != KP_V_INT || f->i < 0))
-		return "\"socket\" is not a non-negative integer";
 	return NULL;
 }
 
@@ -691,89 +662,43 @@ zone_1_2(struct kp_reader *r)
 	f->rawlen = strlen(json);
 }
 
-static int
-digits(const char *s, int n, int max)
-{
-	int i, v = 0;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		v = v * 10 + s[i] - '0';
-	}
-	return v <= max;
-}
-
-/* RFC 3339's date-time: 2026-11-22T13:48:36.123456Z, or +01:00 for Z. */
-static int
-is_rfc3339(const char *s)
-{
-	if (!digits(s, 4, 9999) || s[4] != '-' || !digits(s + 5, 2, 12) ||
-	    s[7] != '-' || !digits(s + 8, 2, 31) || (s[10] != 'T' &&
-	    s[10] != 't') || !digits(s + 11, 2, 23) || s[13] != ':' ||
-	    !digits(s + 14, 2, 59) || s[16] != ':' || !digits(s + 17, 2, 60) ||
-	    s[5] + s[6] == '0' * 2 || s[8] + s[9] == '0' * 2)
-		return 0;
-	s += 19;
-	if (*s == '.' && *(s = skip_digits((char *)s + 1)) == '\0' &&
-	    s[-1] == '.')
-		return 0;
-	if (*s == 'Z' || *s == 'z')
-		return s[1] == '\0';
-	return (*s == '+' || *s == '-') && digits(s + 1, 2, 23) &&
-	    s[3] == ':' && digits(s + 4, 2, 59) && s[6] == '\0';
-}
-
-/* An interval record's ts, where present (its dt_us is in the table). */
-static const char *
-check_ts(const struct kp_record *rec)
-{
-	const char *ts;
-
-	if (kp_rec_get(rec, "ts") != NULL &&
-	    ((ts = kp_rec_str(rec, "ts")) == NULL || !is_rfc3339(ts)))
-		return "\"ts\" is not an RFC 3339 time";
-	return NULL;
-}
-
 /*
  * The members that a record of each type must have (kp-records(5)): what
  * a stage reads of it to take its decision.  They are checked here, before
  * the record moves the ordering, so that every stage takes the same
  * decision on the line, and a stage after, which never sees a line
- * rejected, is left with the same ordering.  A _uj or _us member, where
- * present, is already a non-negative integer, and a zone a zone name.
- * An IF_PRESENT member may be left out, as an exited record of a cgroup's
- * counter leaves out ppid and comm, which it cannot know.
+ * rejected, is left with the same ordering.  A member, where present, is
+ * already of its type (lib/fields.c): what is checked here is that it is
+ * there, as an exited record of a cgroup's counter leaves out ppid and
+ * comm, which it cannot know, but never its count.
  */
-enum { NEED_INT, NEED_NONNEG, NEED_POSITIVE, NEED_STR, NEED_RATIO };
-#define IF_ZONED 0x10		/* only in a record that has a zone */
-#define IF_PRESENT 0x20		/* only where the record has it */
-#define RULE(n) ((n)->rule & ~(IF_ZONED | IF_PRESENT))
-#define NEEDS_MAX 5
-#define ENERGY { "zone", NEED_STR }, { "energy_uj", NEED_INT }
+#define IF_ZONED 0x1		/* only in a record that has a zone */
+#define POSITIVE 0x2		/* and not 0, as an interval's length */
+#define NEEDS_MAX 3
+#define ENERGY { "zone", "a string", 0 }, { "energy_uj", "an integer", 0 }
 struct need {
 	const char *key;	/* NULL: the type's list ends */
-	int rule;		/* NEED_*, IF_ZONED, IF_PRESENT */
+	const char *what;	/* its type, for the message */
+	int flags;		/* IF_ZONED, POSITIVE */
 };
 static const struct {
 	const char *type;
 	struct need need[NEEDS_MAX];
 } needs[] = {
-	{ "interval", { { "dt_us", NEED_POSITIVE } } },
+	{ "interval", { { "dt_us", "a positive integer", POSITIVE } } },
 	{ "energy", { ENERGY } },
-	{ "cpu", { { "cpu_us", NEED_INT }, { "usage_ratio", NEED_RATIO } } },
+	{ "cpu", { { "cpu_us", "an integer", 0 },
+	    { "usage_ratio", "a number from 0 to 1", 0 } } },
 	/*
 	 * A proc or process record without a pid, as kp-fmt --summary's
 	 * other row, which folds many processes, is no process that a stage
 	 * can hold: one that holds processes refuses it on its own.
 	 */
-	{ "proc", { { "cpu_us", NEED_INT } } },
+	{ "proc", { { "cpu_us", "an integer", 0 } } },
 	/* With a zone, as kp-attribute writes it, it has its energy. */
-	{ "exited", { { "count", NEED_NONNEG }, { "cpu_us", NEED_INT },
-	    { "ppid", NEED_NONNEG | IF_PRESENT },
-	    { "comm", NEED_STR | IF_PRESENT },
-	    { "energy_uj", NEED_INT | IF_ZONED } } },
+	{ "exited", { { "count", "a non-negative integer", 0 },
+	    { "cpu_us", "an integer", 0 },
+	    { "energy_uj", "an integer", IF_ZONED } } },
 	{ "node", { ENERGY } },
 	{ "process", { ENERGY } },
 	{ "unattributed", { ENERGY } },
@@ -785,41 +710,22 @@ static const struct {
 	{ "host", { ENERGY } },
 };
 
+/* Present; its type, where present, check_members has checked. */
 static int
 has_need(const struct kp_record *rec, const struct need *n)
 {
 	const struct kp_field *f = kp_rec_get(rec, n->key);
-	int rule = RULE(n);
-	double v;
 
-	if (rule == NEED_STR)
-		return f != NULL && f->kind == KP_V_STR;
-	if (rule == NEED_RATIO)
-		return (v = kp_field_number(f)) >= 0 && v <= 1;
-	if (f == NULL || f->kind != KP_V_INT)
-		return 0;
-	return rule == NEED_INT || f->i >= (rule == NEED_POSITIVE);
+	return f != NULL && (!(n->flags & POSITIVE) || f->i > 0);
 }
 
 static const char *
 why_need(struct kp_reader *r, const struct kp_record *rec,
     const struct need *n)
 {
-	static const char *const what[] = {
-		[NEED_INT] = "an integer",
-		[NEED_NONNEG] = "a non-negative integer",
-		[NEED_POSITIVE] = "a positive integer",
-		[NEED_STR] = "a string",
-		[NEED_RATIO] = "a number from 0 to 1",
-	};
-
-	if (n->rule & IF_PRESENT)
-		snprintf(r->whybuf, sizeof(r->whybuf), "%s record whose \"%s\" "
-		    "is not %s", rec->type, n->key, what[RULE(n)]);
-	else
-		snprintf(r->whybuf, sizeof(r->whybuf), "%s record %swithout %s "
-		    "\"%s\"", rec->type, n->rule & IF_ZONED ?
-		    "with a \"zone\" but " : "", what[RULE(n)], n->key);
+	snprintf(r->whybuf, sizeof(r->whybuf), "%s record %swithout %s \"%s\"",
+	    rec->type, n->flags & IF_ZONED ? "with a \"zone\" but " : "",
+	    n->what, n->key);
 	return r->whybuf;
 }
 
@@ -836,8 +742,7 @@ check_needs(struct kp_reader *r, const struct kp_record *rec)
 		return NULL;
 	for (n = needs[i].need; n < needs[i].need + NEEDS_MAX &&
 	    n->key != NULL; n++)
-		if ((!(n->rule & IF_ZONED) || kp_rec_get(rec, "zone") != NULL) &&
-		    (!(n->rule & IF_PRESENT) || kp_rec_get(rec, n->key) != NULL) &&
+		if ((!(n->flags & IF_ZONED) || kp_rec_get(rec, "zone") != NULL) &&
 		    !has_need(rec, n))
 			return why_need(r, rec, n);
 	return NULL;
@@ -869,8 +774,10 @@ check_header(struct kp_reader *r, const struct kp_record *rec)
  * Ordering and replays (kp-records(5), "Rules every reader applies"): the
  * records of an interval come before its interval record, intervals end
  * in increasing seq, and seq goes back only right after a header, and
- * only to 1.  A line is checked here; only a record taken moves the
- * ordering.
+ * only to 1.  Nor does it leap more than KP_SEQ_AHEAD_MAX past the last
+ * interval ended since the header: one corrupt seq would end the open
+ * interval and make every later record a disorder.  A line is checked
+ * here; only a record taken moves the ordering.
  */
 static const char *
 check_order(struct kp_reader *r, const struct kp_record *rec)
@@ -879,7 +786,11 @@ check_order(struct kp_reader *r, const struct kp_record *rec)
 	long long seq = rec->seq, open = o->open_seq;
 	long long ended = o->after_header && seq == 1 ? 0 : o->last_ended;
 
-	if (seq <= ended && strcmp(rec->type, "interval") == 0)
+	if (o->domain_ended >= 0 && seq - o->domain_ended > KP_SEQ_AHEAD_MAX)
+		snprintf(r->whybuf, sizeof(r->whybuf), "seq %lld is more than "
+		    "%d past interval %lld, the last ended: a corrupt seq", seq,
+		    KP_SEQ_AHEAD_MAX, (long long)o->domain_ended);
+	else if (seq <= ended && strcmp(rec->type, "interval") == 0)
 		snprintf(r->whybuf, sizeof(r->whybuf), "interval %lld ends "
 		    "after interval %lld: a replay or a disorder", seq, ended);
 	else if (seq <= ended)
@@ -914,14 +825,14 @@ take(struct kp_reader *r, struct kp_record *rec)
 	o->after_header = 0;
 	if (strcmp(rec->type, "header") == 0) {
 		rec->cut_seq = o->open_seq;
-		o->open_seq = -1;
+		o->open_seq = o->domain_ended = -1;
 		o->after_header = 1;
 		return;
 	}
 	if (o->open_seq >= 0 && rec->seq > o->open_seq)
 		rec->cut_seq = o->open_seq;
 	if (strcmp(rec->type, "interval") == 0) {
-		o->last_ended = rec->seq;
+		o->last_ended = o->domain_ended = rec->seq;
 		o->open_seq = -1;
 	} else
 		o->open_seq = rec->seq;
@@ -971,8 +882,6 @@ scan(struct kp_reader *r, const char *line, size_t len,
 	if (strcmp(rec->type, "header") == 0)
 		return check_header(r, rec);
 	if ((why = check_needs(r, rec)) != NULL)
-		return why;
-	if (strcmp(rec->type, "interval") == 0 && (why = check_ts(rec)) != NULL)
 		return why;
 	return check_order(r, rec);
 }

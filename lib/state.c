@@ -33,7 +33,7 @@
 
 struct kp_state {
 	char *path;
-	char *dir, *base;	/* path's directory and file name */
+	char *dir;		/* path's directory */
 	char *tmp;		/* prepared, not yet committed; or NULL */
 	int64_t committed_us;	/* CLOCK_MONOTONIC of the last commit; -1 */
 	int lockfd;
@@ -78,7 +78,7 @@ read_boot_id(const char *procdir, char *buf, size_t len)
 
 /*
  * The path is checked on what was opened, not before: a FIFO would hang a
- * read, and a directory or a device is no state file.
+ * read, and a directory or a device is no file that a run replaces.
  */
 static void
 regular_or_exit(int fd, const char *path)
@@ -131,32 +131,106 @@ lock(struct kp_state *st, const char *lockpath)
 	}
 }
 
-/* Whether name is a temporary of this state file: .BASE. and 6 more. */
-static int
-is_temporary(const struct kp_state *st, const char *name)
+/*
+ * Files that a run replaces whole, a state file or kp-fmt's textfile: the
+ * same rules for both.  The file as it stands, opened to read: a symbolic
+ * link in its place is not followed but said, with what the run does
+ * instead, and replaced by the file; a FIFO, a device or a directory is
+ * exit 1.  -1: nothing to read, errno ENOENT, ELOOP (said) or another.
+ */
+int
+kp_replaced_open(const char *path, const char *instead)
 {
-	size_t n = strlen(st->base);
+	int fd, saved;
 
-	return name[0] == '.' && strncmp(name + 1, st->base, n) == 0 &&
-	    name[n + 1] == '.' && strlen(name + n + 2) == 6;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) < 0) {
+		if ((saved = errno) == ELOOP)
+			warnx("%s: a symbolic link, not followed; %s", path,
+			    instead);
+		errno = saved;
+		return -1;
+	}
+	regular_or_exit(fd, path);
+	return fd;
 }
 
-/* Temporaries that a run killed between prepare and commit left. */
-static void
-remove_stale(const struct kp_state *st)
+/* path's directory, and its file name, in new strings. */
+static char *
+dir_of(const char *path)
 {
-	struct dirent *de;
-	DIR *d;
-	int fd;
+	char copy[PATH_MAX];
 
-	if ((d = opendir(st->dir)) == NULL)
-		return;
-	fd = dirfd(d);
-	while ((de = readdir(d)) != NULL)
-		if (is_temporary(st, de->d_name) &&
-		    unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT)
-			warn("%s/%s", st->dir, de->d_name);
-	closedir(d);
+	snprintf(copy, sizeof(copy), "%s", path);
+	return kp_strdup(dirname(copy));
+}
+
+static char *
+base_of(const char *path)
+{
+	char copy[PATH_MAX];
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	return kp_strdup(basename(copy));
+}
+
+/*
+ * The name of a temporary that path is replaced from, for mkstemp(3):
+ * DIR/.BASE.TAGXXXXXX, hidden, and not *.prom, which node_exporter reads.
+ * tag tells whose temporaries they are.
+ */
+char *
+kp_replaced_temp(const char *path, const char *tag)
+{
+	char *dir = dir_of(path), *base = base_of(path), *tmp;
+
+	tmp = kp_asprintf("%s/.%s.%sXXXXXX", dir, base, tag);
+	free(dir);
+	free(base);
+	return tmp;
+}
+
+/* Whether name is one of kp_replaced_temp's for base and tag. */
+static int
+is_temporary(const char *name, const char *base, const char *tag)
+{
+	size_t n = strlen(base), t = strlen(tag);
+
+	if (name[0] != '.' || strncmp(name + 1, base, n) != 0 ||
+	    name[n + 1] != '.' || strncmp(name + n + 2, tag, t) != 0)
+		return 0;
+	name += n + 2 + t;
+	return strlen(name) == 6 && strspn(name, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 6;
+}
+
+/*
+ * The temporaries of path and tag that a run killed between writing and
+ * renaming one left, last changed more than min_age_s ago: 0 for any,
+ * where a lock keeps other runs out.
+ */
+void
+kp_replaced_clean(const char *path, const char *tag, int64_t min_age_s)
+{
+	char *dir = dir_of(path), *base = base_of(path);
+	struct dirent *de;
+	struct stat sb;
+	time_t now = time(NULL);
+	DIR *d;
+
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (is_temporary(de->d_name, base, tag) &&
+			    fstatat(dirfd(d), de->d_name, &sb,
+			    AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+			    now - sb.st_mtime >= min_age_s &&
+			    unlinkat(dirfd(d), de->d_name, 0) < 0 &&
+			    errno != ENOENT)
+				warn("%s/%s", dir, de->d_name);
+		closedir(d);
+	}
+	free(dir);
+	free(base);
 }
 
 static void
@@ -168,16 +242,12 @@ load(struct kp_state *st)
 	json_int_t version;
 	int fd;
 
-	if ((fd = open(st->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) < 0) {
-		if (errno == ELOOP)
-			warnx("%s: a symbolic link, not followed; starting a "
-			    "new baseline in a file in its place", st->path);
-		else if (errno != ENOENT)
+	if ((fd = kp_replaced_open(st->path, "starting a new baseline in a "
+	    "file in its place")) < 0) {
+		if (errno != ENOENT && errno != ELOOP)
 			warn("%s: not used", st->path);
 		return;
 	}
-	regular_or_exit(fd, st->path);
 	root = kp_json_loadfd(fd, &jerr);
 	close(fd);
 	if (root == NULL ||
@@ -211,10 +281,7 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 	st = kp_calloc(1, sizeof(*st));
 	st->committed_us = -1;
 	st->path = kp_strdup(path);
-	snprintf(lockpath, sizeof(lockpath), "%s", path);
-	st->dir = kp_strdup(dirname(lockpath));
-	snprintf(lockpath, sizeof(lockpath), "%s", path);
-	st->base = kp_strdup(basename(lockpath));
+	st->dir = dir_of(path);
 	snprintf(st->kind, sizeof(st->kind), "%s", kind);
 	if (read_boot_id(procdir, st->boot_id, sizeof(st->boot_id)) < 0)
 		st->boot_id[0] = '\0';	/* no boot id: trust only the kind */
@@ -225,7 +292,7 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 		err(KP_EXIT_FAILURE, "%s", lockpath);
 	regular_or_exit(st->lockfd, lockpath);
 	lock(st, lockpath);
-	remove_stale(st);
+	kp_replaced_clean(st->path, "", 0);
 	load(st);
 	return st;
 }
@@ -281,7 +348,7 @@ kp_state_prepare_new(struct kp_state *st, json_t *data)
 	if (st->tmp != NULL)		/* prepared before, never committed */
 		unlink(st->tmp);
 	free(st->tmp);
-	st->tmp = kp_asprintf("%s/.%s.XXXXXX", st->dir, st->base);
+	st->tmp = kp_replaced_temp(st->path, "");
 	root = json_pack("{s:s,s:i,s:s,s:o}", "kind", st->kind,
 	    "version", STATE_VERSION, "boot_id", st->boot_id, "data", data);
 	if (root == NULL)
@@ -388,7 +455,6 @@ kp_state_close(struct kp_state *st)
 	close(st->lockfd);
 	free(st->path);
 	free(st->dir);
-	free(st->base);
 	free(st->tmp);
 	free(st);
 }

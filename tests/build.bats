@@ -27,6 +27,14 @@ copy_tree() {
 	refute_output --partial warning
 }
 
+@test "make SANITIZE=1 builds with clang, whose UBSan checks pointer overflow" {
+	copy_tree
+	run -0 make -n -C "$BATS_TEST_TMPDIR/src" SANITIZE=1 lib/record.o
+	assert_line --regexp '^clang .*-fsanitize=address,undefined '
+	run -0 make -n -C "$BATS_TEST_TMPDIR/src" SANITIZE= lib/record.o
+	assert_line --regexp '^cc '
+}
+
 @test "make install and make uninstall with PREFIX and DESTDIR" {
 	copy_tree
 	D=$BATS_TEST_TMPDIR/dest
@@ -152,6 +160,16 @@ writable() {
 		assert_line --regexp '^  kp-attribute, 50 live processes +[0-9.]+ MiB'
 		assert_line --regexp '^  kp-aggregate, 50 live processes +[0-9.]+ MiB'
 	fi
+}
+
+@test "bench-memory-interval reports each stage's and kp-fmt mode's peak against one interval's size" {
+	run -0 "$KP_ROOT/scripts/bench-memory-interval" 30
+	assert_line -n 0 "bench-memory-interval: one interval of 30 processes"
+	assert_equal "${#lines[@]}" 9
+	for stage in kp-attribute kp-aggregate 'kp-fmt -f table' 'kp-fmt -f csv' \
+	    'kp-fmt -f json' 'kp-fmt -f prometheus' 'kp-fmt --summary' 'kp-fmt --textfile'; do
+		assert_line --regexp "^  $stage +input +[0-9.]+ MiB  peak +[0-9.]+ MiB  goal +[0-9.]+ MiB +[0-9.]+x  (ok|MISSED)\$"
+	done
 }
 
 @test "bench-memory reports each stage's peak over a tenth and all of a run" {

@@ -8,6 +8,7 @@ load test_helper
 @test "make fuzz: every harness runs its seeds to its floor without a crash" {
 	run -0 make -s -C "$KP_ROOT" fuzz FUZZ_SECONDS=2
 	assert_line --regexp '^record: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
+	assert_line --regexp '^recordfd: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^procfs: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^aggstate: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
 	assert_line --regexp '^attribute: [0-9]+ executions, [0-9]+/s, coverage [0-9]+ \(floor [0-9]+\), 0 crashes$'
@@ -97,9 +98,9 @@ load test_helper
 	done
 }
 
-@test "kp-fmt --summary: an other row whose sum passes INT64_MAX is reported, exit 3" {
+@test "kp-fmt --summary: an other row whose sum passes energy_uj's most, 2^60, is reported, exit 3" {
 	run -3 --separate-stderr kp-fmt -f json --summary --summary-rows 2 \
 	    < "$KP_ROOT/tests/fuzz/fmt/regress-other-row-overflow"
-	assert_equal "$stderr" "kp-fmt: <stdin>: --summary: the sum of energy_uj in an other row passes 9223372036854775807, held there"
-	assert_line --partial '"comm":"(other)","cpu_us":2,"energy_uj":9223372036854775807,'
+	assert_equal "$stderr" "kp-fmt: <stdin>: --summary: the sum of energy_uj in an other row passes 1152921504606846976, held there"
+	assert_line --partial '"comm":"(other)","cpu_us":2,"energy_uj":1152921504606846976,'
 }

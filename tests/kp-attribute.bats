@@ -255,7 +255,8 @@ field() {
 	attribute
 	assert_failure 3
 	assert_equal "${stderr_lines[0]}" 'kp-attribute: <stdin>:2: energy record without a string "zone"'
-	assert_equal "${stderr_lines[1]}" 'kp-attribute: <stdin>:5: proc record without a positive integer pid'
+	# A pid that is not one is the reader's decision (kp-records(5)).
+	assert_equal "${stderr_lines[1]}" 'kp-attribute: <stdin>:5: "pid" is not an integer from 1 to 2147483647'
 	assert_equal "$(field node energy_uj)" 10
 }
 
@@ -523,27 +524,43 @@ kp-attribute: <stdin>:7: not JSON: a value is expected"
 	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node") | "\(.socket):\(.idle_uj)"' | tr '\n' ' ')" "1:5000000 0:2000000 "
 }
 
-@test "CPU times whose sum overflows are rejected; the rest still conserves" {
+@test "CPU times whose sum passes 2^60 are rejected; the rest still conserves" {
 	header; energy 1 package 100; cpu 1 100 100
-	proc 1 7 9223372036854775807; proc 1 8 1; interval 1
+	proc 1 7 1152921504606846976; proc 1 8 1; interval 1
 	for denominator in node processes; do
 		attribute --denominator "$denominator"
 		assert_failure 3
-		assert_equal "$stderr" "kp-attribute: <stdin>:5: proc record with a value whose sum overflows a 64-bit total"
+		assert_equal "$stderr" "kp-attribute: <stdin>:5: proc record with a value that takes a sum past 2^60 or a total past 2^63-1"
 		assert_equal "$(field process pid)" 7
 		assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process" or .type == "unattributed") | .energy_uj] | add')" 100
 	done
 }
 
-@test "energy that would overflow a cumulative total is rejected" {
-	header; energy 1 package 9223372036854775807; cpu 1 1 1; proc 1 7 1; interval 1
-	energy 2 package 1; cpu 2 1 1; proc 2 7 1; interval 2
+@test "energy that would take its zone's interval past 2^60 is rejected" {
+	header; energy 1 package 1152921504606846976; energy 1 package 1; cpu 1 1 1
+	proc 1 7 1; interval 1
 	attribute
 	assert_failure 3
-	assert_equal "$stderr" "kp-attribute: <stdin>:6: energy record with a value whose sum overflows a 64-bit total"
+	assert_equal "$stderr" "kp-attribute: <stdin>:3: energy record with a value that takes a sum past 2^60 or a total past 2^63-1"
 	# jq reads integers as doubles: these are compared as text.
-	assert_equal "$(grep -o '^{"type":"\(node\|process\)".*"total_uj":[0-9]*' <<< "$output" | sed 's/.*"total_uj"://' | tr '\n' ' ')" \
-	    "9223372036854775807 9223372036854775807 "
+	assert_equal "$(grep -o '^{"type":"node".*"energy_uj":[0-9]*' <<< "$output" | sed 's/.*"energy_uj"://')" \
+	    1152921504606846976
+}
+
+@test "energy that would overflow a cumulative total is rejected" {
+	local k
+	header
+	# 2^60 a record at most (kp-records(5)): the 8th passes 2^63-1.
+	for k in $(seq 8); do
+		energy "$k" package 1152921504606846976; cpu "$k" 1 1; proc "$k" 7 1
+		printf '{"type":"interval","seq":%s,"dt_us":1000000}\n' "$k" >> "$IN"
+	done
+	attribute
+	assert_failure 3
+	assert_equal "$stderr" "kp-attribute: <stdin>:30: energy record with a value that takes a sum past 2^60 or a total past 2^63-1"
+	# jq reads integers as doubles: these are compared as text.
+	assert_equal "$(grep -o '^{"type":"\(node\|process\)".*"total_uj":[0-9]*' <<< "$output" | tail -n 2 | sed 's/.*"total_uj"://' | tr '\n' ' ')" \
+	    "8070450532247928832 8070450532247928832 "
 }
 
 @test "totals in a state file beyond their zone's node total are left out" {
@@ -879,12 +896,12 @@ xfield() {
 	refute_line --regexp '"type":"exited".*"zone"'
 }
 
-@test "exited CPU times whose sum with the processes' overflows are rejected" {
+@test "exited CPU times whose sum with the processes' passes 2^60 are rejected" {
 	header; energy 1 package 100; cpu 1 100 100
-	proc 1 7 9223372036854775800; exited 1 7 8; exited 1 7 7; interval 1
+	proc 1 7 1152921504606846969; exited 1 7 8; exited 1 7 7; interval 1
 	attribute
 	assert_failure 3
-	assert_equal "$stderr" "kp-attribute: <stdin>:5: exited record with a value whose sum overflows a 64-bit total"
+	assert_equal "$stderr" "kp-attribute: <stdin>:5: exited record with a value that takes a sum past 2^60 or a total past 2^63-1"
 	assert_equal "$(xfield cpu_us)" "7 "
 	assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process" or .type == "exited" or .type == "unattributed") | .energy_uj] | add')" 100
 }

@@ -290,18 +290,23 @@ kp-fmt: <stdin>:5: "total_uj" is not a non-negative integer'
 	assert_equal "$(grep '^kepler_container_cpu_joules_total' <<<"$output" | cut -d' ' -f2 | paste -sd' ')" "3.000000 4.000000"
 }
 
-@test "a counter or sum past 64 bits is held at its limit, reported, exit 3" {
-	local max=9223372036854775807 in=$BATS_TEST_TMPDIR/in
-	for seq in 1 2; do
-		echo '{"type":"energy","seq":'$seq',"zone":"package","energy_uj":'$max'}'
+@test "a counter or sum past its limit is held there, reported, exit 3" {
+	local max=9223372036854775807 big=1152921504606846976 in=$BATS_TEST_TMPDIR/in
+	# energy_uj is at most 2^60 (kp-records(5)): the 8th passes 2^63-1.
+	for seq in $(seq 9); do
+		echo '{"type":"energy","seq":'$seq',"zone":"package","energy_uj":'$big'}'
 		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
 	done >"$in"
 	run -3 --separate-stderr kp-fmt -f prometheus <"$in"
 	assert_equal "$(grep -c '^kepler_node_cpu_joules_total{zone="package",path=""} 9223372036854.775807$' <<<"$output")" 2
-	assert_equal "$stderr" 'kp-fmt: <stdin>:3: kepler_node_cpu_joules_total{zone="package",path=""} passes 9223372036854.775807 J, held there'
+	assert_equal "$stderr" 'kp-fmt: <stdin>:15: kepler_node_cpu_joules_total{zone="package",path=""} passes 9223372036854.775807 J, held there'
+	# A summary's sum of energy_uj is held at 2^60, so that every stage
+	# reads the record it writes.
+	head -n 4 "$in" >"$in.2"
+	mv "$in.2" "$in"
 	run -3 --separate-stderr kp-fmt -f json --summary -t energy <"$in"
-	assert_output --partial "\"energy_uj\":$max,"
-	assert_equal "$stderr" "kp-fmt: <stdin>:3: --summary: the sum of energy_uj passes $max, held there"
+	assert_output --partial "\"energy_uj\":$big,"
+	assert_equal "$stderr" "kp-fmt: <stdin>:3: --summary: the sum of energy_uj passes $big, held there"
 	sed 's/"dt_us":1000000/"dt_us":'$max'/' "$in" >"$in.dt"
 	run -3 --separate-stderr kp-fmt -f json --summary -t interval <"$in.dt"
 	assert_output '{"type":"interval","seq":2,"dt_us":'$max'}'
@@ -422,6 +427,57 @@ forget_sample() {
 	# Before any input: the stream is never read.
 	run -1 --separate-stderr as_nobody kp-fmt --textfile "$BATS_TEST_TMPDIR/ro/kp.prom" < <(sleep 30)
 	assert_equal "$stderr" "kp-fmt: textfile '$BATS_TEST_TMPDIR/ro/kp.prom': cannot create a file in its directory: Permission denied"
+}
+
+# kp-fmt(1), --textfile: its path is checked as a state file's is.
+@test "--textfile refuses a FIFO or a device in its place, as --state does, and leaves it" {
+	local node
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	mknod "$BATS_TEST_TMPDIR/dev" c 1 3
+	for node in fifo dev; do
+		run -1 --separate-stderr kp-fmt --textfile "$BATS_TEST_TMPDIR/$node" <"$TWO"
+		assert_equal "$stderr" "kp-fmt: $BATS_TEST_TMPDIR/$node: not a regular file"
+		run -1 --separate-stderr kp-aggregate --state "$BATS_TEST_TMPDIR/$node" </dev/null
+		assert_equal "$stderr" "kp-aggregate: $BATS_TEST_TMPDIR/$node: not a regular file"
+	done
+	assert_equal "$(stat -c %F "$BATS_TEST_TMPDIR/fifo")" "fifo"
+	assert_equal "$(stat -c '%F %t,%T' "$BATS_TEST_TMPDIR/dev")" "character special file 1,3"
+}
+
+@test "--textfile does not follow a symbolic link in its place: it says so and replaces the link" {
+	local tf=$BATS_TEST_TMPDIR/kp.prom
+	ln -s "$BATS_TEST_TMPDIR/target" "$tf"
+	run -0 --separate-stderr kp-fmt --textfile "$tf" <"$TWO"
+	assert_equal "$stderr" "kp-fmt: $tf: a symbolic link, not followed; replacing it with the exposition"
+	[ ! -e "$BATS_TEST_TMPDIR/target" ]
+	[ -f "$tf" ] && [ ! -L "$tf" ]
+	run -0 grep -c '^kepler_node_cpu_joules_total' "$tf"
+}
+
+@test "--textfile removes the temporaries of runs killed before their rename, and only those" {
+	local dir=$BATS_TEST_TMPDIR/tf shim=$BATS_TEST_TMPDIR/state-fault.so left
+	mkdir "$dir"
+	cc -shared -fPIC -o "$shim" "$KP_ROOT/tests/state-fault.c" -ldl
+	# kill -9 as the first exposition is renamed into place.
+	run -137 env ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+	    LD_PRELOAD="$shim" KP_FAULT=kill-at-rename kp-fmt --textfile "$dir/kp.prom" <"$TWO"
+	left=$(cd "$dir" && ls -A)
+	assert_regex "$left" '^\.kp\.prom\.kp-fmt\.[A-Za-z0-9]{6}$'
+	grep -q '^kepler_node_cpu_joules_total' "$dir/$left"
+	# That run ended two minutes ago; another is writing one now; beside
+	# them, a state file's temporary and other files of the directory.
+	touch -d '-2 minutes' "$dir/$left"
+	: > "$dir/.kp.prom.kp-fmt.Wr1t3n"
+	touch -d '-2 minutes' "$dir/.kp.prom.abcdef" "$dir/kp.prom.kp-fmt.abcdef" "$dir/other.prom"
+	run -0 --separate-stderr kp-fmt --textfile "$dir/kp.prom" <"$TWO"
+	run -0 bash -c 'cd "$1" && ls -A' _ "$dir"
+	assert_output - <<'EOF2'
+.kp.prom.abcdef
+.kp.prom.kp-fmt.Wr1t3n
+kp.prom
+kp.prom.kp-fmt.abcdef
+other.prom
+EOF2
 }
 
 @test "top falls back to table when stdout is not a terminal" {

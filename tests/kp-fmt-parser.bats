@@ -15,9 +15,12 @@ rec_with() {
 
 @test "reals are written as the shortest %.15g to %.17g that reads back" {
 	local vals=(35.0 4.5 0.084375 40.99840106715518 0.1 0.30000000000000004
-	    123456789012345.0 1234567890123456.7 0.0001 0.00001 1e-5 2.5E3 -0.5
+	    123456789012345.0 1234567890123456.7 0.0001 0.00001 1e-5 2.5E3 5e-1
 	    -0.0 0.0 100 1e300 0.000123456789012345 99999999999999.99 3.14159)
 	local v want got
+	# watts is a number of at least 0 (kp-records(5)): -0.5 is none.
+	run -3 --separate-stderr kp-fmt -f csv -H -o watts < <(rec_with 0 -0.5)
+	assert_equal "$stderr" 'kp-fmt: <stdin>:1: "watts" is not a number of at least 0'
 	for v in "${vals[@]}"; do
 		want=$(python3 -c '
 import sys

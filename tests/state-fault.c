@@ -8,7 +8,8 @@
  *	kill-at-rename	the process is killed as it renames one into place
  *
  * A temporary is a file whose name starts with '.' and has ".state." in
- * it, as lib/state.c names them; other files are left alone.
+ * it, as lib/state.c names them, or ".kp-fmt.", as kp-fmt --textfile
+ * names its own (kp-fmt(1)); other files are left alone.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -34,7 +35,8 @@ is_temporary(const char *path)
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	return base[0] == '.' && strstr(base, ".state.") != NULL;
+	return base[0] == '.' && (strstr(base, ".state.") != NULL ||
+	    strstr(base, ".kp-fmt.") != NULL);
 }
 
 static int

@@ -22,13 +22,17 @@ list_group(struct agg *a, size_t l, struct group *g)
 	g->listed = 1;
 }
 
-/* Whether sum + v and then total + sum + v fit an int64_t. */
+/*
+ * Whether sum + v is an amount of one interval that a group record may
+ * carry, at most KP_AMOUNT_MAX, which the next stage reads (kp-records(5)),
+ * and total + sum + v fits an int64_t.
+ */
 static int
 adds_fit(int64_t total, int64_t sum, int64_t v)
 {
 	int64_t r;
 
-	return !__builtin_add_overflow(sum, v, &r) &&
+	return !__builtin_add_overflow(sum, v, &r) && r <= KP_AMOUNT_MAX &&
 	    !__builtin_add_overflow(total, r, &r);
 }
 
@@ -192,7 +196,8 @@ member_end(struct agg *a, const char *key)
 /* Why a record cannot be added, after its type. */
 #define TOO_MANY_ZONES "record of a zone beyond the first 64: " \
     "left out (see kp-aggregate(1))"
-#define OVERFLOWS "record whose energy_uj or cpu_us overflows a 64-bit sum"
+#define OVERFLOWS "record whose energy_uj or cpu_us takes a sum past 2^60 " \
+    "or a total past 2^63-1"
 
 /*
  * A record's zone, as an index in *z, and its energy; NULL, or why it has

@@ -12,7 +12,8 @@
 #define NO_PID "without a positive integer pid"
 #define LONG_ZONE "whose zone/socket passes 31 bytes: left out " \
     "(see kp-attribute(1))"
-#define OVERFLOW "with a value whose sum overflows a 64-bit total"
+#define OVERFLOW "with a value that takes a sum past 2^60 or a total past " \
+    "2^63-1"
 #define TOO_MANY_ZONES "of a zone beyond the first 64: left out " \
     "(see kp-attribute(1))"
 
@@ -60,7 +61,9 @@ copy_member(struct kp_buf *b, const struct kp_record *rec, const char *key)
 /*
  * Whether v more microjoules of zone z would still fit every total that
  * they go to: the node's and the unattributed total, with what this
- * interval already holds.  A process's total is a part of the node's.
+ * interval already holds, which the node record carries and so may not
+ * pass KP_AMOUNT_MAX (kp-records(5)).  A process's total is a part of the
+ * node's.
  */
 static int
 energy_fits(const struct attr *a, const struct interval *iv, int z, int64_t v)
@@ -73,9 +76,27 @@ energy_fits(const struct attr *a, const struct interval *iv, int z, int64_t v)
 		    __builtin_add_overflow(held_uj, iv->energy[i].energy_uj,
 		    &held_uj))
 			return 0;
-	return !__builtin_add_overflow(a->node_total[z].total_uj, held_uj,
+	return held_uj <= KP_AMOUNT_MAX &&
+	    !__builtin_add_overflow(a->node_total[z].total_uj, held_uj,
 	    &total_uj) && !__builtin_add_overflow(a->unattributed_total[z],
 	    held_uj, &total_uj);
+}
+
+/*
+ * cpu_us more to the interval's sum of CPU times, the shares' denominator,
+ * which must be exact; 0 if it would pass KP_AMOUNT_MAX, more than an
+ * interval of any node holds, and the sum stays as it was.
+ */
+static int
+cpu_adds(struct interval *iv, int64_t cpu_us)
+{
+	int64_t sum_us;
+
+	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us) ||
+	    sum_us > KP_AMOUNT_MAX)
+		return 0;
+	iv->procs_us = sum_us;
+	return 1;
 }
 
 /*
@@ -169,16 +190,14 @@ static const char *
 hold_proc(struct interval *iv, const struct kp_record *rec)
 {
 	struct proc *p;
-	int64_t pid = 0, cpu_us = 0, sum_us, starttime = 0;
+	int64_t pid = 0, cpu_us = 0, starttime = 0;
 
 	/* A process is known by pid and starttime: one without a pid is none. */
 	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
 		return NO_PID;
 	kp_rec_int(rec, "cpu_us", &cpu_us);
-	/* The shares' denominator is this sum: it must be exact. */
-	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us))
+	if (!cpu_adds(iv, cpu_us))
 		return OVERFLOW;
-	iv->procs_us = sum_us;
 	kp_rec_int(rec, "starttime", &starttime);
 	if (iv->nprocs == iv->capprocs) {
 		iv->capprocs = iv->capprocs * 2 + 64;
@@ -233,13 +252,12 @@ static const char *
 hold_exited(struct interval *iv, const struct kp_record *rec)
 {
 	struct exited *x;
-	int64_t cpu_us = 0, sum_us;
+	int64_t cpu_us = 0;
 	size_t i;
 
 	kp_rec_int(rec, "cpu_us", &cpu_us);
-	if (__builtin_add_overflow(iv->procs_us, cpu_us, &sum_us))
+	if (!cpu_adds(iv, cpu_us))
 		return OVERFLOW;
-	iv->procs_us = sum_us;
 	if (iv->nexited == iv->capexited) {
 		iv->capexited = iv->capexited * 2 + 16;
 		iv->exited = kp_reallocarray(iv->exited, iv->capexited,

@@ -283,27 +283,43 @@ render(struct fmt *ctx, struct prom *p, const struct block *b)
 	forget_stale(p);
 }
 
+/*
+ * The temporaries' tag: a name that only kp-fmt's textfile gives, so that
+ * the leftovers of a run killed between writing one and renaming it are
+ * told from anything else in node_exporter's directory.
+ */
+#define TEXTFILE_TAG "kp-fmt."
+/* A temporary last changed that long ago is no write in progress. */
+#define TEXTFILE_STALE_S 60
+
 /* A new temporary file beside the textfile, for the next exposition. */
 static int
 textfile_temp(const char *path, char **tmp)
 {
 	int fd;
 
-	/* No .prom suffix: node_exporter reads only *.prom files. */
-	*tmp = kp_asprintf("%s.XXXXXX", path);
+	*tmp = kp_replaced_temp(path, TEXTFILE_TAG);
 	if ((fd = mkstemp(*tmp)) < 0)
 		err(KP_EXIT_FAILURE, "textfile '%s': cannot create a file "
 		    "in its directory", path);
 	return fd;
 }
 
-/* At start, so that a directory we cannot write fails now, not later. */
+/*
+ * At start: the path is what a state file may be (kp-fmt(1),
+ * --textfile), the leftovers of earlier runs go, and a directory we
+ * cannot write fails now, not later.
+ */
 void
 textfile_check(const char *path)
 {
 	char *tmp;
 	int fd;
 
+	if ((fd = kp_replaced_open(path, "replacing it with the exposition")) >=
+	    0)
+		close(fd);
+	kp_replaced_clean(path, TEXTFILE_TAG, TEXTFILE_STALE_S);
 	fd = textfile_temp(path, &tmp);
 	close(fd);
 	unlink(tmp);

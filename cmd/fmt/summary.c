@@ -78,21 +78,23 @@ struct summary {
 };
 
 /*
- * a + b, held at INT64_MAX: only input that no meter wrote sums past it,
- * which is reported, line and field, and exits 3.
+ * a + b of member what, held at the most kp-records(5) lets it be
+ * (kp_field_max), so that the summary is a stream every stage reads: only
+ * input that no meter wrote sums past it, which is reported, line and
+ * field, and exits 3.
  */
 static int64_t
 add_held(struct fmt *ctx, int64_t a, int64_t b, const char *what,
     long lineno)
 {
-	int64_t sum;
+	int64_t sum, max = kp_field_max(what);
 
-	if (!__builtin_add_overflow(a, b, &sum))
+	if (!__builtin_add_overflow(a, b, &sum) && sum <= max)
 		return sum;
 	ctx->data_errors++;
 	kp_warn_line(ctx->input_name, lineno, "--summary: the sum of %s "
-	    "passes %" PRId64 ", held there", what, INT64_MAX);
-	return INT64_MAX;
+	    "passes %" PRId64 ", held there", what, max);
+	return max;
 }
 
 /* A part of a summary key: the value, if a string or an integer, and 0x1f. */
@@ -413,20 +415,20 @@ by_bucket_rank(const void *a, const void *b)
 
 /*
  * The same for an other row, which sums workloads, not lines: each part
- * was within INT64_MAX, and their sum passing it is reported too, so that
+ * was within its most, and their sum passing it is reported too, so that
  * rows + other = the total holds or kp-fmt says it does not (exit 3).
  */
 static int64_t
 add_folded(struct summary *s, int64_t a, int64_t b, const char *what)
 {
-	int64_t sum;
+	int64_t sum, max = kp_field_max(what);
 
-	if (!__builtin_add_overflow(a, b, &sum))
+	if (!__builtin_add_overflow(a, b, &sum) && sum <= max)
 		return sum;
 	s->ctx->data_errors++;
 	kp_warn_line(s->ctx->input_name, 0, "--summary: the sum of %s in an "
-	    "other row passes %" PRId64 ", held there", what, INT64_MAX);
-	return INT64_MAX;
+	    "other row passes %" PRId64 ", held there", what, max);
+	return max;
 }
 
 /*

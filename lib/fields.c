@@ -1,0 +1,269 @@
+/*
+ * The type of every member that kp-records(5) names, one table for every
+ * record type and every stage: the reader checks each member of a record
+ * against it, so that a stage that only passes a record on takes the
+ * decision that the stage that uses the member takes.  A member the table
+ * does not know is free, but for a name ending in _uj or _us, which is
+ * always an integer of at least 0.  type and seq, which every record has,
+ * and a header's version, which stops a stage, are the reader's own.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kp.h"
+
+enum rule {
+	INTEGER,	/* any integer */
+	COUNT,		/* an integer of at least 0 */
+	AT_LEAST_1,	/* an integer of at least 1, as sockets */
+	PID,		/* what pid_t holds: 1 to 2^31-1 */
+	PPID,		/* 0 to 2^31-1: 0 for a parent outside the namespace */
+	AMOUNT,		/* energy_uj, cpu_us: 0 to KP_AMOUNT_MAX */
+	STRING,
+	ARRAY,
+	BOOLEAN,
+	WATTS,		/* a number of at least 0 */
+	RATIO,		/* a number from 0 to 1 */
+	STATE,		/* "running" or "terminated" */
+	ZONE,		/* a zone name (kp_zone_name_ok) */
+	TIME		/* an RFC 3339 time */
+};
+
+/*
+ * By name, as strcmp(3) sorts them: the reader looks up every member of
+ * every record, and a name is found among the few of its first letter,
+ * their lengths compared first.
+ */
+#define K(key, rule) { key, sizeof(key) - 1, rule }
+static const struct known {
+	const char *key;
+	size_t len;
+	enum rule rule;
+} known[] = {
+	K("active_watts", WATTS),
+	K("by", STRING),
+	K("cgroup", STRING),
+	K("comm", STRING),
+	K("container_id", STRING),
+	K("container_name", STRING),
+	K("count", COUNT),
+	K("cpu_info", ARRAY),
+	K("cpu_us", AMOUNT),
+	K("dense", BOOLEAN),
+	K("energy_uj", AMOUNT),
+	K("estimated", BOOLEAN),
+	K("exe", STRING),
+	K("exits_dropped", COUNT),
+	K("hypervisor", STRING),
+	K("idle_watts", WATTS),
+	K("kind", STRING),
+	K("level", STRING),
+	K("model", STRING),
+	K("node_name", STRING),
+	K("path", STRING),
+	K("pid", PID),
+	K("pod_id", STRING),
+	K("pod_name", STRING),
+	K("pod_namespace", STRING),
+	K("pod_qos", STRING),
+	K("ppid", PPID),
+	K("processes", COUNT),
+	K("producer", STRING),
+	K("runtime", STRING),
+	K("scaled_down", BOOLEAN),
+	K("session", STRING),
+	K("socket", COUNT),
+	K("sockets", AT_LEAST_1),
+	K("source", STRING),
+	K("starttime", COUNT),
+	K("state", STATE),
+	K("status", INTEGER),
+	K("threads", AT_LEAST_1),
+	K("ts", TIME),
+	K("unit", STRING),
+	K("usage_ratio", RATIO),
+	K("user_slice", STRING),
+	K("vm_id", STRING),
+	K("vm_name", STRING),
+	K("watts", WATTS),
+	K("zone", ZONE),
+};
+
+/* What each rule asks, after "KEY" is not. */
+static const char *const wants[] = {
+	[INTEGER] = "an integer",
+	[COUNT] = "a non-negative integer",
+	[AT_LEAST_1] = "an integer of at least 1",
+	[PID] = "an integer from 1 to 2147483647",
+	[PPID] = "an integer from 0 to 2147483647",
+	[AMOUNT] = "a non-negative integer",
+	[STRING] = "a string",
+	[ARRAY] = "an array",
+	[BOOLEAN] = "true or false",
+	[WATTS] = "a number of at least 0",
+	[RATIO] = "a number from 0 to 1",
+	[STATE] = "\"running\" or \"terminated\"",
+	[ZONE] = "a zone name: 1 to 31 letters, digits, '-', '_' or '.'",
+	[TIME] = "an RFC 3339 time",
+};
+
+static int
+digits(const char *s, int n, int max)
+{
+	int i, v = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + s[i] - '0';
+	}
+	return v <= max;
+}
+
+/* RFC 3339's date-time: 2026-11-22T13:48:36.123456Z, or +01:00 for Z. */
+static int
+is_rfc3339(const char *s)
+{
+	if (!digits(s, 4, 9999) || s[4] != '-' || !digits(s + 5, 2, 12) ||
+	    s[7] != '-' || !digits(s + 8, 2, 31) || (s[10] != 'T' &&
+	    s[10] != 't') || !digits(s + 11, 2, 23) || s[13] != ':' ||
+	    !digits(s + 14, 2, 59) || s[16] != ':' || !digits(s + 17, 2, 60) ||
+	    s[5] + s[6] == '0' * 2 || s[8] + s[9] == '0' * 2)
+		return 0;
+	s += 19;
+	if (*s == '.' && *(s += 1 + strspn(s + 1, "0123456789")) == '\0' &&
+	    s[-1] == '.')
+		return 0;
+	if (*s == 'Z' || *s == 'z')
+		return s[1] == '\0';
+	return (*s == '+' || *s == '-') && digits(s + 1, 2, 23) &&
+	    s[3] == ':' && digits(s + 4, 2, 59) && s[6] == '\0';
+}
+
+static int
+is_unit_key(const struct kp_field *f)
+{
+	const char *k = f->key + f->keylen - 3;
+
+	return f->keylen >= 3 && k[0] == '_' && k[1] == 'u' &&
+	    (k[2] == 'j' || k[2] == 's');
+}
+
+static int
+in_range(const struct kp_field *f, int64_t min, int64_t max)
+{
+	return f->kind == KP_V_INT && f->i >= min && f->i <= max;
+}
+
+/* A number's value: the line goes on after it, so strtod stops there. */
+double
+kp_field_number(const struct kp_field *f)
+{
+	if (f == NULL)
+		return NAN;
+	if (f->kind == KP_V_INT)
+		return (double)f->i;
+	return f->kind == KP_V_REAL ? strtod(f->raw, NULL) : NAN;
+}
+
+static int
+fits(const struct kp_field *f, enum rule rule)
+{
+	switch (rule) {
+	case INTEGER:
+		return f->kind == KP_V_INT;
+	case COUNT:
+	case AMOUNT:
+		return in_range(f, 0, INT64_MAX);
+	case AT_LEAST_1:
+		return in_range(f, 1, INT64_MAX);
+	case PID:
+		return in_range(f, 1, INT32_MAX);
+	case PPID:
+		return in_range(f, 0, INT32_MAX);
+	case STRING:
+		return f->kind == KP_V_STR;
+	case ARRAY:
+		return f->kind == KP_V_ARRAY;
+	case BOOLEAN:
+		return f->kind == KP_V_TRUE || f->kind == KP_V_FALSE;
+	case WATTS:	/* a number written without '-', or -0: no strtod */
+		return (f->kind == KP_V_INT || f->kind == KP_V_REAL) &&
+		    (f->raw[0] != '-' || kp_field_number(f) >= 0);
+	case RATIO:
+		return kp_field_number(f) >= 0 && kp_field_number(f) <= 1;
+	case STATE:
+		return f->kind == KP_V_STR && (strcmp(f->str, "running") == 0 ||
+		    strcmp(f->str, "terminated") == 0);
+	case ZONE:
+		return f->kind == KP_V_STR && kp_zone_name_ok(f->str, f->len);
+	case TIME:
+		return f->kind == KP_V_STR && is_rfc3339(f->str);
+	}
+	return 0;
+}
+
+#define NKNOWN (sizeof(known) / sizeof(known[0]))
+
+/* The member named key (len bytes) in the table, or NULL. */
+static const struct known *
+lookup(const char *key, size_t len)
+{
+	static size_t from[27];	/* the first entry of each letter, a..z, end */
+	static int indexed;
+	size_t i, c;
+
+	if (!indexed) {
+		for (c = 0, i = 0; c < 27; c++) {
+			while (i < NKNOWN && (size_t)(known[i].key[0] - 'a') < c)
+				i++;
+			from[c] = i;
+		}
+		indexed = 1;
+	}
+	if (len == 0 || key[0] < 'a' || key[0] > 'z')
+		return NULL;
+	c = (size_t)(key[0] - 'a');
+	for (i = from[c]; i < from[c + 1]; i++)
+		if (known[i].len == len && memcmp(known[i].key, key, len) == 0)
+			return &known[i];
+	return NULL;
+}
+
+/*
+ * What is wrong with a member, by kp-records(5): NULL if nothing, else
+ * what it should be.  An amount past KP_AMOUNT_MAX is told apart: it is
+ * an integer, but one whose sums a stage could not hold.
+ */
+const char *
+kp_field_wrong(const struct kp_field *f)
+{
+	const struct known *k = lookup(f->key, f->keylen);
+	enum rule rule = k != NULL ? k->rule : COUNT;
+
+	if (k == NULL && !is_unit_key(f))
+		return NULL;
+	if (!fits(f, rule))
+		return wants[rule];
+	if (rule == AMOUNT && f->i > KP_AMOUNT_MAX)
+		return "at most 2^60 (1152921504606846976)";
+	return NULL;
+}
+
+/*
+ * The most that the integer member key may be: where a stage sums it, as
+ * kp-fmt --summary does, a sum is held there, so that a record it writes
+ * is one that every stage reads.
+ */
+int64_t
+kp_field_max(const char *key)
+{
+	const struct known *k = lookup(key, strlen(key));
+
+	if (k == NULL)
+		return INT64_MAX;
+	if (k->rule == AMOUNT)
+		return KP_AMOUNT_MAX;
+	return k->rule == PID || k->rule == PPID ? INT32_MAX : INT64_MAX;
+}
