@@ -415,3 +415,30 @@ EOF
 	assert_line "EXAMPLES"
 	assert_line "SEE ALSO"
 }
+
+# Peak resident KiB of kp-fmt "$@" < $IN, its output to $OUT (GNU time(1)).
+peak_kib() {
+	/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" kp-fmt "$@" \
+	    < "$IN" > "$OUT"
+	tail -n 1 "$BATS_TEST_TMPDIR/rss"
+}
+
+@test "json and csv keep no copy of an interval's records: the peak stays within its size + 32 MiB (kp-fmt(1), Memory)" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
+	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
+	# One interval of 20,000 processes, some 16 MB: the records, kept,
+	# cost kp-fmt about 5 times that.
+	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
+	    kp-attribute | kp-aggregate > "$IN"
+	local goal_kib=$(($(wc -c < "$IN") / 1024 + 32 * 1024)) kib
+	kib=$(peak_kib -f json)
+	[ "$kib" -le "$goal_kib" ] || fail "json: $kib KiB, more than $goal_kib"
+	cmp "$IN" "$OUT"
+	kib=$(peak_kib -f csv -o type,dt_us,ts)
+	[ "$kib" -le "$goal_kib" ] || fail "csv: $kib KiB, more than $goal_kib"
+	# A row for each record but the header and the interval, with the
+	# interval's cells, which came after them.
+	assert_equal "$(wc -l < "$OUT")" "$(($(wc -l < "$IN") - 1))"
+	run -0 grep -c -v ',1000000,2026-11-22T00:00:01.000000Z$' "$OUT"
+	assert_output 1
+}

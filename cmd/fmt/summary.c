@@ -851,5 +851,6 @@ summary_header(struct fmt *ctx, void *st, const struct kp_record *rec)
 }
 
 const struct format fmt_summary = {
-	"summary", summary_begin, summary_block, summary_header, summary_end
+	"summary", summary_begin, summary_block, summary_header, summary_end,
+	NULL
 };
