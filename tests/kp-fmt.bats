@@ -442,3 +442,23 @@ peak_kib() {
 	run -0 grep -c -v ',1000000,2026-11-22T00:00:01.000000Z$' "$OUT"
 	assert_output 1
 }
+
+@test "--summary keeps an interval as its lines until its interval record, and each field name once: under 9 times the interval (kp-fmt(1), Memory)" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
+	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
+	# 20,000 processes, some 16 MB, as 40,000 workloads: kept as records
+	# with a copy of each name in each, they cost 12 times that.
+	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
+	    kp-attribute | kp-aggregate > "$IN"
+	local bound_kib=$(($(wc -c < "$IN") * 9 / 1024)) kib
+	kib=$(peak_kib -f json --summary 2>/dev/null)
+	[ "$kib" -le "$bound_kib" ] || fail "$kib KiB, more than $bound_kib"
+	# The summary is of the whole interval: in each zone 1,000 rows and
+	# the other processes folded.
+	local n
+	n=$(grep -c '"type":"process","seq":1,"zone":"package"' "$IN")
+	run -0 grep -c '"type":"process"' "$OUT"
+	assert_output 2002
+	run -0 grep -c "\"type\":\"process\".*\"folded\":$((n - 1000))}\$" "$OUT"
+	assert_output 2
+}

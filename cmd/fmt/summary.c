@@ -33,7 +33,7 @@ static const char *const sum_fields[] = {
 
 /* One field of a workload's record. */
 struct sum_field {
-	char *key;
+	const char *key;	/* the summary's names' */
 	size_t keylen;
 	int summed;		/* one of sum_fields */
 	int kind;		/* KP_V_* */
@@ -64,6 +64,7 @@ struct summary {
 	size_t n, cap;
 	struct kp_map *index;		/* key -> one of w, borrowed */
 	struct kp_map *others;		/* bucket -> other row, borrowed */
+	struct kp_map *names;		/* every field's name, held once */
 	struct workload **other;	/* the other rows, in order made */
 	size_t nother, othercap;
 	size_t rows;			/* --summary-rows */
@@ -75,6 +76,9 @@ struct summary {
 	size_t intervals;		/* interval records read */
 	struct kp_buf ts;		/* of the last interval, as JSON */
 	struct block header;		/* the last header, for the summary */
+	struct kp_buf pending;		/* the open interval's lines, */
+	long *pending_lineno;		/* each's line number */
+	size_t npending, pendingcap;
 };
 
 /*
@@ -160,6 +164,22 @@ raw_set(struct sum_field *sf, const char *raw, size_t len)
 	sf->raw.len = len;
 }
 
+/*
+ * A field's name, one copy for every workload's: a dozen names repeat in
+ * each of thousands of workloads (kp-fmt(1), Memory).
+ */
+static const char *
+name_of(struct summary *s, const char *key)
+{
+	char *name = kp_map_get(s->names, key);
+
+	if (name == NULL) {
+		name = kp_strdup(key);
+		kp_map_put(s->names, name, name);
+	}
+	return name;
+}
+
 static void
 field_set(struct sum_field *sf, const struct kp_field *f)
 {
@@ -195,11 +215,11 @@ is_summed(const struct workload *w, const char *key)
 }
 
 static void
-field_append(struct workload *w, const struct kp_field *f)
+field_append(struct summary *s, struct workload *w, const struct kp_field *f)
 {
 	struct sum_field *sf = field_slot(w);
 
-	sf->key = kp_strndup(f->key, f->keylen);
+	sf->key = name_of(s, f->key);
 	sf->keylen = f->keylen;
 	sf->summed = is_summed(w, sf->key);
 	field_set(sf, f);
@@ -211,7 +231,7 @@ field_copy(struct workload *w, const struct sum_field *from)
 {
 	struct sum_field *sf = field_slot(w);
 
-	sf->key = kp_strdup(from->key);
+	sf->key = from->key;
 	sf->keylen = from->keylen;
 	sf->summed = from->summed;
 	sf->kind = from->kind;
@@ -220,11 +240,12 @@ field_copy(struct workload *w, const struct sum_field *from)
 }
 
 static void
-field_put(struct workload *w, const char *key, const char *raw)
+field_put(struct summary *s, struct workload *w, const char *key,
+    const char *raw)
 {
 	struct sum_field *sf = field_slot(w);
 
-	sf->key = kp_strdup(key);
+	sf->key = name_of(s, key);
 	sf->keylen = strlen(key);
 	sf->kind = KP_V_STR;
 	raw_set(sf, raw, strlen(raw));
@@ -248,7 +269,7 @@ field_find(struct workload *w, const struct kp_field *f, size_t hint)
 
 /* Adds a record of the same workload: sums summed, others replaced. */
 static void
-workload_merge(struct fmt *ctx, struct workload *w,
+workload_merge(struct summary *s, struct workload *w,
     const struct kp_record *rec)
 {
 	const struct kp_field *f;
@@ -258,9 +279,9 @@ workload_merge(struct fmt *ctx, struct workload *w,
 	for (i = 0; i < rec->nf; i++) {
 		f = &rec->f[i];
 		if ((sf = field_find(w, f, i)) == NULL)
-			field_append(w, f);
+			field_append(s, w, f);
 		else if (sf->summed)
-			sf->i = add_held(ctx, sf->i, f->i, sf->key,
+			sf->i = add_held(s->ctx, sf->i, f->i, sf->key,
 			    rec->lineno);
 		else
 			field_set(sf, f);
@@ -311,10 +332,8 @@ workload_free(struct workload *w)
 {
 	size_t i;
 
-	for (i = 0; i < w->nf; i++) {
-		free(w->f[i].key);
+	for (i = 0; i < w->nf; i++)
 		free(w->f[i].raw.s);
-	}
 	free(w->f);
 	free(w->type);
 	free(w->key);
@@ -334,7 +353,7 @@ workload_end(struct summary *s, struct workload *w)
 }
 
 static void
-add_record(struct fmt *ctx, struct summary *s, const struct kp_record *rec)
+add_record(struct summary *s, const struct kp_record *rec)
 {
 	struct workload *w;
 
@@ -343,7 +362,7 @@ add_record(struct fmt *ctx, struct summary *s, const struct kp_record *rec)
 	workload_key(&s->key, rec);
 	if ((w = kp_map_get(s->index, s->key.s)) == NULL)
 		w = workload_new(s, rec);
-	workload_merge(ctx, w, rec);
+	workload_merge(s, w, rec);
 	w->last_seq = rec->seq;
 	if (kp_rec_terminated(rec))
 		workload_end(s, w);
@@ -423,7 +442,8 @@ add_folded(struct summary *s, int64_t a, int64_t b, const char *what)
  * row sets to "(other)": a group's id, the field a group is by, or comm.
  */
 static void
-field_put_name(struct workload *o, const struct workload *w)
+field_put_name(struct summary *s, struct workload *o,
+    const struct workload *w)
 {
 	static const char *const id[][2] = {
 		{ "container", "container_id" }, { "pod", "pod_id" },
@@ -435,16 +455,16 @@ field_put_name(struct workload *o, const struct workload *w)
 
 	for (i = 0; i < NELEM(id); i++)
 		if (strcmp(w->type, id[i][0]) == 0) {
-			field_put(o, id[i][1], "\"(other)\"");
+			field_put(s, o, id[i][1], "\"(other)\"");
 			return;
 		}
 	/* Of many parents, an exited other row names none: no ppid. */
 	if (by == NULL || by->kind != KP_V_STR) {
-		field_put(o, "comm", "\"(other)\"");
+		field_put(s, o, "comm", "\"(other)\"");
 		return;
 	}
 	key = kp_strndup(by->raw.s + 1, by->raw.len - 2);
-	field_put(o, key, "\"(other)\"");
+	field_put(s, o, key, "\"(other)\"");
 	free(key);
 }
 
@@ -469,7 +489,7 @@ other_row(struct summary *s, const struct workload *w)
 	for (i = 0; i < w->nf; i++)
 		if (str_in_list(place, w->f[i].key))
 			field_copy(o, &w->f[i]);
-	field_put_name(o, w);
+	field_put_name(s, o, w);
 	kp_map_put(s->others, o->bucket, o);
 	if (s->nother == s->othercap) {
 		s->othercap = s->othercap ? s->othercap * 2 : 16;
@@ -598,6 +618,57 @@ fold_held(struct summary *s)
 		    "that comes back starts a new row", before, KP_LIVE_MAX);
 }
 
+/* Forgets the open interval's lines; keeps the memory for the next. */
+static void
+pending_drop(struct summary *s)
+{
+	s->pending.len = 0;
+	s->npending = 0;
+}
+
+/*
+ * A record of the open interval, as read: kept as its line, a third of
+ * what the block's copy costs, since it is summed only once its interval
+ * record has come (kp-fmt(1), Memory).
+ */
+static void
+summary_record(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	struct summary *s = st;
+
+	(void)ctx;
+	if (s->npending == s->pendingcap) {
+		s->pendingcap = s->pendingcap ? s->pendingcap * 2 : 64;
+		s->pending_lineno = kp_reallocarray(s->pending_lineno,
+		    s->pendingcap, sizeof(*s->pending_lineno));
+	}
+	s->pending_lineno[s->npending++] = rec->lineno;
+	kp_buf_add(&s->pending, rec->line, rec->len);
+	kp_buf_add(&s->pending, "\n", 1);
+}
+
+/* The open interval's lines, read again one at a time and summed. */
+static void
+add_pending(struct fmt *ctx, struct summary *s)
+{
+	const char *line = s->pending.s, *nl;
+	struct kp_reader *r;
+	struct kp_record rec;
+	size_t i;
+
+	for (i = 0; i < s->npending; i++, line = nl + 1) {
+		nl = memchr(line, '\n', s->pending.s + s->pending.len - line);
+		r = kp_reader_open_mem(line, nl - line, ctx->input_name);
+		if (kp_reader_read(r, &rec) != 1)
+			errx(KP_EXIT_FAILURE, "--summary: cannot read a "
+			    "record again");
+		rec.lineno = s->pending_lineno[i];
+		add_record(s, &rec);
+		kp_reader_close(r);
+	}
+	pending_drop(s);
+}
+
 /* Adds one whole interval: its records and its length. */
 static void
 add_interval(struct fmt *ctx, struct summary *s, const struct block *b,
@@ -608,8 +679,9 @@ add_interval(struct fmt *ctx, struct summary *s, const struct block *b,
 	size_t i;
 
 	s->dense = 0;
+	add_pending(ctx, s);
 	for (i = 0; i < b->n; i++)
-		add_record(ctx, s, b->recs[i]);
+		add_record(s, b->recs[i]);
 	s->intervals++;
 	s->last_seq = interval->seq;
 	if (s->first_seq < 0 || interval->seq < s->first_seq)
@@ -786,6 +858,7 @@ summary_begin(struct fmt *ctx)
 		s->inner_st = s->inner->begin(ctx);
 	s->index = kp_map_new();
 	s->others = kp_map_new();
+	s->names = kp_map_new();
 	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
 	return s;
@@ -798,6 +871,8 @@ summary_block(struct fmt *ctx, void *st, const struct block *b,
 {
 	if (interval != NULL)
 		add_interval(ctx, st, b, interval);
+	else
+		pending_drop(st);
 }
 
 /*
@@ -811,12 +886,12 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 {
 	struct block none = { 0 };
 	struct summary *s = st;
-	size_t i;
+	size_t i, left = rest->n + s->npending;
 
-	if (rest->n > 0)
+	if (left > 0)
 		kp_warn_line(ctx->input_name, 0, "%zu record%s after the last "
 		    "interval record, an incomplete interval, left out of the "
-		    "summary", rest->n, rest->n == 1 ? "" : "s");
+		    "summary", left, left == 1 ? "" : "s");
 	fold_beyond(s, s->rows, NULL);
 	if (s->inner != NULL && s->intervals > 0)
 		summary_write(ctx, s);
@@ -830,8 +905,11 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	free(s->other);
 	kp_map_free(s->index, NULL);
 	kp_map_free(s->others, NULL);
+	kp_map_free(s->names, free);
 	free(s->key.s);
 	free(s->ts.s);
+	free(s->pending.s);
+	free(s->pending_lineno);
 	block_free(&s->header);
 	free(s);
 }
@@ -852,5 +930,5 @@ summary_header(struct fmt *ctx, void *st, const struct kp_record *rec)
 
 const struct format fmt_summary = {
 	"summary", summary_begin, summary_block, summary_header, summary_end,
-	NULL
+	summary_record
 };
