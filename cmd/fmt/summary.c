@@ -43,9 +43,9 @@ struct sum_field {
 
 /* One workload: its fields in the order first read. */
 struct workload {
-	char *type;		/* the same in each of its records */
+	const char *type;	/* the same in each of its records */
 	char *key;		/* in the index; NULL: an other row */
-	char *bucket;		/* what its other row would be */
+	const char *bucket;	/* what its other row would be */
 	struct sum_field *f;
 	size_t nf, cap;
 	int64_t last_seq;	/* of its last record */
@@ -64,7 +64,7 @@ struct summary {
 	size_t n, cap;
 	struct kp_map *index;		/* key -> one of w, borrowed */
 	struct kp_map *others;		/* bucket -> other row, borrowed */
-	struct kp_map *names;		/* every field's name, held once */
+	struct kp_map *names;		/* every name, type and bucket, once */
 	struct workload **other;	/* the other rows, in order made */
 	size_t nother, othercap;
 	size_t rows;			/* --summary-rows */
@@ -312,10 +312,12 @@ static struct workload *
 workload_new(struct summary *s, const struct kp_record *rec)
 {
 	struct workload *w = kp_calloc(1, sizeof(*w));
+	char *bucket = bucket_of(rec);
 
-	w->type = kp_strdup(rec->type);
+	w->type = name_of(s, rec->type);
 	w->key = kp_strdup(s->key.s);
-	w->bucket = bucket_of(rec);
+	w->bucket = name_of(s, bucket);
+	free(bucket);
 	w->foldable = foldable(rec);
 	s->nlive += w->foldable;
 	if (s->n == s->cap) {
@@ -327,6 +329,17 @@ workload_new(struct summary *s, const struct kp_record *rec)
 	return w;
 }
 
+/*
+ * A new workload's fields in an array of their number: its later records
+ * seldom add one, and the room doubling leaves would be a third of it.
+ */
+static void
+workload_fit(struct workload *w)
+{
+	w->f = kp_reallocarray(w->f, w->nf + 1, sizeof(*w->f));
+	w->cap = w->nf + 1;
+}
+
 static void
 workload_free(struct workload *w)
 {
@@ -335,9 +348,7 @@ workload_free(struct workload *w)
 	for (i = 0; i < w->nf; i++)
 		free(w->f[i].raw.s);
 	free(w->f);
-	free(w->type);
 	free(w->key);
-	free(w->bucket);
 	free(w);
 }
 
@@ -360,9 +371,12 @@ add_record(struct summary *s, const struct kp_record *rec)
 	if (s->first_seq < 0 || rec->seq < s->first_seq)
 		s->first_seq = rec->seq;
 	workload_key(&s->key, rec);
-	if ((w = kp_map_get(s->index, s->key.s)) == NULL)
+	if ((w = kp_map_get(s->index, s->key.s)) == NULL) {
 		w = workload_new(s, rec);
-	workload_merge(s, w, rec);
+		workload_merge(s, w, rec);
+		workload_fit(w);
+	} else
+		workload_merge(s, w, rec);
 	w->last_seq = rec->seq;
 	if (kp_rec_terminated(rec))
 		workload_end(s, w);
@@ -484,8 +498,8 @@ other_row(struct summary *s, const struct workload *w)
 	if ((o = kp_map_get(s->others, w->bucket)) != NULL)
 		return o;
 	o = kp_calloc(1, sizeof(*o));
-	o->type = kp_strdup(w->type);
-	o->bucket = kp_strdup(w->bucket);
+	o->type = w->type;
+	o->bucket = w->bucket;
 	for (i = 0; i < w->nf; i++)
 		if (str_in_list(place, w->f[i].key))
 			field_copy(o, &w->f[i]);
