@@ -31,14 +31,23 @@ static const char *const sum_fields[] = {
 	"total_cpu_us", NULL
 };
 
-/* One field of a workload's record. */
+/*
+ * One field of a workload's record.  Its value as last read is in the
+ * field itself when short, as most are, numbers and names: a buffer of
+ * its own for each field of each workload cost a third of a summary.
+ */
+#define RAW_INLINE 24
 struct sum_field {
 	const char *key;	/* the summary's names' */
-	size_t keylen;
-	int summed;		/* one of sum_fields */
-	int kind;		/* KP_V_* */
 	int64_t i;		/* KP_V_INT */
-	struct kp_buf raw;	/* the value as last read */
+	uint32_t keylen;
+	uint32_t rawlen, rawcap;	/* rawcap > RAW_INLINE: in heap */
+	uint8_t summed;		/* one of sum_fields */
+	uint8_t kind;		/* KP_V_* */
+	union {
+		char in[RAW_INLINE];
+		char *heap;
+	} raw;
 };
 
 /* One workload: its fields in the order first read. */
@@ -148,20 +157,28 @@ bucket_of(const struct kp_record *rec)
 	return b.s;
 }
 
+static const char *
+raw_of(const struct sum_field *sf)
+{
+	return sf->rawcap > RAW_INLINE ? sf->raw.heap : sf->raw.in;
+}
+
 /*
- * The value as written, in a buffer of its own size: a summary holds
- * thousands of workloads of a dozen fields, and kp_buf's room to grow
- * would be most of its memory.
+ * The value as written: in the field, else in a buffer of its own size,
+ * since a summary holds thousands of workloads of a dozen fields, and
+ * room to grow would be most of its memory.
  */
 static void
 raw_set(struct sum_field *sf, const char *raw, size_t len)
 {
-	if (sf->raw.cap < len) {
-		sf->raw.s = kp_reallocarray(sf->raw.s, len, 1);
-		sf->raw.cap = len;
+	if (len > RAW_INLINE && len > sf->rawcap) {
+		if (sf->rawcap <= RAW_INLINE)
+			sf->raw.heap = NULL;
+		sf->raw.heap = kp_reallocarray(sf->raw.heap, len, 1);
+		sf->rawcap = len;
 	}
-	memcpy(sf->raw.s, raw, len);
-	sf->raw.len = len;
+	memcpy(sf->rawcap > RAW_INLINE ? sf->raw.heap : sf->raw.in, raw, len);
+	sf->rawlen = len;
 }
 
 /*
@@ -236,7 +253,7 @@ field_copy(struct workload *w, const struct sum_field *from)
 	sf->summed = from->summed;
 	sf->kind = from->kind;
 	sf->i = from->i;
-	raw_set(sf, from->raw.s, from->raw.len);
+	raw_set(sf, raw_of(from), from->rawlen);
 }
 
 static void
@@ -346,7 +363,8 @@ workload_free(struct workload *w)
 	size_t i;
 
 	for (i = 0; i < w->nf; i++)
-		free(w->f[i].raw.s);
+		if (w->f[i].rawcap > RAW_INLINE)
+			free(w->f[i].raw.heap);
 	free(w->f);
 	free(w->key);
 	free(w);
@@ -477,7 +495,7 @@ field_put_name(struct summary *s, struct workload *o,
 		field_put(s, o, "comm", "\"(other)\"");
 		return;
 	}
-	key = kp_strndup(by->raw.s + 1, by->raw.len - 2);
+	key = kp_strndup(raw_of(by) + 1, by->rawlen - 2);
 	field_put(s, o, key, "\"(other)\"");
 	free(key);
 }
@@ -785,7 +803,7 @@ put_value(const struct summary *s, struct kp_buf *b,
 	else if (sf->summed)
 		kp_buf_i64(b, sf->i);
 	else
-		kp_buf_add(b, sf->raw.s, sf->raw.len);
+		kp_buf_add(b, raw_of(sf), sf->rawlen);
 }
 
 /* The record of a workload over the run, a line in b. */
