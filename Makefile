@@ -8,7 +8,8 @@ include config.mk
 # in cmd/aggregate, kp-fmt's in cmd/fmt.
 CMD1 = cmd/proc-cputime
 BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
-RAPLOBJ = cmd/rapl/main.o cmd/rapl/discover.o cmd/rapl/sample.o \
+RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
+	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/sample.o \
 	cmd/rapl/command.o cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o
@@ -18,7 +19,7 @@ PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
 	cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
-	cmd/fmt/summary.o
+	cmd/fmt/summary.o cmd/fmt/source.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
 # lib/: the record protocol every stage speaks; lib/proc/: the engine that

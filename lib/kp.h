@@ -32,7 +32,7 @@ enum {
 
 /* Major and minor version of the record protocol written by this build. */
 #define KP_PROTO_MAJOR 1
-#define KP_PROTO_MINOR 1
+#define KP_PROTO_MINOR 2
 
 /* parse.c: command-line numbers, checked and reported with errx(USAGE). */
 long long kp_parse_int(const char *s, long long min, long long max,
@@ -214,6 +214,8 @@ int kp_members_count(const char *text);	/* ,"k":v...; -1: not that */
 /* zones.c */
 #define KP_ZONE_NAME_MAX 31
 int kp_zone_name_ok(const char *name, size_t len);
+/* 1.1's "meter" as 1.2's "platform"; NULL: a name 1.2 keeps. */
+const char *kp_zone_1_2(const char *name, size_t *len, const char **json);
 /*
  * The zones a stage has seen, in order of first sight; kp_zone_index gives
  * -1 for a name of more than 31 bytes, -2 for one more than KP_ZONES_MAX.

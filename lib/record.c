@@ -665,6 +665,32 @@ check_members(struct kp_reader *r)
 	return NULL;
 }
 
+/*
+ * A zone that kp-records(5) 1.2 renames is read by its 1.2 name, value and
+ * text as written alike, so that every stage that reads it, and one that
+ * copies its text, takes it for the zone it is now.  A record passed on
+ * keeps its line.
+ */
+static void
+zone_1_2(struct kp_reader *r)
+{
+	const struct kp_field *zone = find(r->f, r->nf, "zone");
+	struct kp_field *f;
+	const char *name, *json;
+	size_t len;
+
+	if (zone == NULL)
+		return;
+	f = &r->f[zone - r->f];
+	len = f->len;
+	if ((name = kp_zone_1_2(f->str, &len, &json)) == NULL)
+		return;
+	f->str = name;
+	f->len = len;
+	f->raw = json;
+	f->rawlen = strlen(json);
+}
+
 static int
 digits(const char *s, int n, int max)
 {
@@ -941,6 +967,7 @@ scan(struct kp_reader *r, const char *line, size_t len,
 		return "record without a non-negative integer \"seq\"";
 	if ((why = check_members(r)) != NULL)
 		return why;
+	zone_1_2(r);
 	if (strcmp(rec->type, "header") == 0)
 		return check_header(r, rec);
 	if ((why = check_needs(r, rec)) != NULL)

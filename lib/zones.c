@@ -29,6 +29,24 @@ kp_zone_name_ok(const char *name, size_t len)
 }
 
 /*
+ * kp-records(5) 1.2: the machine at the wall is the zone "platform",
+ * whatever its source; 1.1 named an ACPI meter's "meter".  Every reader
+ * reads a 1.1 name as 1.2's, in a record or a state file, so that a 1.1
+ * log and a 1.2 run sum into one zone.  Returns the 1.2 name, with its
+ * length in *len and as a JSON string in *json; NULL for a name that 1.2
+ * keeps.
+ */
+const char *
+kp_zone_1_2(const char *name, size_t *len, const char **json)
+{
+	if (*len != 5 || memcmp(name, "meter", 5) != 0)
+		return NULL;
+	*len = 8;
+	*json = "\"platform\"";
+	return "platform";
+}
+
+/*
  * A name of the table: a zone's name, or, where the table holds
  * kp-attribute's keys (socket_keys), zone/socket with a socket number.
  * A name from a state file is checked here as much as one from a record.
@@ -51,12 +69,17 @@ zone_name_ok(const char *name, size_t len, int socket_keys)
 
 /*
  * The index of a zone name, added if new; -1 if it is too long or not a
- * name, -2 if there are too many.
+ * name, -2 if there are too many.  A 1.1 name is 1.2's zone, so that the
+ * totals a 1.1 run saved go on in it.
  */
 int
 kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 {
+	const char *renamed, *json;
 	size_t i;
+
+	if ((renamed = kp_zone_1_2(name, &len, &json)) != NULL)
+		name = renamed;
 
 	for (i = 0; i < zs->n; i++)
 		if (strlen(zs->name[i]) == len &&

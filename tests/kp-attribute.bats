@@ -184,6 +184,21 @@ field() {
 	assert_equal "$(field unattributed total_uj)" 0
 }
 
+@test "--state: the totals of a 1.1 run's meter zone go on in platform (kp-records(5), Versioning)" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	header; energy 1 meter 100; cpu 1 1 2; proc 1 4 1; interval 1
+	attribute --state "$S"
+	assert_equal "$(field node total_uj platform)" 100
+	assert_equal "$(field node total_uj meter)" ""
+	# As a 1.1 kp-attribute saved them: under "meter".
+	sed -i 's/"platform"/"meter"/g' "$S"
+	run -0 grep -c '"meter"' "$S"
+	: > "$IN"; energy 2 platform 60; cpu 2 1 2; proc 2 4 1; interval 2
+	attribute --state "$S"
+	assert_equal "$(field node total_uj platform)" 160
+	assert_equal "$(field process total_uj platform)" 80
+}
+
 @test "a terminated process gets its share once, then its totals are forgotten" {
 	header
 	energy 1 package 100; cpu 1 1 1; proc 1 4 1; interval 1
@@ -912,4 +927,25 @@ kp-attribute: <stdin>:14: the stream ends inside interval 4"
 		assert_line "$(grep "\"cpu_us\":$us," "$IN")"
 	done
 	assert_equal "$(xfield cpu_us)" "60 "
+}
+
+@test "an estimate's node record says so: source, estimated, and the model with what it was given (kp-attribute(1), OUTPUT)" {
+	run -0 --separate-stderr kp-attribute <"$FIXTURES/streams/model.ndjson"
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node" and .zone == "platform") | [.source, .estimated, .model, .threads, .sockets] | @csv')" \
+	    "$(printf '"model",true,"amd-zen4",2,1\n"model",true,"amd-zen4",2,1')"
+	# The platform zone is split like any zone, and conserves.
+	assert_equal "$(field process energy_uj platform | paste -sd+)" 1326598+442200+810000+270000
+	assert_equal "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "process" or .type == "unattributed") | .energy_uj] | add')" \
+	    "$(printf '%s\n' "$output" | jq -s '[.[] | select(.type == "node") | .active_uj] | add')"
+	# kp-aggregate passes the node record on as it came.
+	run -0 bash -c 'kp-attribute <"$1" | kp-aggregate | grep "\"type\":\"node\"" | jq -r .model' _ "$FIXTURES/streams/model.ndjson"
+	assert_output "$(printf 'amd-zen4\namd-zen4')"
+}
+
+@test "a 1.1 stream's meter is split as platform, its source kept (kp-records(5), Versioning)" {
+	run -0 --separate-stderr kp-attribute <"$FIXTURES/streams/meter-1.1.ndjson"
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "node" and .zone == "platform") | [.source, .estimated, .model] | @csv')" \
+	    "$(printf '"hwmon",false,\n"hwmon",false,')"
+	assert_equal "$(field node zone meter)" ""
+	assert_equal "$(field process comm platform | paste -sd' ')" "nginx sshd nginx sshd"
 }

@@ -247,8 +247,9 @@ EOF
 	assert_line --regexp '^kp_exited_cpu_joules_total\{comm="[^"]+",.*,zone="package"\} '
 	assert_line --regexp '^kp_exited_total_joules_total\{comm="[^"]+",type="[a-z]+",container_id="[^"]*",pod_id="[^"]*",vm_id="[^"]*",unit="[^"]*"\} [0-9.]+$'
 	# rapl-read's own records, and the CO2 counters, likewise.
-	run -0 bash -c 'rapl-read --source model --proc "$1" -z package,node -n 1 -i 1ms |
-	    kp-fmt -f prometheus --carbon-intensity 400 | grep "^# TYPE"' _ "$FIXTURES/proc-model"
+	# (The model writes platform, never node: a RAPL fixture's do.)
+	run -0 bash -c 'rapl-read --sysfs "$2" --proc "$1" -z package,node -n 1 -i 1ms |
+	    kp-fmt -f prometheus --carbon-intensity 400 | grep "^# TYPE"' _ "$FIXTURES/proc-model" "$FIXTURES/sysfs-1socket"
 	assert_line "# TYPE kp_node_total_joules_total counter"
 	assert_line "# TYPE kp_node_total_co2_grams_total counter"
 	refute_line --regexp 'zone="node"'

@@ -57,7 +57,8 @@ EOF2
 	assert_equal "${#lines[@]}" 17
 	run -0 kp-fmt -f csv -H --columns=seq,zone,processes,source -t node,container <"$TWO"
 	assert_line -n 0 "1,package,,powercap"
-	assert_line -n 2 "1,package,2,"
+	# A container record has no source: its zone's node record says it.
+	assert_line -n 2 "1,package,2,powercap"
 	assert_equal "${#lines[@]}" 12
 }
 
@@ -106,8 +107,8 @@ EOF2
 @test "--carbon-intensity adds grams of CO2e in every format" {
 	# 8750000 uJ = 8.75 J = 8.75 / 3.6e6 kWh; at 400 g/kWh, 0.000972 g.
 	run -0 kp-fmt -f csv --carbon-intensity 400 -t process <"$TWO"
-	assert_line -n 0 --partial ",total_uj,socket,level,by,group,co2_g"
-	assert_line -n 1 --partial ",8.75,12500000,,,,,0.000972222"
+	assert_line -n 0 --partial ",total_uj,socket,level,by,group,source,estimated,model,co2_g"
+	assert_line -n 1 --partial ",8.75,12500000,,,,,powercap,false,,0.000972222"
 	run -0 kp-fmt -f json --carbon-intensity 400 -t process <"$TWO"
 	assert_equal "$(jq -s '.[0].co2_g' <<<"$output")" 0.000972222
 	assert_equal "$(jq -s '.[0].energy_uj' <<<"$output")" 8750000
@@ -484,7 +485,7 @@ forget_sample() {
 	    "$(jq -sc '[(map(select(.type == "energy") | .energy_uj) | add), (map(select(.type == "interval") | .dt_us) | add)]' "$s")"
 	run -0 kp-fmt -f table --summary <"$s"
 	assert_line -n 0 --regexp '^summary of intervals 1-[0-9]+  .*  \(0\.[0-9]{3} s\)$'
-	assert_line -n 1 --regexp '^package  [0-9.]+ W  source model, estimated$'
+	assert_line -n 1 --regexp '^platform  [0-9.]+ W  source model, estimated$'
 }
 
 @test "--textfile: each interval is a new file renamed over the last" {

@@ -110,8 +110,8 @@ q() {
 	# Records with energy, and CPU time within its own.  Not one in each
 	# interval: on a loaded machine an interval can pass without a tick
 	# of the burner's (seen with a load of 5 to 7 on 2 cores).
-	run -0 jq -s -c --argjson pid "$burner" 'map(select(.type == "process" and
-	    .zone == "package" and .pid == $pid)) |
+	run -0 jq -s -c --argjson pid "$burner" --arg zone "$(host_zone)" \
+	    'map(select(.type == "process" and .zone == $zone and .pid == $pid)) |
 	    [(map(.seq) | length > 0 and all(. >= 1 and . <= 3)),
 	    all(.energy_uj > 0), (map(.cpu_us) | add)]' <<< "$output"
 	local cpu_us=${output##*,}
@@ -125,7 +125,7 @@ q() {
 	run --separate-stderr bash -c 'set -o pipefail; rapl-read -n 2 -i 300ms | kp-attribute | kp-fmt -f csv'
 	assert_success
 	assert_line -n 0 --partial 'seq,ts,dt_us,type,zone'
-	assert_line --partial ',node,package,'
+	assert_line --partial ",node,$(host_zone),"
 }
 
 @test "the README's cookbook pipelines run" {

@@ -58,7 +58,7 @@ run_state() {
 @test "the first --state run stores a baseline and emits no interval" {
 	run_state
 	assert_success
-	assert_output '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime","node_name":"worker-1"}'
+	assert_output '{"type":"header","seq":0,"version":"1.2","producer":"proc-cputime","node_name":"worker-1"}'
 	[ -s "$S" ]
 }
 
@@ -508,7 +508,7 @@ bad_stat() {
 	run_state
 	assert_success
 	assert_equal "$stderr" "proc-cputime: $S: the stored sample is not in the past, starting a new baseline"
-	assert_output '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime","node_name":"worker-1"}'
+	assert_output '{"type":"header","seq":0,"version":"1.2","producer":"proc-cputime","node_name":"worker-1"}'
 	# The new baseline is usable: the next run has an interval from it.
 	set_ticks 200 600 100
 	run_state
@@ -521,14 +521,14 @@ bad_stat() {
 	# The head of a cron line: its stdin is a pipe that ends at once.
 	run --separate-stderr bash -c ': | proc-cputime --head --proc "$1" --state "$2"' _ "$P" "$S"
 	assert_success
-	assert_output '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime","node_name":"worker-1"}'
+	assert_output '{"type":"header","seq":0,"version":"1.2","producer":"proc-cputime","node_name":"worker-1"}'
 	advance_node
 	set_ticks 100 3090 1030
 	run --separate-stderr bash -c ': | proc-cputime --head --proc "$1" --state "$2"' _ "$P" "$S"
 	assert_success
 	assert_equal "$stderr" ""
 	assert_equal "${#lines[@]}" 4
-	assert_line -n 0 '{"type":"header","seq":0,"version":"1.1","producer":"proc-cputime","node_name":"worker-1"}'
+	assert_line -n 0 '{"type":"header","seq":0,"version":"1.2","producer":"proc-cputime","node_name":"worker-1"}'
 	assert_line -n 1 "{\"type\":\"cpu\",\"seq\":1,\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),\"usage_ratio\":0.4,\"irq_us\":0,\"softirq_us\":0,\"steal_us\":0}"
 	assert_line -n 2 --partial "\"pid\":100,\"ppid\":1,\"starttime\":5000,\"comm\":\"a b) (c\",\"cpu_us\":$((120 * 1000000 / HZ)),"
 	assert_line -n 3 --regexp '^\{"type":"interval","seq":1,"ts":"[^"]*","dt_us":[0-9]+\}$'

@@ -99,11 +99,9 @@ start_node_exporter() {
 	assert_line "# TYPE kepler_node_cpu_joules_total counter"
 }
 
-@test "a Prometheus server scraping node_exporter returns kp's joules over PromQL" {
-	local dir=$BATS_TEST_TMPDIR/textfile q v
-	mkdir "$dir"
-	kp-fmt --textfile "$dir/kp.prom" <"$TWO"
-	start_node_exporter "$dir"
+# A Prometheus server scraping node_exporter (NE_PORT) every second, as job
+# kp; sets P_PORT.
+start_prometheus() {
 	P_PORT=$(free_port)
 	cat >"$BATS_TEST_TMPDIR/prometheus.yml" <<EOF2
 global:
@@ -119,6 +117,14 @@ EOF2
 	    --web.listen-address="127.0.0.1:$P_PORT" \
 	    >"$BATS_TEST_TMPDIR/prometheus.log" 2>&1 3>&- &
 	PIDS+=($!)
+}
+
+@test "a Prometheus server scraping node_exporter returns kp's joules over PromQL" {
+	local dir=$BATS_TEST_TMPDIR/textfile q v
+	mkdir "$dir"
+	kp-fmt --textfile "$dir/kp.prom" <"$TWO"
+	start_node_exporter "$dir"
+	start_prometheus
 	q='http://127.0.0.1:'$P_PORT'/api/v1/query?query=kepler_node_cpu_joules_total'
 	poll "$q" '"result":\[\{' 200
 	run -0 jq -r '.data.result[] | "\(.metric.zone) \(.metric.job) \(.value[1])"' "$BATS_TEST_TMPDIR/body"
@@ -131,6 +137,18 @@ EOF2
 	    --data-urlencode 'query=sum(kepler_pod_cpu_joules_total)' |
 	    jq -r '.data.result[0].value[1]')
 	assert_equal "$v" "$(awk 'BEGIN { printf "%.6f", (27261880 + 3245102) / 1e6 }')"
+}
+
+@test "kp_energy_source_info puts estimated and the model on Kepler's watts, as kp-fmt(1) joins them" {
+	local dir=$BATS_TEST_TMPDIR/textfile q
+	mkdir "$dir"
+	kp-attribute <"$STREAMS/model.ndjson" | kp-fmt --textfile "$dir/kp.prom"
+	start_node_exporter "$dir"
+	start_prometheus
+	q=$(jq -rn --arg q 'kepler_node_cpu_watts * on (node_name, zone) group_left (estimated, model) kp_energy_source_info' '$q | @uri')
+	poll "http://127.0.0.1:$P_PORT/api/v1/query?query=$q" '"result":\[\{' 200
+	run -0 jq -r '.data.result[] | "\(.metric.zone) \(.metric.estimated) \(.metric.model) \(.value[1])"' "$BATS_TEST_TMPDIR/body"
+	assert_output "platform true amd-zen4 27"
 }
 
 @test "node_exporter serves every sample of a whole pipeline's levels, none dropped" {

@@ -72,7 +72,7 @@ setup() {
 	set_uj intel-rapl:0 1	# reset by the reboot: not a wrap
 	run_state
 	assert_success
-	assert_output '{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_name":"worker-2"}'
+	assert_output '{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_name":"worker-2"}'
 	assert_equal "$stderr" \
 	    "rapl-read: $S: written before a reboot, starting a new baseline"
 	set_uj intel-rapl:0 101

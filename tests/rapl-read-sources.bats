@@ -24,24 +24,24 @@ watts_exactly() {
 	assert_success
 	assert_equal "$stderr" ""
 	# 250 W average on one meter, 50 W read on the other.
-	run_state --source hwmon -z meter,node
-	assert_equal "$(watts_exactly meter 300)" true
-	assert_equal "$(watts_exactly node 300)" true
-	assert_line --partial '"zone":"meter","energy_uj":'
+	# -z meter, kp-records 1.1's name, is platform (rapl-read(1), ZONES).
+	run_state --source hwmon -z meter
+	assert_equal "$(watts_exactly platform 300)" true
+	assert_line --partial '"zone":"platform","energy_uj":'
 	assert_line --partial '"sockets":2}'
 	# The first meter rises to 350 W: the interval's mean is 300 W.
 	echo 350000000 > "$M1"
 	run_state --source hwmon
-	assert_equal "$(watts_exactly meter 350)" true
+	assert_equal "$(watts_exactly platform 350)" true
 	run_state --source hwmon
-	assert_equal "$(watts_exactly meter 400)" true
+	assert_equal "$(watts_exactly platform 400)" true
 }
 
 @test "hwmon: own-clock intervals" {
 	run --separate-stderr rapl-read --sysfs "$SY" --source hwmon -n 2 -i 10ms
 	assert_success
 	run jq -s 'map(select(.type == "energy") | [.seq, .zone]) ' -c <<< "$output"
-	assert_output '[[1,"meter"],[2,"meter"]]'
+	assert_output '[[1,"platform"],[2,"platform"]]'
 }
 
 @test "auto: powercap first, then hwmon, then the model" {
@@ -55,27 +55,121 @@ watts_exactly() {
 	run --separate-stderr rapl-read --sysfs "$SY" -n 1 -i 10ms
 	assert_equal "$stderr" \
 	    "rapl-read: no RAPL zones under '$SY/class/powercap': using ACPI power meters (--source hwmon)"
-	assert_line --partial '"zone":"meter",'
+	assert_line --partial '"zone":"platform",'
 
 	rm -r "$SY/class/hwmon"
 	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" -n 1 -i 10ms
 	assert_equal "$stderr" \
-	    "rapl-read: no RAPL zones under '$SY/class/powercap': estimating energy from $P/stat (--source model)"
-	assert_line --partial '"zone":"package",'
-	assert_line --partial '"source":"model","estimated":true,'
+	    "rapl-read: no RAPL zones under '$SY/class/powercap': estimating energy (--source model)"
+	assert_equal "$(jq -c 'select(.type == "energy") | [.zone, .source, .estimated]' <<< "$output")" \
+	    '["platform","model",true]'
 }
 
-@test "the model asked only for zones it does not estimate: exit 4" {
+@test "the model writes platform only: other zones, node too, exit 4" {
 	run -4 --separate-stderr rapl-read --source model --proc "$P" -z dram \
 	    -n 1 -i 10ms
 	assert_output ""
-	assert_equal "$stderr" "rapl-read: none of the zones asked for is estimated: the model writes package and node"
+	assert_equal "$stderr" "rapl-read: no source here gives zone 'dram'; the zones here are: platform"
+	run -4 --separate-stderr rapl-read --source model --proc "$P" \
+	    -z platform,node -n 1 -i 10ms
+	assert_equal "$stderr" "rapl-read: no source here gives zone 'node'; the zones here are: platform"
+	# auto passes over a source that gives none of the zones asked for.
 	rm -r "$SY/class/hwmon"
 	run -4 --separate-stderr rapl-read --sysfs "$SY" --proc "$P" -z core \
 	    -n 1 -i 10ms
-	assert_equal "${stderr_lines[1]}" "rapl-read: none of the zones asked for is estimated: the model writes package and node"
-	run -0 rapl-read --source model --proc "$P" -z dram,node -n 1 -i 10ms
-	assert_line --partial '"zone":"node",'
+	assert_equal "${stderr_lines[1]}" "rapl-read: no source here gives zone 'core'; the zones here are: platform"
+	run -0 rapl-read --source model --proc "$P" -z meter -n 1 -i 10ms
+	assert_line --partial '"zone":"platform",'
+}
+
+# The energy records of the last run, one "zone source energy_uj" a line.
+zone_sources() {
+	jq -r 'select(.type == "energy") | "\(.zone) \(.source) \(.energy_uj)"' \
+	    <<< "$output"
+}
+
+@test "two sources at once, each its own zones; platform never in node" {
+	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
+	run_state --source powercap,hwmon
+	assert_success
+	assert_equal "$stderr" ""
+	bump_uj() {
+		local f=$SY/class/powercap/$1/energy_uj
+		echo $(($(cat "$f") + $2)) > "$f"
+	}
+	age_state 1
+	bump_uj intel-rapl:0 4000000
+	bump_uj intel-rapl:0:0 1000000
+	run_state --source powercap,hwmon -z package,dram,platform,node
+	assert_success
+	# 1 s at 250 W and 50 W on the meters, over the aged second and
+	# the few microseconds the run took.
+	run jq -s 'map(select(.type == "interval"))[0].dt_us as $dt |
+	    map(select(.type == "energy" and .zone == "platform"))[0] |
+	    .energy_uj == 300 * $dt and .source == "hwmon"' <<< "$output"
+	assert_output true
+	run_state --source powercap,hwmon -z package,dram,platform,node
+	assert_equal "$(zone_sources | grep -v platform)" "$(printf '%s\n' \
+	    'package powercap 0' 'dram powercap 0' 'node powercap 0')"
+	# The state file names both sources: one alone is another baseline.
+	run_state --source hwmon
+	assert_equal "$stderr" \
+	    "rapl-read: $S: the stored sample is from source 'powercap,hwmon', not 'hwmon'; starting a new baseline"
+}
+
+@test "two sources giving one zone: a usage error naming both" {
+	run -2 --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --source hwmon,model -n 1 -i 10ms
+	assert_output ""
+	assert_equal "$stderr" \
+	    "rapl-read: sources 'hwmon' and 'model' both give zone 'platform': name one of them"
+	# Named, every source must be usable: powercap has no zones here.
+	run -4 --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --source hwmon,powercap -n 1 -i 10ms
+	assert_equal "$stderr" \
+	    "rapl-read: no RAPL zones under '$SY/class/powercap'"
+	# The model beside RAPL counters: no zone in common.
+	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
+	run -0 --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --source powercap,model -n 1 -i 10ms
+	assert_equal "$(zone_sources | cut -d' ' -f1,2)" "$(printf '%s\n' \
+	    'package powercap' 'dram powercap' 'platform model')"
+}
+
+@test "the model: a /proc/stat that goes backwards gives no estimate for the interval" {
+	run_state --source model
+	printf 'cpu  1300 0 700 8400 600 0 0 0 0 0\n' > "$P/stat"
+	run_state --source model
+	assert_equal "$(zone_sources)" "platform model $(jq -r 'select(.type == "interval") | .dt_us * 30' <<< "$output")"
+	# A virtual machine moved to another host: the counts restart lower.
+	printf 'cpu  100 0 50 800 50 0 0 0 0 0\n' > "$P/stat"
+	run_state --source model
+	assert_success
+	assert_equal "$stderr" \
+	    "rapl-read: '$P/stat': the CPU time went back from 11000 to 1000 ticks: no estimate for the interval, counted again from here"
+	assert_equal "$(zone_sources)" ""
+	assert_line --partial '"type":"interval","seq":2,'
+	# The next interval counts from the lower values: 100 of 200 busy.
+	printf 'cpu  150 0 100 900 50 0 0 0 0 0\n' > "$P/stat"
+	run_state --source model
+	assert_equal "$stderr" ""
+	assert_equal "$(zone_sources)" "platform model $(jq -r 'select(.type == "interval") | .dt_us * 30' <<< "$output")"
+}
+
+@test "the model: /proc/stat gone mid-run is said once, its intervals left out" {
+	local out=$BATS_TEST_TMPDIR/out pid
+	rapl-read --source model --proc "$P" -n 30 -i 50ms > "$out" \
+	    2> "$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	stop_after 5 "$pid" "$out"; mv "$P/stat" "$P/stat.away"; kill -CONT "$pid"
+	stop_after 15 "$pid" "$out"; mv "$P/stat.away" "$P/stat"; kill -CONT "$pid"
+	wait "$pid"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" \
+	    "rapl-read: cannot read '$P/stat': No such file or directory"
+	run jq -s '[(map(select(.type == "energy")) | length < 29),
+	    any(.[]; .type == "energy" and .seq == 30),
+	    (map(select(.type == "interval")) | length == 30)] | all' "$out"
+	assert_output true
 }
 
 @test "hwmon: none, or denied, is a clear error" {
@@ -160,6 +254,14 @@ watts_exactly() {
 	assert_line --partial '% of one core'
 	assert_line --partial '  drift            '
 	assert_line --regexp '^  floor            [0-9.]+ % of one core for the bare 1 kHz wakeup; rapl-read above it: -?[0-9.]+ %$'
+	refute_line --partial 'against base'
+}
+
+@test "scripts/bench-rapl against another build: interleaved runs, medians and their ratio" {
+	run --separate-stderr env RAPL_READ_BASE="$KP_ROOT/cmd/rapl-read" \
+	    "$KP_ROOT/scripts/bench-rapl" 1
+	assert_success
+	assert_line --regexp '^  against base     median [0-9.]+ s of CPU here, [0-9.]+ s for RAPL_READ_BASE, over 5 interleaved runs each: ratio [0-9.]+$'
 }
 
 @test "no leaks or invalid accesses on the new paths (valgrind)" {
@@ -179,4 +281,22 @@ watts_exactly() {
 	    --source hwmon -i 50ms -- sh -c 'exit 3'
 	run -4 --separate-stderr "${vg[@]}" rapl-read --sysfs "$mmio" \
 	    --source powercap -z gpu
+	# The table's paths: two sources at once, with --state; a conflict;
+	# --list where nothing measures; the model's stat going back.
+	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source powercap,hwmon --state "$S"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --source powercap,hwmon --state "$S"
+	run -2 --separate-stderr "${vg[@]}" rapl-read --sysfs "$SY" \
+	    --proc "$P" --source hwmon,model -n 1 -i 10ms
+	run -4 --separate-stderr "${vg[@]}" rapl-read \
+	    --sysfs "$BATS_TEST_TMPDIR/none" --proc "$P" --list
+	rm -f "$S"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
+	    --source model --state "$S"
+	printf 'cpu  10 0 5 80 5 0 0 0 0 0\n' > "$P/stat"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --proc "$P" \
+	    --source model --state "$S"
+	assert_equal "${#stderr_lines[@]}" 1
 }

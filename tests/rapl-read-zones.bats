@@ -165,9 +165,14 @@ zone_sockets() {
 
 @test "AMD: package and core, no dram; the node's total is the packages" {
 	rapl_tree sysfs-amd
-	one -z package,core,dram,node --per-socket
+	one -z package,core,node --per-socket
 	assert_equal "$(zones)" "$(printf '%s\n' 'package/0 1' 'package/1 1' \
 	    'core/0 1' 'core/1 1' 'node 2')"
+	# A zone no source gives is an error naming it, not left out.
+	one -z package,dram
+	assert_failure 4
+	assert_equal "$stderr" \
+	    "rapl-read: no source here gives zone 'dram'; the zones here are: package, core, node"
 	run_state -z node
 	bump intel-rapl:0 1000
 	bump intel-rapl:0:0 900
@@ -211,12 +216,19 @@ zone_sockets() {
 	assert_equal "$stderr" ""
 }
 
-@test "-z with no zone found exits 4; a bad list is a usage error" {
+@test "-z with a zone no source gives exits 4 naming it; a bad list is a usage error" {
 	rapl_tree sysfs-2socket
 	run -4 --separate-stderr rapl-read --sysfs "$SY" --source powercap \
 	    -z gpu -n 1 -i 10ms
+	assert_output ""
 	assert_equal "$stderr" \
-	    "rapl-read: none of the zones asked for under '$SY/class/powercap'"
+	    "rapl-read: no source here gives zone 'gpu'; the zones here are: package, core, dram, node"
+	# Not dropped beside a zone that is given.
+	run -4 --separate-stderr rapl-read --sysfs "$SY" -z package,foo \
+	    -n 1 -i 10ms
+	assert_output ""
+	assert_equal "$stderr" \
+	    "rapl-read: no source here gives zone 'foo'; the zones here are: package, core, dram, node"
 	run -2 --separate-stderr rapl-read -z package,,dram
 	assert_equal "$stderr" \
 	    "rapl-read: zones must be a list of names separated by commas: ''"
@@ -239,14 +251,34 @@ zone_sockets() {
 	)"
 }
 
-@test "--list with nothing to list exits 4; with --source hwmon lists meters" {
+@test "--list where nothing measures: the model's row, exit 4; --source hwmon lists meters" {
+	local p=$FIXTURES/proc-model
 	run -4 --separate-stderr rapl-read --sysfs "$BATS_TEST_TMPDIR/none" \
-	    --list
-	assert_output "zone	socket	path	max_energy_range_uj	enabled	status"
+	    --proc "$p" --list --idle-watts 20
+	assert_equal "$output" "$(cat <<-EOF
+	zone	socket	path	max_energy_range_uj	enabled	status
+	platform	-	$p/stat	-	-	estimate: a straight line from 20 W idle to 50 W busy
+	EOF
+	)"
+	assert_equal "$stderr" "$(cat <<-EOF
+	rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/none/class/powercap'
+	rapl-read: no ACPI power meters under '$BATS_TEST_TMPDIR/none/class/hwmon'
+	EOF
+	)"
+	run -0 --separate-stderr rapl-read --proc "$p" --list --source model
+	assert_line -n 1 "platform	-	$p/stat	-	-	estimate: a straight line from 10 W idle to 50 W busy"
+	run -1 --separate-stderr rapl-read --proc "$BATS_TEST_TMPDIR/none" \
+	    --list --source model
+	assert_line -n 1 "platform	-	$BATS_TEST_TMPDIR/none/stat	-	-	unreadable: stat: No such file or directory"
 	rapl_tree sysfs-hwmon
 	run -0 rapl-read --sysfs "$SY" --list --source hwmon
-	assert_line -n 1 "meter	-	$SY/class/hwmon/hwmon1/power1_average	-	-	readable"
-	assert_line -n 2 "meter	-	$SY/class/hwmon/hwmon2/power1_input	-	-	readable"
+	assert_line -n 1 "platform	-	$SY/class/hwmon/hwmon1/power1_average	-	-	readable"
+	assert_line -n 2 "platform	-	$SY/class/hwmon/hwmon2/power1_input	-	-	readable"
+	# Where a counter measures, the model's row is not listed, nor why
+	# there are no RAPL zones.
+	run -0 --separate-stderr rapl-read --sysfs "$SY" --proc "$p" --list
+	refute_line --partial "estimate"
+	assert_equal "$stderr" ""
 }
 
 @test "interval records written directly read as jq -c writes them" {

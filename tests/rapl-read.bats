@@ -23,7 +23,7 @@ shape() {
 }
 
 # proc-model names the node worker-2 and has no cpuinfo.
-HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_name":"worker-2"}'
+HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_name":"worker-2"}'
 
 @test "usage matches the manual's synopsis" {
 	# The synopsis wraps, and col(1) turns the indentation into tabs.
@@ -79,7 +79,13 @@ HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_na
 @test "a bad source or power is a usage error naming the value" {
 	run -2 --separate-stderr rapl-read --source rapl
 	assert_equal "$stderr" \
-	    "rapl-read: source must be auto, powercap, hwmon or model: 'rapl'"
+	    "rapl-read: source must be auto or a list of powercap, hwmon, model separated by commas: 'rapl'"
+	run -2 --separate-stderr rapl-read --source powercap,,hwmon
+	assert_equal "$stderr" \
+	    "rapl-read: source must be auto or a list of powercap, hwmon, model separated by commas: 'powercap,,hwmon'"
+	run -2 --separate-stderr rapl-read --source hwmon,hwmon
+	assert_equal "$stderr" \
+	    "rapl-read: source 'hwmon' named twice: 'hwmon,hwmon'"
 	run -2 --separate-stderr rapl-read --idle-watts ten
 	assert_equal "$stderr" \
 	    "rapl-read: idle watts must be a number from 0 to 100000: 'ten'"
@@ -89,6 +95,13 @@ HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_na
 	run -2 --separate-stderr rapl-read --idle-watts 60 --max-watts 40
 	assert_equal "$stderr" \
 	    "rapl-read: idle watts must not exceed max watts: 60 > 40"
+	# Checked once every option is read, whichever source runs.
+	run -2 --separate-stderr rapl-read --sysfs "$FIXTURES/sysfs-1socket" \
+	    --max-watts 40 --idle-watts 60 -n 1 -i 1ms
+	assert_equal "$stderr" \
+	    "rapl-read: idle watts must not exceed max watts: 60 > 40"
+	run -0 rapl-read --source model --proc "$P" --idle-watts 60 \
+	    --max-watts 100 -n 1 -i 1ms
 }
 
 @test "the first --state run stores a baseline and emits only the header" {
@@ -215,9 +228,9 @@ HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_na
 	    --proc "$P" -n 2 -i 10ms
 	assert_success
 	assert_equal "$stderr" \
-	    "rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/empty/class/powercap': estimating energy from $P/stat (--source model)"
+	    "rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/empty/class/powercap': estimating energy (--source model)"
 	assert_equal "$(shape)" "$(printf '%s\n' 'header 0' \
-	    'energy 1 package' 'interval 1' 'energy 2 package' 'interval 2')"
+	    'energy 1 platform' 'interval 1' 'energy 2 platform' 'interval 2')"
 	run jq -s -c 'map(select(.type == "energy") |
 	    [.source, .estimated, .sockets]) | unique' <<< "$output"
 	assert_output '[["model",true,1]]'
@@ -248,7 +261,7 @@ HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_na
 	run -1 --separate-stderr rapl-read --source model \
 	    --proc "$BATS_TEST_TMPDIR/noproc" -n 1 -i 10ms
 	assert_equal "$stderr" \
-	    "rapl-read: $BATS_TEST_TMPDIR/noproc/stat: No such file or directory"
+	    "rapl-read: cannot read '$BATS_TEST_TMPDIR/noproc/stat': No such file or directory"
 }
 
 @test "a counter without read permission: exit 5 naming the file" {
@@ -263,8 +276,8 @@ HEADER='{"type":"header","seq":0,"version":"1.1","producer":"rapl-read","node_na
 	    -n 1 -i 10ms
 	assert_success
 	assert_equal "$stderr" \
-	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj': Permission denied: estimating energy from /proc/stat (--source model)"
-	assert_line --partial '"zone":"package",'
+	    "rapl-read: cannot read '$NOBODY_DIR/sys/class/powercap/intel-rapl:0/energy_uj': Permission denied: estimating energy (--source model)"
+	assert_line --partial '"zone":"platform",'
 	assert_line --partial '"source":"model","estimated":true,"sockets":1}'
 }
 

@@ -58,6 +58,7 @@ check_case() {
 				    failures+="$name: $stage: did not pass on $line"$'\n'
 			done < "$pass"
 		fi
+		check_texts "$stage"
 		return 0
 	fi
 	line=${expect#3 } line=${line%% *} text=${expect#3 "$line" }
@@ -65,6 +66,30 @@ check_case() {
 	    ! grep -qxF -- "$stage: <stdin>:$line: $text" "$err"; then
 		failures+="$name: $stage: status $status, wanted 3 and '$stage: <stdin>:$line: $text'; got: $(cat "$err")"$'\n'
 	fi
+}
+
+# check_texts STAGE: the lines a stage that accepts the case must write
+# ($holds) and must not ($lacks), kp-fmt's included.
+check_texts() {
+	local text
+	while IFS= read -r text; do
+		[ -z "$text" ] || grep -qF -- "$text" "$out" ||
+		    failures+="$name: $stage: wrote no line holding $text"$'\n'
+	done <<<"${holds[$1]}"
+	while IFS= read -r text; do
+		[ -z "$text" ] || ! grep -qF -- "$text" "$out" ||
+		    failures+="$name: $stage: wrote a line holding $text"$'\n'
+	done <<<"${lacks[$1]}"
+}
+
+# add_text ARRAY STAGES TEXT
+add_text() {
+	local -n texts=$1
+	local s
+	for s in ${2//,/ }; do
+		[ "$s" != all ] || s=$STAGES
+		for s in $s; do texts[$s]+="$3"$'\n'; done
+	done
 }
 
 # set_want STAGES DECISION
@@ -82,16 +107,19 @@ set_want() {
 # run_cases STAGE...: every case of the table through each STAGE.
 run_cases() {
 	local raw stage
-	declare -A want
+	declare -A want holds lacks
 	name= failures= cases=0 rejects=0
 	in=$BATS_TEST_TMPDIR/in pass=$BATS_TEST_TMPDIR/pass
 	while IFS= read -r raw || [ -n "$raw" ]; do
 		case $raw in
-		'case '*) name=${raw#case } ; : > "$in" ; : > "$pass" ; want=() ;;
+		'case '*) name=${raw#case } ; : > "$in" ; : > "$pass"
+			want=() holds=() lacks=() ;;
 		'>> '*) case_line "${raw#>> }" >> "$in"
 			case_line "${raw#>> }" | tr -d '\r' >> "$pass" ;;
 		'>'*) raw=${raw#>} ; case_line "${raw# }" >> "$in" ;;
 		'= '*) raw=${raw#= } ; set_want "${raw%% *}" "${raw#* }" ;;
+		'=~ '*) raw=${raw#=~ } ; add_text holds "${raw%% *}" "${raw#* }" ;;
+		'=! '*) raw=${raw#=! } ; add_text lacks "${raw%% *}" "${raw#* }" ;;
 		'')
 			[ -n "$name" ] || continue
 			for stage in "$@"; do

@@ -24,7 +24,7 @@ check_log() {
 	# Every row is a record of one of the two intervals, with energy.
 	run -0 awk -F, 'NR > 1 && ($15 == "" || $4 == "") { print }' "$1"
 	assert_output ""
-	assert_equal "$(grep -c ',node,package,' "$1")" 2
+	assert_equal "$(grep -c ",node,$(host_zone)," "$1")" 2
 }
 
 @test "the systemd service and timer pass systemd-analyze verify" {
@@ -70,6 +70,37 @@ check_log() {
 		sleep 0.2
 	done
 	check_log "$BATS_TEST_TMPDIR/log/energy.csv"
+}
+
+# Runs the log command(s) $@ twice on a log whose header is an older
+# kp-fmt's: the old log is kept aside whole, the new one has today's
+# header, and the second run appends to it.
+check_fresh_log() {
+	local log=$BATS_TEST_TMPDIR/log/energy.csv cmd
+	local old='seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group'
+	rm -rf "$BATS_TEST_TMPDIR/lib" "$BATS_TEST_TMPDIR/log"
+	mkdir "$BATS_TEST_TMPDIR/lib" "$BATS_TEST_TMPDIR/log"
+	printf '%s\n1,2026-11-22T13:48:36.123456Z,1000000,node,package,,,,,,,,,,35000000,14000000,21000000,35,35000000,,,,\n' "$old" >"$log"
+	for cmd in "$@"; do eval "$cmd" 2>/dev/null; done
+	run -0 cat "$log.old"
+	assert_line -n 0 "$old"
+	assert_equal "${#lines[@]}" 2
+	assert_equal "$(head -n 1 "$log")" "$(kp-fmt -f csv </dev/null)"
+	assert_equal "$(head -n 1 "$log")" "$old,source,estimated,model"
+	sleep 0.2
+	for cmd in "$@"; do eval "$cmd" 2>/dev/null; done
+	assert_equal "$(wc -l <"$log.old")" 2
+	assert_equal "$(grep -c '^seq,' "$log")" 1
+	assert_equal "$(cut -d, -f1 "$log" | sed 1d | sort -u)" 1
+}
+
+@test "a log whose header is not kp-fmt's default is kept aside and started afresh, by the service and the crontab line" {
+	local pre start line
+	pre=$(localise "$(sed -n 's/^ExecStartPre=//p' "$SCRIPTS/kp-energy-log.service")")
+	start=$(localise "$(sed -n 's/^ExecStart=//p' "$SCRIPTS/kp-energy-log.service")")
+	check_fresh_log "$pre" "$start"
+	line=$(grep -m 1 '^    \*/5 \* \* \* \* mkdir' "$KP_ROOT/README" | sed 's/^    \*\/5 \* \* \* \* //')
+	check_fresh_log "sh -c $(printf '%q' "$(localise "$line")")"
 }
 
 @test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar, as the README says" {
@@ -155,7 +186,7 @@ PY
 	cmd=${cmd//\/var\/lib\/kp\/textfile/$BATS_TEST_TMPDIR}
 	cmd=${cmd//-i 10s/-n 2 -i 200ms}
 	NODE_NAME=node-7 sh -c "$cmd" 2>/dev/null
-	run -0 grep -c '^kepler_node_cpu_joules_total{zone="package",path="",node_name="node-7"} ' "$BATS_TEST_TMPDIR/kp.prom"
+	run -0 grep -c "^kepler_node_cpu_joules_total{zone=\"$(host_zone)\",path=\"\",node_name=\"node-7\"} " "$BATS_TEST_TMPDIR/kp.prom"
 	assert_output 1
 }
 
@@ -187,6 +218,31 @@ PY
 	kp-fmt -f csv <"$FIXTURES/streams/odd-names.ndjson" >odd.csv
 	run -0 "$SCRIPTS/kp-plot" -n 1 <odd.csv
 	assert_equal "$(head -c 4 kp.png | od -An -c | tr -d ' ')" '211PNG'
+}
+
+@test "kp-plot: a log without RAPL is drawn in its platform zone, the title saying estimated by the model" {
+	local csv=$BATS_TEST_TMPDIR/log.csv stub=$BATS_TEST_TMPDIR/stub
+	# gnuplot's script, kept by a gnuplot that only copies it.
+	mkdir "$stub"
+	printf '#!/bin/sh\ncp "$1" "%s/plot.gp"\n' "$BATS_TEST_TMPDIR" >"$stub/gnuplot"
+	chmod +x "$stub/gnuplot"
+	kp-attribute <"$FIXTURES/streams/model.ndjson" | kp-fmt -f csv >"$csv"
+	PATH=$stub:$PATH run -0 --separate-stderr "$SCRIPTS/kp-plot" "$csv"
+	run -0 grep '^set title' "$BATS_TEST_TMPDIR/plot.gp"
+	assert_output 'set title "kp: process power, zone platform, estimated by amd-zen4"'
+	run -0 grep -c 'title "nginx\[812\]"' "$BATS_TEST_TMPDIR/plot.gp"
+	# A meter's log: platform, measured.
+	kp-attribute <"$FIXTURES/streams/meter-1.1.ndjson" | kp-fmt -f csv >"$csv"
+	PATH=$stub:$PATH run -0 --separate-stderr "$SCRIPTS/kp-plot" "$csv"
+	run -0 grep '^set title' "$BATS_TEST_TMPDIR/plot.gp"
+	assert_output 'set title "kp: process power, zone platform"'
+	# A RAPL log: package first, as before.
+	kp-fmt -f csv <"$TWO" >"$csv"
+	PATH=$stub:$PATH run -0 --separate-stderr "$SCRIPTS/kp-plot" "$csv"
+	run -0 grep '^set title' "$BATS_TEST_TMPDIR/plot.gp"
+	assert_output 'set title "kp: process power, zone package"'
+	run -3 --separate-stderr "$SCRIPTS/kp-plot" -t unit -o "$BATS_TEST_TMPDIR/x.png" "$csv"
+	assert_equal "$stderr" "kp-plot: no unit records of zone package or platform in the log"
 }
 
 @test "kp-plot: errors" {

@@ -57,3 +57,14 @@ edit_state() {
 jq_sum() {
 	jq -s "[.[] | select(.type == \"$1\") | .$2] | add // 0" "$3"
 }
+
+# The zone this host's energy comes in: package where rapl-read can read
+# every RAPL counter, platform where it estimates or reads a power meter
+# (rapl-read(1), SOURCES and --list), so that a live test holds on both.
+host_zone() {
+	if rapl-read --list >/dev/null 2>&1; then
+		echo package
+	else
+		echo platform
+	fi
+}

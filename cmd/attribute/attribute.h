@@ -21,7 +21,8 @@ struct energy {
 	int zone;
 	int64_t energy_uj;
 	size_t src_off, src_len;	/* its ,"source":..,"estimated":.., */
-					/* and "path" where it has one */
+					/* and model, threads, sockets and */
+					/* path where it has them */
 };
 
 /* One proc record of the interval. */

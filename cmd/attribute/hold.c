@@ -79,6 +79,24 @@ energy_fits(const struct attr *a, const struct interval *iv, int z, int64_t v)
 }
 
 /*
+ * What the node record says of where its energy comes from, as the
+ * energy record says it (kp-attribute(1)): its source, whether it is
+ * estimated, and, for an estimate, the model and what it was given.
+ */
+static void
+copy_source(struct kp_buf *b, const struct kp_record *rec)
+{
+	static const char *const keys[] = {
+		"source", "estimated", "model", "threads", "sockets", "path",
+		NULL
+	};
+	const char *const *k;
+
+	for (k = keys; *k; k++)
+		copy_member(b, rec, *k);
+}
+
+/*
  * The reader has checked what each record held here must have
  * (kp-records(5)): an energy record's zone and energy_uj, a cpu record's
  * cpu_us and usage_ratio, a proc record's cpu_us.
@@ -106,9 +124,7 @@ hold_energy(struct attr *a, struct interval *iv, const struct kp_record *rec)
 	e->zone = z;
 	e->energy_uj = v;
 	e->src_off = iv->text.len;
-	copy_member(&iv->text, rec, "source");
-	copy_member(&iv->text, rec, "estimated");
-	copy_member(&iv->text, rec, "path");
+	copy_source(&iv->text, rec);
 	e->src_len = iv->text.len - e->src_off;
 	return NULL;
 }

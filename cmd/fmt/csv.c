@@ -11,19 +11,21 @@
 
 /*
  * Every CSV column: the first DEFAULT_COLUMNS are the default, in this
- * order, which never changes; co2_g is added to them by --carbon-intensity.
+ * order, which only grows at its end; co2_g is added to them by
+ * --carbon-intensity.  source, estimated and model are in it so that a
+ * row of an estimate says so (kp-fmt(1), csv).
  */
 static const char *const all_columns[] = {
 	"seq", "ts", "dt_us", "type", "zone", "pid", "starttime", "comm",
 	"state", "container_id", "pod_id", "vm_id", "unit", "cpu_us",
 	"energy_uj", "active_uj", "idle_uj", "watts", "total_uj", "socket",
-	"level", "by", "group",
+	"level", "by", "group", "source", "estimated", "model",
 	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
 	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
-	"idle_kept_uj", "source", "estimated", "sockets", "scaled_down",
-	"excess_cpu_us", "ppid", "count",
+	"idle_kept_uj", "sockets", "threads", "scaled_down", "excess_cpu_us",
+	"ppid", "count",
 };
-#define DEFAULT_COLUMNS 23
+#define DEFAULT_COLUMNS 26
 
 static const char *const default_types[] = {
 	"energy", "node", "process", "exited", "unattributed", "container",
@@ -32,18 +34,21 @@ static const char *const default_types[] = {
 
 /*
  * What a column holds: the record's field of its name, the interval
- * record's, the emissions of its energy, or the value its "by" names.
+ * record's, the emissions of its energy, the value its "by" names, or
+ * the record's field, else its zone's.
  */
-enum { COL_FIELD, COL_INTERVAL, COL_CO2, COL_GROUP };
+enum { COL_FIELD, COL_INTERVAL, COL_CO2, COL_GROUP, COL_ZONE };
 
 /*
  * The rows of the records taken as read wait in rows for their interval
- * record, as CSV text less the cells of the interval's columns, whose
- * places are in gaps: what the output needs, not the records.
+ * record, as CSV text less the cells of the interval's columns and those
+ * that their zone's records fill, whose places are in gaps: what the
+ * output needs, not the records.
  */
 struct csv_gap {
 	size_t at;		/* in rows */
 	size_t col;
+	const char *zone;	/* COL_ZONE: in zones */
 };
 struct csv {
 	int header_done;
@@ -51,6 +56,7 @@ struct csv {
 	struct kp_buf rows;
 	struct csv_gap *gaps;
 	size_t ngaps, gapcap;
+	struct kp_map *zones;	/* the zones' names, held once */
 };
 
 void
@@ -130,7 +136,7 @@ column_kind(const char *name)
 		return COL_CO2;
 	if (strcmp(name, "group") == 0)
 		return COL_GROUP;
-	return COL_FIELD;
+	return str_in_list(zone_source_keys, name) ? COL_ZONE : COL_FIELD;
 }
 
 static void *
@@ -202,11 +208,24 @@ csv_header(struct fmt *ctx, struct csv *c)
 	kp_buf_add(&ctx->out, "\n", 1);
 }
 
+/* What zone's records last said of key, as a cell in out. */
+static void
+zone_cell(struct fmt *ctx, struct kp_buf *out, const char *zone,
+    const char *key)
+{
+	const char *text = zone_source_get(ctx, zone, key);
+
+	if (text != NULL)
+		csv_text(out, text, strlen(text));
+}
+
 /* The cell of column i for rec of an interval, in out. */
 static void
 csv_cell(struct fmt *ctx, const struct csv *c, size_t i, struct kp_buf *out,
     const struct kp_record *rec, const struct kp_record *interval)
 {
+	const struct kp_field *f;
+	const char *zone;
 	int64_t uj;
 
 	switch (c->kind[i]) {
@@ -222,6 +241,18 @@ csv_cell(struct fmt *ctx, const struct csv *c, size_t i, struct kp_buf *out,
 	case COL_GROUP:
 		csv_value(out, by_field(rec));
 		break;
+	case COL_ZONE:
+		/*
+		 * A member of rec, or, where rec has none, as a process's or
+		 * a group's record has no source, what its zone's records
+		 * last said: every row of an estimate says so.
+		 */
+		if ((f = kp_rec_get(rec, ctx->columns[i])) != NULL ||
+		    (zone = kp_rec_str(rec, "zone")) == NULL)
+			csv_value(out, f);
+		else
+			zone_cell(ctx, out, zone, ctx->columns[i]);
+		break;
 	default:
 		csv_value(out, kp_rec_get(rec, ctx->columns[i]));
 	}
@@ -236,9 +267,20 @@ csv_has_row(const struct fmt *ctx, const struct kp_record *rec)
 	    !rec_is_unattributed_exited(rec));
 }
 
+/* A gap at at for column col; zone: one its zone's records fill. */
 static void
-gap_add(struct csv *c, size_t at, size_t col)
+gap_add(struct csv *c, size_t at, size_t col, const char *zone)
 {
+	char *held = NULL;
+
+	if (zone != NULL) {
+		if (c->zones == NULL)
+			c->zones = kp_map_new();
+		if ((held = kp_map_get(c->zones, zone)) == NULL) {
+			held = kp_strdup(zone);
+			kp_map_put(c->zones, held, held);
+		}
+	}
 	if (c->ngaps == c->gapcap) {
 		c->gapcap = c->gapcap ? c->gapcap * 2 : 64;
 		c->gaps = kp_reallocarray(c->gaps, c->gapcap,
@@ -246,28 +288,39 @@ gap_add(struct csv *c, size_t at, size_t col)
 	}
 	c->gaps[c->ngaps].at = at;
 	c->gaps[c->ngaps].col = col;
+	c->gaps[c->ngaps].zone = held;
 	c->ngaps++;
 }
 
-/* rec's row in out; held, its interval's cells are left as gaps. */
+/*
+ * rec's row in out; held, the cells that its interval record and its
+ * zone's last records fill are left as gaps, since those come later.
+ */
 static void
 csv_row(struct fmt *ctx, struct csv *c, struct kp_buf *out,
     const struct kp_record *rec, const struct kp_record *interval, int held)
 {
+	const char *zone = kp_rec_str(rec, "zone");
 	size_t j;
 
 	for (j = 0; ctx->columns[j] != NULL; j++) {
 		if (j > 0)
 			kp_buf_add(out, ",", 1);
 		if (held && c->kind[j] == COL_INTERVAL)
-			gap_add(c, out->len, j);
+			gap_add(c, out->len, j, NULL);
+		else if (held && c->kind[j] == COL_ZONE && zone != NULL &&
+		    kp_rec_get(rec, ctx->columns[j]) == NULL)
+			gap_add(c, out->len, j, zone);
 		else
 			csv_cell(ctx, c, j, out, rec, interval);
 	}
 	kp_buf_add(out, "\n", 1);
 }
 
-/* The rows held, their gaps filled from interval (NULL: left empty). */
+/*
+ * The rows held, their gaps filled from interval (NULL: left empty) and
+ * from what their zones' records last said.
+ */
 static void
 csv_rows_held(struct fmt *ctx, struct csv *c,
     const struct kp_record *interval)
@@ -278,7 +331,12 @@ csv_rows_held(struct fmt *ctx, struct csv *c,
 		return;
 	for (i = 0; i < c->ngaps; i++) {
 		kp_buf_add(&ctx->out, c->rows.s + from, c->gaps[i].at - from);
-		csv_cell(ctx, c, c->gaps[i].col, &ctx->out, NULL, interval);
+		if (c->gaps[i].zone != NULL)
+			zone_cell(ctx, &ctx->out, c->gaps[i].zone,
+			    ctx->columns[c->gaps[i].col]);
+		else
+			csv_cell(ctx, c, c->gaps[i].col, &ctx->out, NULL,
+			    interval);
 		from = c->gaps[i].at;
 	}
 	kp_buf_add(&ctx->out, c->rows.s + from, c->rows.len - from);
@@ -315,6 +373,7 @@ csv_end(struct fmt *ctx, void *st, const struct block *rest)
 	csv_block(ctx, c, rest, NULL);
 	free(c->rows.s);
 	free(c->gaps);
+	kp_map_free(c->zones, free);
 	free(c);
 }
 

@@ -42,6 +42,11 @@ static const char *const group_labels[] = {
 };
 static const char *const host_labels[] = { "level", "zone", NULL };
 /*
+ * The whole machine: at the wall, the platform zone of a meter or a model,
+ * or RAPL's psys; the source label tells them apart.
+ */
+static const char *const platform_zones[] = { "platform", "psys", NULL };
+/*
  * Exited records fold by parent and comm; their series fold further, by
  * comm and the group they ran in, without pid or ppid: a build's many
  * short processes make a few series per container, pod, VM or unit.
@@ -78,12 +83,14 @@ const struct family families[NFAMILIES] = {
 	{ "kepler_node_cpu_usage_ratio", "node", NULL, NULL,
 	    "usage_ratio", NULL, GAUGE, no_labels,
 	    "Active CPU time of the node over all CPU time" },
-	{ "kp_node_platform_joules_total", "node", "energy", "psys",
+	{ "kp_node_platform_joules_total", "node", "energy", platform_zones,
 	    "total_uj", "energy_uj", COUNTER_J, source_labels,
-	    "Energy used by the whole platform (the psys zone), in joules" },
-	{ "kp_node_platform_watts", "node", "energy", "psys",
+	    "Energy used by the whole platform (the platform zone, at the "
+	    "wall, or RAPL's psys zone), in joules" },
+	{ "kp_node_platform_watts", "node", "energy", platform_zones,
 	    "watts", NULL, GAUGE, source_labels,
-	    "Power of the whole platform (the psys zone), in watts" },
+	    "Power of the whole platform (the platform zone, at the wall, or "
+	    "RAPL's psys zone), in watts" },
 	{ "kepler_process_cpu_joules_total", "process", NULL, NULL,
 	    "total_uj", "energy_uj", COUNTER_J, process_labels,
 	    "Energy attributed to the process, in joules" },

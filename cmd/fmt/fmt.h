@@ -100,12 +100,20 @@ struct fmt {
 	struct kp_reader *reader;	/* top waits on it for input */
 	int64_t summary_first_seq;	/* >= 0: the block is the summary */
 	int data_errors;		/* besides the reader's: exit 3 */
+	struct kp_map *zone_sources;	/* zone -> its source (source.c) */
 	struct kp_buf out;		/* stdout's text of the interval */
 };
 
 /* table.c, for top: one interval's table as text in out. */
 void table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
     const struct kp_record *interval);
+
+/* source.c: where each zone's energy comes from, as last read. */
+extern const char *const zone_source_keys[];
+void zone_source_note(struct fmt *ctx, const struct kp_record *rec);
+const char *zone_source_get(const struct fmt *ctx, const char *zone,
+    const char *key);
+void zone_sources_free(struct fmt *ctx);
 
 /* csv.c, for the options */
 void csv_columns(struct fmt *ctx, const char *list);

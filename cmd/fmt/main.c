@@ -308,6 +308,7 @@ format_stream(struct fmt *ctx, struct kp_reader *r)
 			sinks_block(ctx, &k, &b, NULL);
 			held = 0;
 		}
+		zone_source_note(ctx, &rec);
 		if (rec_is(&rec, "interval")) {
 			sinks_block(ctx, &k, &b, &rec);
 			held = 0;
@@ -323,6 +324,7 @@ format_stream(struct fmt *ctx, struct kp_reader *r)
 	}
 	sinks_end(ctx, &k, &b);
 	block_free(&b);
+	zone_sources_free(ctx);
 }
 
 int

@@ -74,6 +74,66 @@ build_info(struct prom *p)
 	kp_buf_add(out, "} 1\n", 4);
 }
 
+/*
+ * The zone whose energy rec says the source of: rec is a node record, or
+ * an energy record standing for a node record missing; NULL if it is
+ * neither, names no source, or is of the node zone, a sum of zones that
+ * say theirs, which has no zone label (kp-fmt(1)).
+ */
+static const char *
+source_zone(const struct block *b, const struct kp_record *rec)
+{
+	const char *zone = kp_rec_str(rec, "zone");
+
+	if (zone == NULL || kp_rec_str(rec, "source") == NULL ||
+	    strcmp(zone, "node") == 0)
+		return NULL;
+	if (rec_is(rec, "node") ||
+	    (rec_is(rec, "energy") && !block_has_node(b, zone)))
+		return zone;
+	return NULL;
+}
+
+/*
+ * kp_energy_source_info: per zone, its source, whether it is estimated,
+ * and the model of an estimate, so that the flag is on the dashboard too,
+ * while Kepler's families keep Kepler's labels.  One sample a zone: each
+ * socket's record of a zone says the same.
+ */
+static void
+source_info(struct prom *p, const struct block *b)
+{
+	const struct kp_field *est;
+	struct kp_map *seen = kp_map_new();
+	struct kp_buf *out = &p->text;
+	const char *zone;
+	size_t i, n, samples = 0;
+
+	for (i = 0; i < b->n; i++) {
+		if ((zone = source_zone(b, b->recs[i])) == NULL ||
+		    kp_map_get(seen, zone) != NULL)
+			continue;
+		kp_map_put(seen, zone, seen);
+		if (samples++ == 0)
+			kp_buf_printf(out, "# HELP kp_energy_source_info Where "
+			    "the energy of each zone comes from: its source, "
+			    "whether it is estimated, and by which model; "
+			    "always 1\n# TYPE kp_energy_source_info gauge\n");
+		est = kp_rec_get(b->recs[i], "estimated");
+		n = 0;
+		kp_buf_add(out, "kp_energy_source_info{", 22);
+		label_pair(out, &n, "zone", zone, NULL);
+		label_pair(out, &n, "source", NULL, b->recs[i]);
+		label_pair(out, &n, "estimated", est == NULL ? "" :
+		    est->kind == KP_V_TRUE ? "true" : "false", NULL);
+		label_pair(out, &n, "model", NULL, b->recs[i]);
+		if (node_name(p) != NULL)
+			label_pair(out, &n, "node_name", node_name(p), NULL);
+		kp_buf_add(out, "} 1\n", 4);
+	}
+	kp_map_free(seen, NULL);
+}
+
 /* A workload that ended in the block: its energy, whether it is shown. */
 struct ended {
 	int64_t uj;
@@ -206,6 +266,7 @@ render(struct fmt *ctx, struct prom *p, const struct block *b)
 	hide_records(ctx, p, b);
 	build_info(p);
 	kp_buf_add(&p->text, p->cpu_info.s, p->cpu_info.len);
+	source_info(p, b);
 	for (i = 0; i < NELEM(families); i++)
 		if (families[i].kind != COUNTER_CO2 || ctx->has_carbon)
 			family_write(ctx, p, i, b, 0);

@@ -25,7 +25,7 @@ struct family {
 	const char *name;
 	const char *rectype;
 	const char *rectype2;	/* a second record type, or NULL */
-	const char *zone;	/* only records of this zone; NULL: all */
+	const char *const *zones;	/* only records of these; NULL: all */
 	const char *field;
 	/*
 	 * For a counter: the interval's part of field, summed by kp-fmt

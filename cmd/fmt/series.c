@@ -193,10 +193,10 @@ family_has(struct prom *p, const struct family *f, int zoned,
 		return 0;
 	if (zoned && in_node_zone(&p->labels, b, i) != node_zone)
 		return 0;
-	if (f->zone == NULL && !rec_is(rec, "energy"))
+	if (f->zones == NULL && !rec_is(rec, "energy"))
 		return 1;
 	zone = kp_rec_str(rec, "zone");
-	if (f->zone != NULL && (zone == NULL || strcmp(zone, f->zone) != 0))
+	if (f->zones != NULL && (zone == NULL || !str_in_list(f->zones, zone)))
 		return 0;
 	/* An energy record only stands for a node record missing. */
 	return !rec_is(rec, "energy") || (zone != NULL &&

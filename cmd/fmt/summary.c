@@ -284,6 +284,17 @@ field_find(struct workload *w, const struct kp_field *f, size_t hint)
 	return NULL;
 }
 
+/*
+ * Whether a sum that was estimated would be said measured by f: a sum
+ * with an estimate in it is estimated (kp-fmt(1), --summary).
+ */
+static int
+keeps_estimated(const struct sum_field *sf, const struct kp_field *f)
+{
+	return sf->kind == KP_V_TRUE && f->kind != KP_V_TRUE &&
+	    strcmp(sf->key, "estimated") == 0;
+}
+
 /* Adds a record of the same workload: sums summed, others replaced. */
 static void
 workload_merge(struct summary *s, struct workload *w,
@@ -300,7 +311,7 @@ workload_merge(struct summary *s, struct workload *w,
 		else if (sf->summed)
 			sf->i = add_held(s->ctx, sf->i, f->i, sf->key,
 			    rec->lineno);
-		else
+		else if (!keeps_estimated(sf, f))
 			field_set(sf, f);
 	}
 }

@@ -344,18 +344,24 @@ put_zone(struct kp_buf *out, const struct kp_record *rec, size_t width)
 	free(z);
 }
 
+/* Where a zone's energy comes from, and by which model an estimate. */
 static void
 put_source(struct kp_buf *out, const struct kp_record *rec)
 {
 	const struct kp_field *estimated = kp_rec_get(rec, "estimated");
-	const char *source;
+	const char *source, *model;
 
 	if ((source = kp_rec_str(rec, "source")) == NULL)
 		return;
 	kp_buf_add(out, "  source ", 9);
 	put_term(out, source);
-	if (estimated != NULL && estimated->kind == KP_V_TRUE)
-		put_str(out, ", estimated");
+	if (estimated == NULL || estimated->kind != KP_V_TRUE)
+		return;
+	put_str(out, ", estimated");
+	if ((model = kp_rec_str(rec, "model")) != NULL) {
+		put_str(out, " by ");
+		put_term(out, model);
+	}
 }
 
 /* With --carbon-intensity: the emissions of an energy field. */

@@ -11,11 +11,9 @@
 
 #include "rapl.h"
 
-/* Long options without a short form. */
+/* Long options without a short form; a source's own are OPT_SOURCE_OWN. */
 enum {
-	OPT_IDLE_WATTS = 256,
-	OPT_LIST,
-	OPT_MAX_WATTS,
+	OPT_LIST = 256,
 	OPT_NODE_NAME,
 	OPT_PER_SOCKET,
 	OPT_PROC,
@@ -33,47 +31,24 @@ usage(void)
 	    "[-z zone,...] [--idle-watts watts]\n"
 	    "                 [--list] [--max-watts watts] "
 	    "[--node-name name] [--per-socket]\n"
-	    "                 [--proc dir] [--source auto|powercap|hwmon|model] "
+	    "                 [--proc dir] [--source auto|source,...] "
 	    "[--state file]\n"
 	    "                 [--sysfs dir] [-- command [arg ...]]\n");
 	exit(KP_EXIT_USAGE);
-}
-
-static enum source
-parse_source(const char *s)
-{
-	if (strcmp(s, "auto") == 0)
-		return SOURCE_AUTO;
-	if (strcmp(s, "powercap") == 0)
-		return SOURCE_POWERCAP;
-	if (strcmp(s, "hwmon") == 0)
-		return SOURCE_HWMON;
-	if (strcmp(s, "model") == 0)
-		return SOURCE_MODEL;
-	errx(KP_EXIT_USAGE, "source must be auto, powercap, hwmon or model: "
-	    "'%s'", s);
-}
-
-const char *
-source_name(enum source source)
-{
-	static const char *const names[] = {
-		"auto", "powercap", "hwmon", "model"
-	};
-
-	return names[source];
 }
 
 /* -z package,dram: the zones to report, node being the node's total. */
 static void
 parse_zones(struct meter *m, char *list)
 {
-	char *zone;
+	const char *zone;
 
 	while ((zone = strsep(&list, ",")) != NULL) {
 		if (*zone == '\0' || strlen(zone) > NAME_MAX)
 			errx(KP_EXIT_USAGE, "zones must be a list of names "
 			    "separated by commas: '%s'", zone);
+		if (strcmp(zone, "meter") == 0)	/* kp-records 1.1's name */
+			zone = "platform";
 		m->zones = kp_reallocarray(m->zones, m->nzones + 1,
 		    sizeof(*m->zones));
 		m->zones[m->nzones++] = zone;
@@ -81,122 +56,198 @@ parse_zones(struct meter *m, char *list)
 }
 
 static void
+list_status(const struct member *mb, char *status, size_t len)
+{
+	char how[256];
+
+	if (mb->bad[0] != '\0')
+		snprintf(status, len, "unreadable: %s: %s",
+		    strrchr(mb->bad, '/') + 1, strerror(mb->errnum));
+	else if (mb->dup_of[0] != '\0')
+		snprintf(status, len, "duplicate of %s", mb->dup_of);
+	else if (mb->src->estimates && mb->src->describe != NULL) {
+		mb->src->describe(how, sizeof(how));
+		snprintf(status, len, "estimate: %s", how);
+	} else
+		snprintf(status, len, "readable");
+}
+
+static void
 list_one(const struct member *mb)
 {
-	char socket[16], range[32], enabled[8], status[PATH_MAX + 64];
+	char socket[16], range[32], enabled[8], status[PATH_MAX + 320];
 
 	snprintf(socket, sizeof(socket), "%d", mb->socket);
 	snprintf(range, sizeof(range), "%llu", (unsigned long long)mb->max_uj);
 	snprintf(enabled, sizeof(enabled), "%d", mb->enabled);
-	if (mb->bad[0] != '\0')
-		snprintf(status, sizeof(status), "unreadable: %s: %s",
-		    strrchr(mb->bad, '/') + 1, strerror(mb->errnum));
-	else if (mb->dup_of[0] != '\0')
-		snprintf(status, sizeof(status), "duplicate of %s",
-		    mb->dup_of);
-	else
-		snprintf(status, sizeof(status), "readable");
+	list_status(mb, status, sizeof(status));
 	printf("%s\t%s\t%s\t%s\t%s\t%s\n",
 	    mb->zone[0] != '\0' ? mb->zone : "?",
 	    mb->socket >= 0 ? socket : "-", mb->bad[0] != '\0' &&
-	    mb->zone[0] == '\0' ? mb->bad : mb->path,
+	    mb->zone[0] == '\0' ? mb->bad : mb->where,
 	    mb->max_uj > 0 ? range : "-", mb->enabled >= 0 ? enabled : "-",
 	    status);
 }
 
 /*
- * --list: every counter of the sources asked for, one a line.  0 if every
- * counter listed can be read, 5 if one is denied, 4 if there is none.
+ * The counters of one source, listed; the exit status they make of
+ * status (see list), and why it cannot be used in *why_not (NULL if it
+ * can, or if that was said here, as a directory that cannot be read
+ * is), for the caller to free.  1 if one of them can be read.
  */
 static int
-list(struct meter *m, enum source want)
+list_source(struct meter *m, const struct source *src, int *status,
+    char **why_not)
 {
-	enum source sources[] = { SOURCE_POWERCAP, SOURCE_HWMON };
 	const struct member *mb;
 	char why[2 * PATH_MAX];
-	int status = KP_EXIT_NOSOURCE, found = 0;
-	size_t i, s;
+	size_t i;
+	int rv, readable = 0, listed = 0;
 
-	printf("zone\tsocket\tpath\tmax_energy_range_uj\tenabled\tstatus\n");
-	for (s = 0; s < 2; s++) {
-		if (want != SOURCE_AUTO && want != sources[s])
+	m->running[m->nrunning++] = src;
+	rv = src->open(m, why, sizeof(why));
+	*why_not = rv != 0 ? kp_strdup(why) : NULL;
+	for (i = 0; i < m->nmembers; i++) {
+		mb = &m->members[i];
+		if (mb->src != src)
 			continue;
-		(void)try_source(m, sources[s], why, sizeof(why));
-		if (m->dir_errnum != 0)
-			warnx("%s", why);
-		for (i = 0; i < m->nmembers; i++) {
-			mb = &m->members[i];
-			list_one(mb);
-			found = 1;
-			if (mb->dup_of[0] != '\0' || mb->bad[0] == '\0')
-				continue;
-			if (denied(mb->errnum))
-				status = KP_EXIT_NOPERM;
-			else if (status != KP_EXIT_NOPERM)
-				status = KP_EXIT_FAILURE;
-		}
-		close_members(m);
+		listed = 1;
+		list_one(mb);
+		if (mb->dup_of[0] == '\0' && mb->bad[0] == '\0')
+			readable = 1;
+		else if (mb->dup_of[0] == '\0' && denied(mb->errnum))
+			*status = KP_EXIT_NOPERM;
+		else if (mb->dup_of[0] == '\0' && *status != KP_EXIT_NOPERM)
+			*status = KP_EXIT_FAILURE;
 	}
-	if (found && status == KP_EXIT_NOSOURCE)
-		status = KP_EXIT_OK;
+	if (rv != 0 && rv != KP_EXIT_NOSOURCE && !listed) {
+		warnx("%s", why);
+		free(*why_not);
+		*why_not = NULL;
+	}
+	return readable;
+}
+
+/*
+ * --list: every counter of the sources asked for (every source auto may
+ * choose), one a line; an estimating source's row only where it was
+ * named, or where no counter measures, with why on standard error.  0
+ * if every counter listed can be read, 5 if one is denied, 1 if one
+ * cannot be read otherwise, 4 if no counter measures.
+ */
+static int
+list(struct meter *m)
+{
+	const struct source *named[sizeof(m->running) /
+	    sizeof(m->running[0])];
+	const struct source *const *srcs = sources;
+	char *why[sizeof(named) / sizeof(named[0])] = { NULL };
+	size_t i, n = m->nrunning;
+	int status = KP_EXIT_OK, measures = 0, estimates = 0;
+
+	memcpy(named, m->running, sizeof(named));
+	if (n > 0)
+		srcs = named;
+	else
+		for (n = 0; sources[n] != NULL; n++)
+			continue;
+	m->nrunning = 0;
+	printf("zone\tsocket\tpath\tmax_energy_range_uj\tenabled\tstatus\n");
+	for (i = 0; i < n; i++)
+		if (!srcs[i]->estimates && (srcs == named || srcs[i]->in_auto))
+			measures |= list_source(m, srcs[i], &status, &why[i]);
+	for (i = 0; i < n; i++) {
+		if (why[i] != NULL && !measures)
+			warnx("%s", why[i]);
+		free(why[i]);
+	}
+	for (i = 0; i < n && (srcs == named || !measures); i++)
+		if (srcs[i]->estimates && (srcs == named || srcs[i]->in_auto)) {
+			estimates |= list_source(m, srcs[i], &status, &why[i]);
+			free(why[i]);
+		}
+	if (!measures && !(srcs == named && estimates) &&
+	    status == KP_EXIT_OK)
+		status = KP_EXIT_NOSOURCE;
+	close_sources(m);
 	return kp_out_finish(status);
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * The long options: rapl-read's own, then each source's; *owner[i] is
+ * the source of option i, NULL for rapl-read's.
+ */
+static struct option *
+long_options(const struct source ***owner)
 {
-	static const struct option longopts[] = {
+	static const struct option own[] = {
 		{ "count", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "idle-watts", required_argument, NULL, OPT_IDLE_WATTS },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "list", no_argument, NULL, OPT_LIST },
-		{ "max-watts", required_argument, NULL, OPT_MAX_WATTS },
 		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
 		{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
 		{ "proc", required_argument, NULL, OPT_PROC },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "sysfs", required_argument, NULL, OPT_SYSFS },
-		{ "zones", required_argument, NULL, 'z' },
-		{ NULL, 0, NULL, 0 }
+		{ "zones", required_argument, NULL, 'z' }
 	};
-	struct meter m = {
-		.sysfs = "/sys", .procdir = "/proc",
-		.idle_watts = 10, .max_watts = 50
-	};
-	enum source want = SOURCE_AUTO;
+	const struct option *o;
+	struct option *opts;
+	size_t i, n = sizeof(own) / sizeof(own[0]);
+
+	opts = kp_reallocarray(NULL, n + 1, sizeof(*opts));
+	*owner = kp_calloc(n + 1, sizeof(**owner));
+	memcpy(opts, own, sizeof(own));
+	for (i = 0; sources[i] != NULL; i++)
+		for (o = sources[i]->options; o != NULL && o->name != NULL;
+		    o++) {
+			opts = kp_reallocarray(opts, n + 2, sizeof(*opts));
+			*owner = kp_reallocarray(*owner, n + 2,
+			    sizeof(**owner));
+			opts[n] = *o;
+			(*owner)[n++] = sources[i];
+		}
+	memset(&opts[n], 0, sizeof(*opts));
+	return opts;
+}
+
+/* -i, -n, --state and a command: which go together. */
+static void
+check_mode(const struct kp_clock_opts *clock, const char *statepath,
+    int command)
+{
+	kp_clock_opts_check(clock, statepath);
+	if (command && (statepath != NULL || clock->count != 0))
+		errx(KP_EXIT_USAGE, "a command cannot be used with --state "
+		    "or -n");
+}
+
+int
+main(int argc, char *argv[])
+{
+	const struct source **owner;
+	struct option *longopts = long_options(&owner);
+	struct meter m = { .sysfs = "/sys", .procdir = "/proc" };
 	const char *statepath = NULL;
 	struct kp_state *st;
-	int64_t interval_us = 1000000;
-	long long count = 0;
-	int clock = 0, listing = 0, status = KP_EXIT_OK, ch;
+	struct kp_clock_opts clock = KP_CLOCK_OPTS_INIT;
+	int listing = 0, status = KP_EXIT_OK, ch, index;
 
 	kp_out_init();
 	while ((ch = getopt_long(argc, argv, "+hi:n:z:", longopts,
-	    NULL)) != -1) {
+	    &index)) != -1) {
 		switch (ch) {
 		case 'i':
-			interval_us = kp_parse_duration_us(optarg, "interval");
-			clock = 1;
-			break;
 		case 'n':
-			count = kp_parse_int(optarg, 1, INT64_MAX, "count");
-			clock = 1;
+			kp_clock_option(&clock, ch, optarg);
 			break;
 		case 'z':
 			parse_zones(&m, optarg);
 			break;
-		case OPT_IDLE_WATTS:
-			m.idle_watts = kp_parse_double(optarg, 0, 100000,
-			    "idle watts");
-			break;
 		case OPT_LIST:
 			listing = 1;
-			break;
-		case OPT_MAX_WATTS:
-			m.max_watts = kp_parse_double(optarg, 0, 100000,
-			    "max watts");
 			break;
 		case OPT_NODE_NAME:
 			if (*optarg == '\0')
@@ -210,7 +261,7 @@ main(int argc, char *argv[])
 			m.procdir = optarg;
 			break;
 		case OPT_SOURCE:
-			want = parse_source(optarg);
+			parse_sources(&m, optarg);
 			break;
 		case OPT_STATE:
 			statepath = optarg;
@@ -218,38 +269,39 @@ main(int argc, char *argv[])
 		case OPT_SYSFS:
 			m.sysfs = optarg;
 			break;
+		case OPT_SOURCE_OWN:
+			owner[index]->option(longopts[index].name, optarg);
+			break;
 		default:
 			usage();
 		}
 	}
+	free(owner);
+	free(longopts);
+	for (index = 0; sources[index] != NULL; index++)
+		if (sources[index]->option != NULL)
+			sources[index]->option(NULL, NULL);
 	argc -= optind;
 	argv += optind;
 	if (argc > 0 && strcmp(argv[-1], "--") != 0)
 		usage();
-	if (clock && statepath != NULL)
-		errx(KP_EXIT_USAGE, "--state cannot be used with -i or -n");
-	if (argc > 0 && (statepath != NULL || count != 0))
-		errx(KP_EXIT_USAGE, "a command cannot be used with --state "
-		    "or -n");
-	if (m.idle_watts > m.max_watts)
-		errx(KP_EXIT_USAGE, "idle watts must not exceed max watts: "
-		    "%g > %g", m.idle_watts, m.max_watts);
+	check_mode(&clock, statepath, argc > 0);
 	if (listing) {
 		free(m.zones);
 		m.zones = NULL;
-		return list(&m, want);
+		return list(&m);
 	}
 
-	open_source(&m, want);
+	open_sources(&m);
 	if (statepath != NULL) {
 		st = kp_state_open(statepath, m.procdir, "rapl-read");
 		run_once(&m, st, statepath);
 		kp_state_close(st);
 	} else if (argc > 0)
-		status = run_command(&m, interval_us, argv);
+		status = run_command(&m, clock.interval_us, argv);
 	else
-		status = run_clock(&m, interval_us, count);
-	close_members(&m);
+		status = run_clock(&m, clock.interval_us, clock.count);
+	close_sources(&m);
 	free(m.zones);
 	return kp_out_finish(status);
 }

@@ -2,19 +2,24 @@
  * rapl-read's parts, behind this one header as OpenBSD sort's are:
  *
  *	main.c		the options, --list, and the mode
- *	discover.c	the counters: RAPL zones, power meters, or the model
+ *	source.c	the table of sources: which run, their zones, and
+ *			what the sources that read sysfs share
+ *	powercap.c	source powercap: the kernel's RAPL zones
+ *	hwmon.c		source hwmon: ACPI power meters
+ *	model.c		source model: an estimate from /proc/stat
  *	sample.c	a sample, the interval's energy, and the records
  *	command.c	-- CMD: the command's tree, measured
  *	state.c		--state: the sample kept across runs
+ *
+ * A source is one file and one line of the table in source.c.
  */
 #ifndef RAPL_H
 #define RAPL_H
 
+#include <getopt.h>
 #include <limits.h>
 
 #include "proc/proc.h"
-
-enum source { SOURCE_AUTO, SOURCE_POWERCAP, SOURCE_HWMON, SOURCE_MODEL };
 
 #define NO_SOCKET	(-1)	/* psys, a power meter: the whole node */
 #define ANY_SOCKET	(-2)
@@ -33,56 +38,104 @@ enum source { SOURCE_AUTO, SOURCE_POWERCAP, SOURCE_HWMON, SOURCE_MODEL };
  */
 #define MAX_STEP_WATTS	(4 * MAX_ZONE_WATTS)
 
+/* The long option of every source's own options (see struct source). */
+#define OPT_SOURCE_OWN	512
+
+/* What one read of a member gives, in its cur. */
+enum reading {
+	READ_ENERGY_UJ,		/* a counter of uJ that wraps at max_uj */
+	READ_POWER_UW,		/* the power at the read, in uW */
+	READ_MEAN_POWER_UW	/* the mean power since the last read, uW */
+};
+
+struct meter;
+struct member;
+
+/*
+ * A source of energy figures: one file, one entry of the table in
+ * source.c.  open adds its members (one per zone and socket) to the
+ * meter and returns 0, or an exit status with the reason in why; read
+ * returns 0 with the member's cur set, -1 with errno, or 1 where there
+ * is no figure this time and the source has said why; close runs at
+ * every exit.  option is called once more, with NULL, after the last
+ * option, to check its options together.  What is NULL is not needed.
+ */
+struct source {
+	const char *name;
+	const char *what;		/* "RAPL zones", for messages */
+	const char *denied_hint;	/* what to do when a read is denied */
+	int estimates;			/* an estimate, not a measure */
+	int in_auto;			/* --source auto may choose it */
+	const struct option *options;	/* its own, val OPT_SOURCE_OWN */
+	void (*option)(const char *name, const char *arg);
+	int (*open)(struct meter *m, char *why, size_t len);
+	int (*read)(struct member *mb, int64_t deadline_us);
+	void (*fields)(struct kp_buf *b, const struct member *one,
+	    size_t counters);		/* sockets, path and its own */
+	void (*describe)(char *buf, size_t len);	/* for --list */
+	void (*close)(void);
+	void (*save)(json_t *data);	/* --state: its own sample */
+	int (*load)(json_t *data);	/* 0, or -1 if unusable */
+};
+
 /* One counter: one zone of one socket or die, such as package-1, or a meter. */
 struct member {
+	const struct source *src;
 	char key[NAME_MAX + 1];		/* its entry: "intel-rapl:1", "hwmon2" */
 	char zone[NAME_MAX + 1];	/* its name less the socket: "package" */
 	int socket;			/* or NO_SOCKET */
 	int enabled;			/* its power limit's; -1: not said */
 	char dup_of[NAME_MAX + 1];	/* the entry it repeats, if any */
 	int wanted;			/* read and reported */
-	char path[PATH_MAX];		/* its energy_uj, or power1_* in uW */
-	int fd;
-	char bad[PATH_MAX];		/* the file that failed at the start */
+	enum reading reading;
+	char where[PATH_MAX];		/* what is read: a file, for messages */
+	int fd;				/* where, kept open; -1: none */
+	char bad[PATH_MAX];		/* what failed at the start */
 	int errnum;			/* and why */
 	int warned;			/* a failed read said */
 	int warned_step;		/* an impossible step said */
-	uint64_t max_uj;		/* where the counter wraps; 0: a meter */
-	uint64_t prev, cur;		/* uJ, or uW for a meter */
+	uint64_t max_uj;		/* READ_ENERGY_UJ: where it wraps */
+	uint64_t prev, cur;		/* as reading says */
 	int has_prev, has_cur;
 };
 
 struct meter {
-	enum source source;
 	const char *sysfs;
 	const char *procdir;
 	const char *node_name;		/* --node-name; NULL: found */
-	char classdir[PATH_MAX];
-	int dir_errnum;
+	const struct source *running[8];	/* --source, in order */
+	size_t nrunning;
 	struct member *members;		/* sorted by zone, then socket */
 	size_t nmembers;
-	char **zones;			/* -z; NULL: every zone but node */
+	const char **zones;		/* -z; NULL: every zone but node */
 	size_t nzones;
 	int per_socket;
-	double idle_watts, max_watts;
-	struct kp_cpu_times prev_ct, cur_ct;
-	int has_prev_ct;
 };
 
-/* main.c */
-const char *source_name(enum source source);
-
-/* discover.c */
+/* source.c */
+extern const struct source *const sources[];
+void parse_sources(struct meter *m, char *list);
+void source_names(const struct meter *m, char *buf, size_t len);
 int selected(const struct meter *m, const char *zone);
-int read_counter(struct member *mb);
 int in_node(const struct meter *m, const char *zone);
 int denied(int errnum);
-void close_members(struct meter *m);
-int try_source(struct meter *m, enum source source, char *why, size_t len);
-void open_source(struct meter *m, enum source want);
+void xpath(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int parse_uj(const char *s, uint64_t *uj);
+int read_file_uj(struct member *mb, int64_t deadline_us);
+struct member *new_member(struct meter *m, const struct source *src,
+    const char *key);
+void member_failed(struct member *mb, const char *dir, const char *file);
+int open_class(struct meter *m, const struct source *src, const char *class,
+    void (*add)(struct meter *, const char *, int, const char *),
+    void (*settle)(struct meter *), char *why, size_t len);
+void put_counter_fields(struct kp_buf *b, const struct member *one,
+    size_t counters);
+void open_sources(struct meter *m);
+void close_sources(struct meter *m);
 
 /* sample.c */
-void sample(struct meter *m);
+void sample(struct meter *m, int64_t deadline_us);
 void drop_impossible_steps(struct meter *m, int64_t dt_us);
 void emit(const struct meter *m, int64_t seq, int64_t dt_us);
 void warn_wrap(const struct meter *m, const char *what, int64_t dt_us);

@@ -11,24 +11,29 @@
 
 #include "rapl.h"
 
-/* A failure is said once for each counter; its zone is left out meanwhile. */
+/*
+ * A failure is said once for each counter; its zone is left out
+ * meanwhile.  A source that has no figure and says why itself reads 1.
+ */
 static void
-sample_member(struct member *mb, enum source source)
+sample_member(struct member *mb, int64_t deadline_us)
 {
+	int rv;
+
 	mb->has_cur = 0;
 	if (!mb->wanted || mb->zone[0] == '\0' ||
-	    (mb->max_uj == 0 && source != SOURCE_HWMON))
+	    (mb->reading == READ_ENERGY_UJ && mb->max_uj == 0))
 		return;		/* no name or no range: never usable */
-	if (read_counter(mb) < 0) {
-		if (!mb->warned)
-			warn("cannot read '%s'", mb->path);
-		mb->warned = 1;
+	if ((rv = mb->src->read(mb, deadline_us)) != 0) {
+		if (rv < 0 && !mb->warned)
+			warn("cannot read '%s'", mb->where);
+		mb->warned |= rv < 0;
 		return;
 	}
-	if (mb->max_uj > 0 && mb->cur > mb->max_uj) {
+	if (mb->reading == READ_ENERGY_UJ && mb->cur > mb->max_uj) {
 		if (!mb->warned)
 			warnx("'%s': %llu is above max_energy_range_uj, %llu",
-			    mb->path, (unsigned long long)mb->cur,
+			    mb->where, (unsigned long long)mb->cur,
 			    (unsigned long long)mb->max_uj);
 		mb->warned = 1;
 		return;
@@ -36,18 +41,14 @@ sample_member(struct member *mb, enum source source)
 	mb->has_cur = 1;
 }
 
+/* Every counter read, each source's within deadline_us (0: none). */
 void
-sample(struct meter *m)
+sample(struct meter *m, int64_t deadline_us)
 {
 	size_t i;
 
-	if (m->source == SOURCE_MODEL) {
-		if (kp_read_cpu_times(m->procdir, &m->cur_ct) < 0)
-			err(KP_EXIT_FAILURE, "%s/stat", m->procdir);
-		return;
-	}
 	for (i = 0; i < m->nmembers; i++)
-		sample_member(&m->members[i], m->source);
+		sample_member(&m->members[i], deadline_us);
 }
 
 /* The current sample becomes the baseline of the next interval. */
@@ -56,8 +57,6 @@ advance(struct meter *m)
 {
 	size_t i;
 
-	m->prev_ct = m->cur_ct;
-	m->has_prev_ct = 1;
 	for (i = 0; i < m->nmembers; i++) {
 		m->members[i].prev = m->members[i].cur;
 		m->members[i].has_prev = m->members[i].has_cur;
@@ -88,7 +87,8 @@ drop_impossible_steps(struct meter *m, int64_t dt_us)
 	most_uj = dt_us > 0 ? (uint64_t)MAX_STEP_WATTS * (uint64_t)dt_us : 0;
 	for (i = 0; i < m->nmembers; i++) {
 		mb = &m->members[i];
-		if (mb->max_uj == 0 || !mb->has_prev || !mb->has_cur ||
+		if (mb->reading != READ_ENERGY_UJ || !mb->has_prev ||
+		    !mb->has_cur ||
 		    step_uj(mb) <= most_uj)
 			continue;
 		if (!mb->warned_step)
@@ -104,16 +104,27 @@ drop_impossible_steps(struct meter *m, int64_t dt_us)
 }
 
 /*
- * A counter's energy over the interval; for a meter, its mean power at
- * the two ends times dt_us.
+ * A counter's energy over the interval: its step; for a power read at
+ * each end, the mean of the two times dt_us; for a mean power over the
+ * interval, that times dt_us.
  */
 static uint64_t
 delta_uj(const struct member *mb, int64_t dt_us)
 {
-	if (mb->max_uj == 0)
+	if (mb->reading == READ_POWER_UW)
 		return (uint64_t)llround(((double)mb->prev + (double)mb->cur) /
 		    2 * (double)dt_us / 1e6);
+	if (mb->reading == READ_MEAN_POWER_UW)
+		return (uint64_t)llround((double)mb->cur * (double)dt_us / 1e6);
 	return step_uj(mb);
+}
+
+/* Whether the counter has a figure for the interval. */
+static int
+has_delta(const struct member *mb)
+{
+	return mb->has_cur &&
+	    (mb->has_prev || mb->reading == READ_MEAN_POWER_UW);
 }
 
 /*
@@ -133,7 +144,7 @@ zone_energy(const struct meter *m, const char *zone, int socket,
 		if (!mb->wanted || strcmp(mb->zone, zone) != 0 ||
 		    (socket != ANY_SOCKET && mb->socket != socket))
 			continue;
-		if (!mb->has_prev || !mb->has_cur)
+		if (!has_delta(mb))
 			return -1;
 		*energy_uj += delta_uj(mb, dt_us);
 		(*n)++;
@@ -143,33 +154,14 @@ zone_energy(const struct meter *m, const char *zone, int socket,
 }
 
 /*
- * The sysfs directory of the one counter a record's energy comes from, as
- * Kepler labels a zone with its path; none for a sum of several.
- */
-static void
-put_path(struct kp_buf *b, const struct member *one)
-{
-	char dir[sizeof(one->path)];
-	const char *slash;
-	size_t len;
-
-	if (one == NULL || (slash = strrchr(one->path, '/')) == NULL)
-		return;
-	len = (size_t)(slash - one->path);
-	memcpy(dir, one->path, len);
-	dir[len] = '\0';
-	kp_buf_text(b, "path", dir);
-}
-
-/*
  * An energy record, built in one buffer kept between calls: at 1 kHz,
  * building and freeing a JSON object for each was some 15 % of
- * rapl-read's CPU time (perf stat).  one: its one counter, or NULL.
+ * rapl-read's CPU time (perf stat).  one: the last of the counters
+ * summed, whose source gives the record's fields.
  */
 static void
 out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
-    int64_t dt_us, enum source source, size_t sockets,
-    const struct member *one)
+    int64_t dt_us, size_t counters, const struct member *one)
 {
 	static struct kp_buf b;
 
@@ -179,10 +171,9 @@ out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
 		kp_buf_int(&b, "socket", socket);
 	kp_buf_int(&b, "energy_uj", energy_uj);
 	kp_buf_real(&b, "watts", kp_watts(energy_uj, dt_us));
-	kp_buf_text(&b, "source", source_name(source));
-	kp_buf_bool(&b, "estimated", source == SOURCE_MODEL);
-	kp_buf_int(&b, "sockets", (int64_t)sockets);
-	put_path(&b, sockets == 1 ? one : NULL);
+	kp_buf_text(&b, "source", one->src->name);
+	kp_buf_bool(&b, "estimated", one->src->estimates);
+	one->src->fields(&b, one, counters);
 	kp_out_buf(&b);
 }
 
@@ -196,8 +187,8 @@ emit_zone(const struct meter *m, const char *zone, int socket, int64_t seq,
 
 	if (zone_energy(m, zone, socket, dt_us, &energy_uj, &n, &last) == 0 &&
 	    n > 0)
-		out_energy(seq, zone, socket, (int64_t)energy_uj, dt_us,
-		    m->source, n, last);
+		out_energy(seq, zone, socket, (int64_t)energy_uj, dt_us, n,
+		    last);
 }
 
 /* The node's energy, its zones each counted once (see in_node). */
@@ -221,11 +212,11 @@ emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
 	}
 	if (n > 0)
 		out_energy(seq, "node", NO_SOCKET, (int64_t)energy_uj, dt_us,
-		    m->source, n, last);
+		    n, last);
 }
 
-static void
-emit_counters(const struct meter *m, int64_t seq, int64_t dt_us)
+void
+emit(const struct meter *m, int64_t seq, int64_t dt_us)
 {
 	const struct member *mb = m->members;
 	size_t i;
@@ -245,45 +236,6 @@ emit_counters(const struct meter *m, int64_t seq, int64_t dt_us)
 		emit_node(m, seq, dt_us);
 }
 
-static double
-usage_ratio(const struct kp_cpu_times *prev, const struct kp_cpu_times *cur)
-{
-	if (cur->total_ticks <= prev->total_ticks ||
-	    cur->active_ticks < prev->active_ticks)
-		return 0;
-	return kp_usage_ratio((int64_t)(cur->active_ticks - prev->active_ticks),
-	    (int64_t)(cur->total_ticks - prev->total_ticks));
-}
-
-/* Power rises in a straight line from idle to max with the CPU usage. */
-static int64_t
-model_energy_uj(const struct meter *m, int64_t dt_us, double ratio)
-{
-	return llround((double)dt_us *
-	    (m->idle_watts + (m->max_watts - m->idle_watts) * ratio));
-}
-
-void
-emit(const struct meter *m, int64_t seq, int64_t dt_us)
-{
-	int64_t energy_uj;
-
-	if (m->source != SOURCE_MODEL) {
-		emit_counters(m, seq, dt_us);
-		return;
-	}
-	if (!m->has_prev_ct)
-		return;
-	energy_uj = model_energy_uj(m, dt_us,
-	    usage_ratio(&m->prev_ct, &m->cur_ct));
-	if (selected(m, "package"))
-		out_energy(seq, "package", NO_SOCKET, energy_uj, dt_us,
-		    SOURCE_MODEL, 1, NULL);
-	if (selected(m, "node"))
-		out_energy(seq, "node", NO_SOCKET, energy_uj, dt_us,
-		    SOURCE_MODEL, 1, NULL);
-}
-
 /* The counter that wraps soonest at MAX_ZONE_WATTS, and in how long. */
 static const struct member *
 soonest_wrap(const struct meter *m, int64_t *wrap_us)
@@ -292,7 +244,8 @@ soonest_wrap(const struct meter *m, int64_t *wrap_us)
 	size_t i;
 
 	for (i = 0; i < m->nmembers; i++)
-		if (m->members[i].wanted && m->members[i].max_uj > 0 &&
+		if (m->members[i].wanted &&
+		    m->members[i].reading == READ_ENERGY_UJ &&
 		    (soonest == NULL ||
 		    m->members[i].max_uj < soonest->max_uj))
 			soonest = &m->members[i];
@@ -318,7 +271,7 @@ warn_wrap(const struct meter *m, const char *what, int64_t dt_us)
 void
 end_interval(struct meter *m, const struct kp_clock *clk)
 {
-	sample(m);
+	sample(m, kp_clock_deadline_us(clk));
 	drop_impossible_steps(m, clk->dt_us);
 	emit(m, clk->seq, clk->dt_us);
 	advance(m);
@@ -344,13 +297,14 @@ start_clock(struct meter *m, struct kp_clock *clk, int64_t interval_us)
 	out_header(m);
 	kp_out_flush();
 	kp_clock_start(clk, interval_us);
-	sample(m);
+	sample(m, kp_clock_deadline_us(clk));
 	advance(m);
 }
 
 /*
- * Intervals on the clock until count, or until a signal (D7): then the
- * interval ends at once, is written, and the status is 128 + the signal.
+ * Intervals on the clock until count, or until a signal (rapl-read(1),
+ * SIGNALS): then the interval ends at once, is written, and the status is
+ * 128 + the signal.
  */
 int
 run_clock(struct meter *m, int64_t interval_us, long long count)

@@ -29,17 +29,18 @@ same_member(const struct member *mb, json_t *v, uint64_t *uj)
 	return 1;
 }
 
+/* The stored counters: none is a baseline for each (the model's only). */
 static int
 load_members(struct meter *m, json_t *data, const char *path)
 {
 	struct member *mb;
-	json_t *members, *v;
+	json_t *members = NULL, *v;
 	size_t i;
 
-	if (json_unpack(data, "{s:o}", "members", &members) < 0 ||
-	    !json_is_object(members))
+	if (json_unpack(data, "{s?o}", "members", &members) < 0 ||
+	    (members != NULL && !json_is_object(members)))
 		return -1;
-	for (i = 0; i < m->nmembers; i++) {
+	for (i = 0; i < m->nmembers && members != NULL; i++) {
 		mb = &m->members[i];
 		if ((v = json_object_get(members, mb->key)) == NULL)
 			continue;	/* new: this run is its baseline */
@@ -53,18 +54,16 @@ load_members(struct meter *m, json_t *data, const char *path)
 	return 0;
 }
 
+/* Each running source's own sample, where it keeps one. */
 static int
-load_ticks(struct meter *m, json_t *data)
+load_sources(struct meter *m, json_t *data)
 {
-	json_int_t total_ticks, active_ticks;
+	size_t i;
 
-	if (json_unpack(data, "{s:I,s:I}", "total_ticks", &total_ticks,
-	    "active_ticks", &active_ticks) < 0 || total_ticks < 0 ||
-	    active_ticks < 0)
-		return -1;
-	m->prev_ct.total_ticks = (uint64_t)total_ticks;
-	m->prev_ct.active_ticks = (uint64_t)active_ticks;
-	m->has_prev_ct = 1;
+	for (i = 0; i < m->nrunning; i++)
+		if (m->running[i]->load != NULL &&
+		    m->running[i]->load(data) < 0)
+			return -1;
 	return 0;
 }
 
@@ -75,22 +74,20 @@ load_state(struct meter *m, struct kp_state *st, const char *path,
 {
 	json_t *data;
 	const char *source;
-	int rv;
+	char names[256];
 
 	if ((data = kp_state_data(st)) == NULL)
 		return 0;
 	if (json_unpack(data, "{s:I,s:I,s:s}", "seq", seq, "mono_us", mono_us,
 	    "source", &source) < 0 || !kp_clock_stored_ok(*seq, *mono_us))
 		goto bad;
-	if (strcmp(source, source_name(m->source)) != 0) {
+	source_names(m, names, sizeof(names));
+	if (strcmp(source, names) != 0) {
 		warnx("%s: the stored sample is from source '%s', not '%s'; "
-		    "starting a new baseline", path, source,
-		    source_name(m->source));
+		    "starting a new baseline", path, source, names);
 		return 0;
 	}
-	rv = m->source == SOURCE_MODEL ? load_ticks(m, data) :
-	    load_members(m, data, path);
-	if (rv == 0)
+	if (load_sources(m, data) == 0 && load_members(m, data, path) == 0)
 		return 1;
 bad:
 	warnx("%s: unusable sample in the state file, starting a new baseline",
@@ -108,37 +105,40 @@ member_json(const struct member *mb)
 	    (json_int_t)mb->cur);
 }
 
-/* What the next run needs: seq, the time, and each counter's value. */
+/*
+ * What the next run needs: seq, the time, each counter's value, and
+ * what each source keeps of its own.
+ */
 json_t *
 state_data(const struct meter *m, json_int_t seq, int64_t mono_us)
 {
 	json_t *data, *members;
+	char names[256];
 	size_t i;
 
+	source_names(m, names, sizeof(names));
 	data = json_pack("{s:I,s:I,s:s}", "seq", seq, "mono_us",
-	    (json_int_t)mono_us, "source", source_name(m->source));
+	    (json_int_t)mono_us, "source", names);
 	if (data == NULL)
 		errx(KP_EXIT_FAILURE, "cannot build the state");
-	if (m->source == SOURCE_MODEL) {
-		json_object_set_new(data, "total_ticks",
-		    json_integer((json_int_t)m->cur_ct.total_ticks));
-		json_object_set_new(data, "active_ticks",
-		    json_integer((json_int_t)m->cur_ct.active_ticks));
-	} else {
-		members = json_object();
-		for (i = 0; i < m->nmembers; i++)
-			if (m->members[i].has_cur)
-				json_object_set_new(members, m->members[i].key,
-				    member_json(&m->members[i]));
-		json_object_set_new(data, "members", members);
-	}
+	for (i = 0; i < m->nrunning; i++)
+		if (m->running[i]->save != NULL)
+			m->running[i]->save(data);
+	members = json_object();
+	for (i = 0; i < m->nmembers; i++)
+		if (m->members[i].has_cur &&
+		    m->members[i].reading != READ_MEAN_POWER_UW)
+			json_object_set_new(members, m->members[i].key,
+			    member_json(&m->members[i]));
+	json_object_set_new(data, "members", members);
 	return data;
 }
 
 /*
  * One sample against the previous run's: at most one interval.  The state
- * that counts it is prepared before its records and committed after them
- * (D5): a full disk writes no record and advances nothing.
+ * that counts it is prepared before its records and committed after
+ * them (rapl-read(1), "Guarantees"): a full disk writes no record and
+ * advances nothing.
  */
 void
 run_once(struct meter *m, struct kp_state *st, const char *path)
@@ -150,7 +150,7 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 
 	usable = load_state(m, st, path, &seq, &stored_us);
 	kp_clock_start(&clk, 0);
-	sample(m);
+	sample(m, 0);
 	if ((ended = usable && kp_clock_resume(&clk, seq, stored_us, path))) {
 		snprintf(what, sizeof(what), "%s: the time since the stored "
 		    "sample", path);

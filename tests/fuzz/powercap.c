@@ -1,7 +1,7 @@
 /*
  * libFuzzer harness for rapl-read's powercap readers: what a sysfs zone's
  * name file and energy_uj or max_energy_range_uj file may hold.  The
- * readers are static in cmd/rapl/discover.c, which is included here whole
+ * readers are static in cmd/rapl/powercap.c, which is included here whole
  * with main.c, its main renamed (the other parts are linked,
  * tests/fuzz/powercap.sources), so that the harness runs the code
  * rapl-read runs.  Besides
@@ -11,7 +11,7 @@
  */
 #define main rapl_read_main
 #include "../../cmd/rapl/main.c"
-#include "../../cmd/rapl/discover.c"
+#include "../../cmd/rapl/powercap.c"
 #undef main
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)

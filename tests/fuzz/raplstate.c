@@ -1,6 +1,7 @@
 /*
- * libFuzzer harness for rapl-read's own state loader (load_state,
- * load_members and load_ticks in cmd/rapl/state.c; cmd/rapl/main.c
+ * libFuzzer harness for rapl-read's own state loader (load_state and
+ * load_members in cmd/rapl/state.c, the model's load in
+ * cmd/rapl/model.c; cmd/rapl/main.c
  * included whole, its main renamed, and the other parts linked,
  * tests/fuzz/raplstate.sources): any JSON as the data of a state file of
  * this boot, for the counters of the sysfs-2socket fixture and for the
@@ -27,7 +28,6 @@ sample_as_stored(struct meter *m)
 {
 	size_t i;
 
-	m->cur_ct = m->prev_ct;
 	for (i = 0; i < m->nmembers; i++) {
 		m->members[i].cur = m->members[i].prev;
 		m->members[i].has_cur = m->members[i].has_prev;
@@ -40,8 +40,9 @@ reset(struct meter *m)
 {
 	size_t i;
 
-	memset(&m->prev_ct, 0, sizeof(m->prev_ct));
-	m->has_prev_ct = 0;
+	for (i = 0; i < m->nrunning; i++)
+		if (m->running[i]->close != NULL)
+			m->running[i]->close();
 	for (i = 0; i < m->nmembers; i++)
 		m->members[i].has_prev = m->members[i].has_cur = 0;
 }
@@ -118,7 +119,7 @@ load_and_save(struct meter *m, const char *data, size_t len)
 	kp_state_close(st);
 	fclose(stderr);
 	stderr = real;
-	if (!usable || (m->source != SOURCE_MODEL &&
+	if (!usable || (m != &model &&
 	    (size_t)check_members(m) < stored_members(m, data, len)))
 		CHECK(saidlen > 0);
 	if (usable) {
@@ -149,7 +150,7 @@ round_trip(struct meter *m, const char *data, size_t size)
 static void
 setup(void)
 {
-	char here[PATH_MAX];
+	char here[PATH_MAX], names[16];
 	FILE *f;
 
 	snprintf(here, sizeof(here), "%.*s/../fixtures",
@@ -164,9 +165,11 @@ setup(void)
 	snprintf(sysfs, sizeof(sysfs), "%s/sysfs-2socket", here);
 	powercap.sysfs = sysfs;
 	powercap.procdir = model.procdir = procdir;
-	open_source(&powercap, SOURCE_POWERCAP);
+	parse_sources(&powercap, strcpy(names, "powercap"));
+	open_sources(&powercap);
 	CHECK(powercap.nmembers > 0);
-	open_source(&model, SOURCE_MODEL);
+	parse_sources(&model, strcpy(names, "model"));
+	open_sources(&model);
 }
 
 int
