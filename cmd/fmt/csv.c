@@ -47,8 +47,8 @@ enum { COL_FIELD, COL_INTERVAL, COL_CO2, COL_GROUP, COL_ZONE };
  */
 struct csv_gap {
 	size_t at;		/* in rows */
-	size_t col;
-	const char *zone;	/* COL_ZONE: in zones */
+	uint16_t col;
+	int16_t zone;		/* COL_ZONE: in zones; else -1 */
 };
 struct csv {
 	int header_done;
@@ -56,7 +56,8 @@ struct csv {
 	struct kp_buf rows;
 	struct csv_gap *gaps;
 	size_t ngaps, gapcap;
-	struct kp_map *zones;	/* the zones' names, held once */
+	char *zones[KP_ZONES_MAX];	/* the zones' names, held once */
+	size_t nzones;
 };
 
 void
@@ -267,20 +268,29 @@ csv_has_row(const struct fmt *ctx, const struct kp_record *rec)
 	    !rec_is_unattributed_exited(rec));
 }
 
-/* A gap at at for column col; zone: one its zone's records fill. */
-static void
-gap_add(struct csv *c, size_t at, size_t col, const char *zone)
+/*
+ * A zone's place in zones, so that a row's gap takes 16 bytes; -1 beyond
+ * the KP_ZONES_MAX zones that a run keeps apart, whose cells are then
+ * written as the row is made.
+ */
+static int
+zone_index(struct csv *c, const char *zone)
 {
-	char *held = NULL;
+	size_t i;
 
-	if (zone != NULL) {
-		if (c->zones == NULL)
-			c->zones = kp_map_new();
-		if ((held = kp_map_get(c->zones, zone)) == NULL) {
-			held = kp_strdup(zone);
-			kp_map_put(c->zones, held, held);
-		}
-	}
+	for (i = 0; i < c->nzones; i++)
+		if (strcmp(c->zones[i], zone) == 0)
+			return i;
+	if (c->nzones == KP_ZONES_MAX)
+		return -1;
+	c->zones[c->nzones] = kp_strdup(zone);
+	return c->nzones++;
+}
+
+/* A gap at at for column col; zone >= 0: one that zone's records fill. */
+static void
+gap_add(struct csv *c, size_t at, size_t col, int zone)
+{
 	if (c->ngaps == c->gapcap) {
 		c->gapcap = c->gapcap ? c->gapcap * 2 : 64;
 		c->gaps = kp_reallocarray(c->gaps, c->gapcap,
@@ -288,7 +298,7 @@ gap_add(struct csv *c, size_t at, size_t col, const char *zone)
 	}
 	c->gaps[c->ngaps].at = at;
 	c->gaps[c->ngaps].col = col;
-	c->gaps[c->ngaps].zone = held;
+	c->gaps[c->ngaps].zone = zone;
 	c->ngaps++;
 }
 
@@ -301,16 +311,17 @@ csv_row(struct fmt *ctx, struct csv *c, struct kp_buf *out,
     const struct kp_record *rec, const struct kp_record *interval, int held)
 {
 	const char *zone = kp_rec_str(rec, "zone");
+	int zi = held && zone != NULL ? zone_index(c, zone) : -1;
 	size_t j;
 
 	for (j = 0; ctx->columns[j] != NULL; j++) {
 		if (j > 0)
 			kp_buf_add(out, ",", 1);
 		if (held && c->kind[j] == COL_INTERVAL)
-			gap_add(c, out->len, j, NULL);
-		else if (held && c->kind[j] == COL_ZONE && zone != NULL &&
+			gap_add(c, out->len, j, -1);
+		else if (zi >= 0 && c->kind[j] == COL_ZONE &&
 		    kp_rec_get(rec, ctx->columns[j]) == NULL)
-			gap_add(c, out->len, j, zone);
+			gap_add(c, out->len, j, zi);
 		else
 			csv_cell(ctx, c, j, out, rec, interval);
 	}
@@ -331,8 +342,8 @@ csv_rows_held(struct fmt *ctx, struct csv *c,
 		return;
 	for (i = 0; i < c->ngaps; i++) {
 		kp_buf_add(&ctx->out, c->rows.s + from, c->gaps[i].at - from);
-		if (c->gaps[i].zone != NULL)
-			zone_cell(ctx, &ctx->out, c->gaps[i].zone,
+		if (c->gaps[i].zone >= 0)
+			zone_cell(ctx, &ctx->out, c->zones[c->gaps[i].zone],
 			    ctx->columns[c->gaps[i].col]);
 		else
 			csv_cell(ctx, c, c->gaps[i].col, &ctx->out, NULL,
@@ -369,11 +380,13 @@ static void
 csv_end(struct fmt *ctx, void *st, const struct block *rest)
 {
 	struct csv *c = st;
+	size_t i;
 
 	csv_block(ctx, c, rest, NULL);
 	free(c->rows.s);
 	free(c->gaps);
-	kp_map_free(c->zones, free);
+	for (i = 0; i < c->nzones; i++)
+		free(c->zones[i]);
 	free(c);
 }
 
