@@ -151,3 +151,19 @@ two_crowds() {
 	run -0 kp-fmt -f table --summary --summary-rows 2 < "$BATS_TEST_TMPDIR/in"
 	assert_line --regexp '^ +[0-9]+ +-  \(other\)  package '
 }
+
+@test "--summary keeps each workload's last value of a field, short or long, as it changes between the two (kp-fmt(1), Memory)" {
+	local s=0 c
+	{
+		echo '{"type":"header","seq":0,"version":"1.0","producer":"test"}'
+		for c in a a-much-longer-command-name-than-24 b; do
+			s=$((s + 1))
+			echo '{"type":"process","seq":'$s',"zone":"package","pid":7,"starttime":1,"comm":"'$c'","state":"running","cpu_us":5,"energy_uj":100}'
+			echo '{"type":"process","seq":'$s',"zone":"package","pid":8,"starttime":1,"comm":"long-'$c'-long-long-long-long","state":"running","cpu_us":5,"energy_uj":100}'
+			echo '{"type":"interval","seq":'$s',"ts":"2026-11-22T00:00:0'$s'.000000Z","dt_us":1000000}'
+		done
+	} > "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	assert_line '{"type":"process","seq":3,"zone":"package","pid":7,"starttime":1,"comm":"b","state":"running","cpu_us":15,"energy_uj":300,"watts":0.0001}'
+	assert_line '{"type":"process","seq":3,"zone":"package","pid":8,"starttime":1,"comm":"long-b-long-long-long-long","state":"running","cpu_us":15,"energy_uj":300,"watts":0.0001}'
+}

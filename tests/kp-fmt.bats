@@ -419,3 +419,70 @@ EOF
 	assert_line "EXAMPLES"
 	assert_line "SEE ALSO"
 }
+
+# Peak resident KiB of kp-fmt "$@" < $IN, its output to $OUT (GNU time(1)).
+peak_kib() {
+	/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" kp-fmt "$@" \
+	    < "$IN" > "$OUT"
+	tail -n 1 "$BATS_TEST_TMPDIR/rss"
+}
+
+@test "json and csv keep no copy of an interval's records: the peak stays within its size + 32 MiB (kp-fmt(1), Memory)" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
+	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
+	# One interval of 20,000 processes, some 16 MB: the records, kept,
+	# cost kp-fmt about 5 times that.
+	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
+	    kp-attribute | kp-aggregate > "$IN"
+	local goal_kib=$(($(wc -c < "$IN") / 1024 + 32 * 1024)) kib
+	kib=$(peak_kib -f json)
+	[ "$kib" -le "$goal_kib" ] || fail "json: $kib KiB, more than $goal_kib"
+	cmp "$IN" "$OUT"
+	kib=$(peak_kib -f csv -o type,dt_us,ts)
+	[ "$kib" -le "$goal_kib" ] || fail "csv: $kib KiB, more than $goal_kib"
+	# A row for each record but the header and the interval, with the
+	# interval's cells, which came after them.
+	assert_equal "$(wc -l < "$OUT")" "$(($(wc -l < "$IN") - 1))"
+	run -0 grep -c -v ',1000000,2026-11-22T00:00:01.000000Z$' "$OUT"
+	assert_output 1
+}
+
+@test "--summary keeps an interval as its lines until its interval record, each name once, each workload's fields in an array of their number and their short values in place: under 6 times the interval (kp-fmt(1), Memory)" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
+	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
+	# 20,000 processes, some 16 MB, as 40,000 workloads: kept as records
+	# with a copy of each name in each, they cost 12 times that; with
+	# room for twice their fields, 7 times; with a buffer for each value,
+	# 6 times.
+	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
+	    kp-attribute | kp-aggregate > "$IN"
+	local bound_kib=$(($(wc -c < "$IN") * 6 / 1024)) kib
+	kib=$(peak_kib -f json --summary 2>/dev/null)
+	[ "$kib" -le "$bound_kib" ] || fail "$kib KiB, more than $bound_kib"
+	# The summary is of the whole interval: in each zone 1,000 rows and
+	# the other processes folded.
+	local n
+	n=$(grep -c '"type":"process","seq":1,"zone":"package"' "$IN")
+	run -0 grep -c '"type":"process"' "$OUT"
+	assert_output 2002
+	run -0 grep -c "\"type\":\"process\".*\"folded\":$((n - 1000))}\$" "$OUT"
+	assert_output 2
+}
+
+@test "csv: a row's source cells are what its zone's records said by the interval's end, though its row is made as read (kp-fmt(1), Memory)" {
+	cat > "$BATS_TEST_TMPDIR/in" <<'EOF2'
+{"type":"header","seq":0,"version":"1.0","producer":"test"}
+{"type":"process","seq":1,"zone":"package","pid":7,"starttime":1,"comm":"a","state":"running","cpu_us":5,"energy_uj":100}
+{"type":"energy","seq":1,"zone":"package","energy_uj":1000,"source":"model","estimated":true,"model":"spec"}
+{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1000000}
+{"type":"process","seq":2,"zone":"package","pid":7,"starttime":1,"comm":"a","state":"running","cpu_us":5,"energy_uj":100}
+{"type":"energy","seq":2,"zone":"package","energy_uj":1000,"source":"powercap","estimated":false}
+{"type":"interval","seq":2,"ts":"2026-11-22T00:00:02.000000Z","dt_us":1000000}
+EOF2
+	run -0 --separate-stderr kp-fmt -f csv -t process -o seq,source,estimated,model,dt_us < "$BATS_TEST_TMPDIR/in"
+	assert_output - <<'EOF2'
+seq,source,estimated,model,dt_us
+1,model,true,spec,1000000
+2,powercap,false,,1000000
+EOF2
+}

@@ -107,6 +107,11 @@ clean() {
 		run vg kp-fmt -f "$f" < "$BATS_TEST_TMPDIR/attributed"
 		clean
 	done
+	# --summary's lines of the open interval, summed or dropped.
+	run vg kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/attributed"
+	clean
+	run vg kp-fmt -f json --summary < "$IN"
+	clean
 }
 
 @test "kp-attribute: no leaks in every split and with the terminated tracker" {

@@ -39,9 +39,25 @@ static const char *const default_types[] = {
  */
 enum { COL_FIELD, COL_INTERVAL, COL_CO2, COL_GROUP, COL_ZONE };
 
+/*
+ * The rows of the records taken as read wait in rows for their interval
+ * record, as CSV text less the cells of the interval's columns and those
+ * that their zone's records fill, whose places are in gaps: what the
+ * output needs, not the records.
+ */
+struct csv_gap {
+	size_t at;		/* in rows */
+	uint16_t col;
+	int16_t zone;		/* COL_ZONE: in zones; else -1 */
+};
 struct csv {
 	int header_done;
 	int kind[MAX_COLUMNS];
+	struct kp_buf rows;
+	struct csv_gap *gaps;
+	size_t ngaps, gapcap;
+	char *zones[KP_ZONES_MAX];	/* the zones' names, held once */
+	size_t nzones;
 };
 
 void
@@ -193,83 +209,187 @@ csv_header(struct fmt *ctx, struct csv *c)
 	kp_buf_add(&ctx->out, "\n", 1);
 }
 
-/*
- * A member of rec, or, where rec has none, as a process's or a group's
- * record has no source, what its zone's records last said: every row of
- * an estimate says so.
- */
+/* What zone's records last said of key, as a cell in out. */
 static void
-zone_value(struct fmt *ctx, const struct kp_record *rec, const char *key)
+zone_cell(struct fmt *ctx, struct kp_buf *out, const char *zone,
+    const char *key)
 {
-	const struct kp_field *f = kp_rec_get(rec, key);
-	const char *zone = kp_rec_str(rec, "zone"), *text;
+	const char *text = zone_source_get(ctx, zone, key);
 
-	if (f != NULL || zone == NULL)
-		csv_value(&ctx->out, f);
-	else if ((text = zone_source_get(ctx, zone, key)) != NULL)
-		csv_text(&ctx->out, text, strlen(text));
+	if (text != NULL)
+		csv_text(out, text, strlen(text));
 }
 
-/* The cell of column i for rec of an interval. */
+/* The cell of column i for rec of an interval, in out. */
 static void
-csv_cell(struct fmt *ctx, const struct csv *c, size_t i,
+csv_cell(struct fmt *ctx, const struct csv *c, size_t i, struct kp_buf *out,
     const struct kp_record *rec, const struct kp_record *interval)
 {
+	const struct kp_field *f;
+	const char *zone;
 	int64_t uj;
 
 	switch (c->kind[i]) {
 	case COL_INTERVAL:
 		if (interval != NULL)
-			csv_value(&ctx->out, kp_rec_get(interval,
-			    ctx->columns[i]));
+			csv_value(out, kp_rec_get(interval, ctx->columns[i]));
 		break;
 	case COL_CO2:
 		/* Unknown, not zero, without an intensity. */
 		if (ctx->has_carbon && kp_rec_int(rec, "energy_uj", &uj))
-			kp_buf_printf(&ctx->out, "%.6g", co2_grams(ctx, uj));
+			kp_buf_printf(out, "%.6g", co2_grams(ctx, uj));
 		break;
 	case COL_GROUP:
-		csv_value(&ctx->out, by_field(rec));
+		csv_value(out, by_field(rec));
 		break;
 	case COL_ZONE:
-		zone_value(ctx, rec, ctx->columns[i]);
+		/*
+		 * A member of rec, or, where rec has none, as a process's or
+		 * a group's record has no source, what its zone's records
+		 * last said: every row of an estimate says so.
+		 */
+		if ((f = kp_rec_get(rec, ctx->columns[i])) != NULL ||
+		    (zone = kp_rec_str(rec, "zone")) == NULL)
+			csv_value(out, f);
+		else
+			zone_cell(ctx, out, zone, ctx->columns[i]);
 		break;
 	default:
-		csv_value(&ctx->out, kp_rec_get(rec, ctx->columns[i]));
+		csv_value(out, kp_rec_get(rec, ctx->columns[i]));
 	}
+}
+
+/* Whether rec has a row: of -t's types, else of the default ones. */
+static int
+csv_has_row(const struct fmt *ctx, const struct kp_record *rec)
+{
+	return ctx->types != NULL ||
+	    (str_in_list(default_types, rec->type) &&
+	    !rec_is_unattributed_exited(rec));
+}
+
+/*
+ * A zone's place in zones, so that a row's gap takes 16 bytes; -1 beyond
+ * the KP_ZONES_MAX zones that a run keeps apart, whose cells are then
+ * written as the row is made.
+ */
+static int
+zone_index(struct csv *c, const char *zone)
+{
+	size_t i;
+
+	for (i = 0; i < c->nzones; i++)
+		if (strcmp(c->zones[i], zone) == 0)
+			return i;
+	if (c->nzones == KP_ZONES_MAX)
+		return -1;
+	c->zones[c->nzones] = kp_strdup(zone);
+	return c->nzones++;
+}
+
+/* A gap at at for column col; zone >= 0: one that zone's records fill. */
+static void
+gap_add(struct csv *c, size_t at, size_t col, int zone)
+{
+	if (c->ngaps == c->gapcap) {
+		c->gapcap = c->gapcap ? c->gapcap * 2 : 64;
+		c->gaps = kp_reallocarray(c->gaps, c->gapcap,
+		    sizeof(*c->gaps));
+	}
+	c->gaps[c->ngaps].at = at;
+	c->gaps[c->ngaps].col = col;
+	c->gaps[c->ngaps].zone = zone;
+	c->ngaps++;
+}
+
+/*
+ * rec's row in out; held, the cells that its interval record and its
+ * zone's last records fill are left as gaps, since those come later.
+ */
+static void
+csv_row(struct fmt *ctx, struct csv *c, struct kp_buf *out,
+    const struct kp_record *rec, const struct kp_record *interval, int held)
+{
+	const char *zone = kp_rec_str(rec, "zone");
+	int zi = held && zone != NULL ? zone_index(c, zone) : -1;
+	size_t j;
+
+	for (j = 0; ctx->columns[j] != NULL; j++) {
+		if (j > 0)
+			kp_buf_add(out, ",", 1);
+		if (held && c->kind[j] == COL_INTERVAL)
+			gap_add(c, out->len, j, -1);
+		else if (zi >= 0 && c->kind[j] == COL_ZONE &&
+		    kp_rec_get(rec, ctx->columns[j]) == NULL)
+			gap_add(c, out->len, j, zi);
+		else
+			csv_cell(ctx, c, j, out, rec, interval);
+	}
+	kp_buf_add(out, "\n", 1);
+}
+
+/*
+ * The rows held, their gaps filled from interval (NULL: left empty) and
+ * from what their zones' records last said.
+ */
+static void
+csv_rows_held(struct fmt *ctx, struct csv *c,
+    const struct kp_record *interval)
+{
+	size_t i, from = 0;
+
+	if (c->rows.len == 0)
+		return;
+	for (i = 0; i < c->ngaps; i++) {
+		kp_buf_add(&ctx->out, c->rows.s + from, c->gaps[i].at - from);
+		if (c->gaps[i].zone >= 0)
+			zone_cell(ctx, &ctx->out, c->zones[c->gaps[i].zone],
+			    ctx->columns[c->gaps[i].col]);
+		else
+			csv_cell(ctx, c, c->gaps[i].col, &ctx->out, NULL,
+			    interval);
+		from = c->gaps[i].at;
+	}
+	kp_buf_add(&ctx->out, c->rows.s + from, c->rows.len - from);
+	c->rows.len = 0;
+	c->ngaps = 0;
+}
+
+static void
+csv_record(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	if (csv_has_row(ctx, rec))
+		csv_row(ctx, st, &((struct csv *)st)->rows, rec, NULL, 1);
 }
 
 static void
 csv_block(struct fmt *ctx, void *st, const struct block *b,
     const struct kp_record *interval)
 {
-	const struct kp_record *rec;
 	struct csv *c = st;
-	size_t i, j;
+	size_t i;
 
 	csv_header(ctx, c);
-	for (i = 0; i < b->n; i++) {
-		rec = b->recs[i];
-		if (ctx->types == NULL &&
-		    (!str_in_list(default_types, rec->type) ||
-		    rec_is_unattributed_exited(rec)))
-			continue;
-		for (j = 0; ctx->columns[j] != NULL; j++) {
-			if (j > 0)
-				kp_buf_add(&ctx->out, ",", 1);
-			csv_cell(ctx, c, j, rec, interval);
-		}
-		kp_buf_add(&ctx->out, "\n", 1);
-	}
+	csv_rows_held(ctx, c, interval);
+	for (i = 0; i < b->n; i++)
+		if (csv_has_row(ctx, b->recs[i]))
+			csv_row(ctx, c, &ctx->out, b->recs[i], interval, 0);
 }
 
 static void
 csv_end(struct fmt *ctx, void *st, const struct block *rest)
 {
-	csv_block(ctx, st, rest, NULL);
-	free(st);
+	struct csv *c = st;
+	size_t i;
+
+	csv_block(ctx, c, rest, NULL);
+	free(c->rows.s);
+	free(c->gaps);
+	for (i = 0; i < c->nzones; i++)
+		free(c->zones[i]);
+	free(c);
 }
 
 const struct format fmt_csv = {
-	"csv", csv_begin, csv_block, NULL, csv_end
+	"csv", csv_begin, csv_block, NULL, csv_end, csv_record
 };

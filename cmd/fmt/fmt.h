@@ -60,7 +60,11 @@ double co2_grams(const struct fmt *ctx, int64_t uj);
  * interval, interval NULL for records whose interval ended without its
  * interval record; header, where not NULL, a header record, which is no
  * interval's; end writes rest, the records left at the end of the input
- * without an interval record, and frees the state.
+ * without an interval record, and frees the state.  record, where not
+ * NULL, takes each record as it is read, keeping only what its output
+ * needs: when every format written has one, no block is kept and block
+ * and end get an empty one, so that an interval of a million records
+ * costs no copy of them (kp-fmt(1), Memory).
  */
 struct format {
 	const char *name;
@@ -69,6 +73,7 @@ struct format {
 	    const struct kp_record *interval);
 	void (*header)(struct fmt *ctx, void *st, const struct kp_record *rec);
 	void (*end)(struct fmt *ctx, void *st, const struct block *rest);
+	void (*record)(struct fmt *ctx, void *st, const struct kp_record *rec);
 };
 extern const struct format fmt_table, fmt_top, fmt_csv, fmt_json,
     fmt_prometheus, fmt_textfile, fmt_summary;

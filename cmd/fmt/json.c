@@ -60,6 +60,14 @@ json_end(struct fmt *ctx, void *st, const struct block *rest)
 	json_block(ctx, st, rest, NULL);
 }
 
+/* A record needs nothing after it: it is written as read. */
+static void
+json_record(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	(void)st;
+	json_line(ctx, rec);
+}
+
 const struct format fmt_json = {
-	"json", json_begin, json_block, json_header, json_end
+	"json", json_begin, json_block, json_header, json_end, json_record
 };

@@ -286,10 +286,39 @@ sinks_end(struct fmt *ctx, struct sinks *k, struct block *rest)
 	flush_out(ctx);
 }
 
+/* Whether every sink takes records as read, so that none needs a block. */
+static int
+sinks_take_records(const struct sinks *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (k->s[i].f->record == NULL)
+			return 0;
+	return 1;
+}
+
 /*
- * Records wait in the block for their interval record; an interval that
- * ended without one, which the reader has reported, is written as
- * incomplete.
+ * A record to every sink as read.  What they made of it goes out once it
+ * passes OUT_HELD_BYTES, not at the interval's end: held, the text of a
+ * large interval would cost as much as its records (kp-fmt(1), Memory).
+ */
+#define OUT_HELD_BYTES (64 << 10)
+static void
+sinks_record(struct fmt *ctx, struct sinks *k, const struct kp_record *rec)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		k->s[i].f->record(ctx, k->s[i].st, rec);
+	if (ctx->out.len >= OUT_HELD_BYTES)
+		flush_out(ctx);
+}
+
+/*
+ * Records wait in the block for their interval record, unless every sink
+ * takes them as read; an interval that ended without one, which the
+ * reader has reported, is written as incomplete.
  */
 static void
 format_stream(struct fmt *ctx, struct kp_reader *r)
@@ -297,18 +326,28 @@ format_stream(struct fmt *ctx, struct kp_reader *r)
 	struct sinks k = { 0 };
 	struct block b = { 0 };
 	struct kp_record rec;
+	int as_read, held = 0;	/* records of the open interval */
 
 	sinks_open(ctx, &k);
+	as_read = sinks_take_records(&k);
 	while (kp_reader_next(r, &rec) > 0) {
-		if (rec.cut_seq >= 0 && b.n > 0)
+		if (rec.cut_seq >= 0 && held > 0) {
 			sinks_block(ctx, &k, &b, NULL);
+			held = 0;
+		}
 		zone_source_note(ctx, &rec);
-		if (rec_is(&rec, "interval"))
+		if (rec_is(&rec, "interval")) {
 			sinks_block(ctx, &k, &b, &rec);
-		else if (rec_is(&rec, "header"))
+			held = 0;
+		} else if (rec_is(&rec, "header"))
 			sinks_header(ctx, &k, &rec);	/* -t: the sink's */
-		else if (type_wanted(ctx, rec.type))
-			block_add(&b, &rec);
+		else if (type_wanted(ctx, rec.type)) {
+			if (as_read)
+				sinks_record(ctx, &k, &rec);
+			else
+				block_add(&b, &rec);
+			held++;
+		}
 	}
 	sinks_end(ctx, &k, &b);
 	block_free(&b);

@@ -525,9 +525,9 @@ prom_end(struct fmt *ctx, void *st, const struct block *rest)
 }
 
 const struct format fmt_prometheus = {
-	"prometheus", prom_begin, prom_block, prom_header, prom_end
+	"prometheus", prom_begin, prom_block, prom_header, prom_end, NULL
 };
 
 const struct format fmt_textfile = {
-	"textfile", textfile_begin, prom_block, prom_header, prom_end
+	"textfile", textfile_begin, prom_block, prom_header, prom_end, NULL
 };

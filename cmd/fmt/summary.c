@@ -31,21 +31,30 @@ static const char *const sum_fields[] = {
 	"total_cpu_us", NULL
 };
 
-/* One field of a workload's record. */
+/*
+ * One field of a workload's record.  Its value as last read is in the
+ * field itself when short, as most are, numbers and names: a buffer of
+ * its own for each field of each workload cost a third of a summary.
+ */
+#define RAW_INLINE 24
 struct sum_field {
-	char *key;
-	size_t keylen;
-	int summed;		/* one of sum_fields */
-	int kind;		/* KP_V_* */
+	const char *key;	/* the summary's names' */
 	int64_t i;		/* KP_V_INT */
-	struct kp_buf raw;	/* the value as last read */
+	uint32_t keylen;
+	uint32_t rawlen, rawcap;	/* rawcap > RAW_INLINE: in heap */
+	uint8_t summed;		/* one of sum_fields */
+	uint8_t kind;		/* KP_V_* */
+	union {
+		char in[RAW_INLINE];
+		char *heap;
+	} raw;
 };
 
 /* One workload: its fields in the order first read. */
 struct workload {
-	char *type;		/* the same in each of its records */
+	const char *type;	/* the same in each of its records */
 	char *key;		/* in the index; NULL: an other row */
-	char *bucket;		/* what its other row would be */
+	const char *bucket;	/* what its other row would be */
 	struct sum_field *f;
 	size_t nf, cap;
 	int64_t last_seq;	/* of its last record */
@@ -64,6 +73,7 @@ struct summary {
 	size_t n, cap;
 	struct kp_map *index;		/* key -> one of w, borrowed */
 	struct kp_map *others;		/* bucket -> other row, borrowed */
+	struct kp_map *names;		/* every name, type and bucket, once */
 	struct workload **other;	/* the other rows, in order made */
 	size_t nother, othercap;
 	size_t rows;			/* --summary-rows */
@@ -75,6 +85,9 @@ struct summary {
 	size_t intervals;		/* interval records read */
 	struct kp_buf ts;		/* of the last interval, as JSON */
 	struct block header;		/* the last header, for the summary */
+	struct kp_buf pending;		/* the open interval's lines, */
+	long *pending_lineno;		/* each's line number */
+	size_t npending, pendingcap;
 };
 
 /*
@@ -146,20 +159,44 @@ bucket_of(const struct kp_record *rec)
 	return b.s;
 }
 
+static const char *
+raw_of(const struct sum_field *sf)
+{
+	return sf->rawcap > RAW_INLINE ? sf->raw.heap : sf->raw.in;
+}
+
 /*
- * The value as written, in a buffer of its own size: a summary holds
- * thousands of workloads of a dozen fields, and kp_buf's room to grow
- * would be most of its memory.
+ * The value as written: in the field, else in a buffer of its own size,
+ * since a summary holds thousands of workloads of a dozen fields, and
+ * room to grow would be most of its memory.
  */
 static void
 raw_set(struct sum_field *sf, const char *raw, size_t len)
 {
-	if (sf->raw.cap < len) {
-		sf->raw.s = kp_reallocarray(sf->raw.s, len, 1);
-		sf->raw.cap = len;
+	if (len > RAW_INLINE && len > sf->rawcap) {
+		if (sf->rawcap <= RAW_INLINE)
+			sf->raw.heap = NULL;
+		sf->raw.heap = kp_reallocarray(sf->raw.heap, len, 1);
+		sf->rawcap = len;
 	}
-	memcpy(sf->raw.s, raw, len);
-	sf->raw.len = len;
+	memcpy(sf->rawcap > RAW_INLINE ? sf->raw.heap : sf->raw.in, raw, len);
+	sf->rawlen = len;
+}
+
+/*
+ * A field's name, one copy for every workload's: a dozen names repeat in
+ * each of thousands of workloads (kp-fmt(1), Memory).
+ */
+static const char *
+name_of(struct summary *s, const char *key)
+{
+	char *name = kp_map_get(s->names, key);
+
+	if (name == NULL) {
+		name = kp_strdup(key);
+		kp_map_put(s->names, name, name);
+	}
+	return name;
 }
 
 static void
@@ -197,11 +234,11 @@ is_summed(const struct workload *w, const char *key)
 }
 
 static void
-field_append(struct workload *w, const struct kp_field *f)
+field_append(struct summary *s, struct workload *w, const struct kp_field *f)
 {
 	struct sum_field *sf = field_slot(w);
 
-	sf->key = kp_strndup(f->key, f->keylen);
+	sf->key = name_of(s, f->key);
 	sf->keylen = f->keylen;
 	sf->summed = is_summed(w, sf->key);
 	field_set(sf, f);
@@ -213,20 +250,21 @@ field_copy(struct workload *w, const struct sum_field *from)
 {
 	struct sum_field *sf = field_slot(w);
 
-	sf->key = kp_strdup(from->key);
+	sf->key = from->key;
 	sf->keylen = from->keylen;
 	sf->summed = from->summed;
 	sf->kind = from->kind;
 	sf->i = from->i;
-	raw_set(sf, from->raw.s, from->raw.len);
+	raw_set(sf, raw_of(from), from->rawlen);
 }
 
 static void
-field_put(struct workload *w, const char *key, const char *raw)
+field_put(struct summary *s, struct workload *w, const char *key,
+    const char *raw)
 {
 	struct sum_field *sf = field_slot(w);
 
-	sf->key = kp_strdup(key);
+	sf->key = name_of(s, key);
 	sf->keylen = strlen(key);
 	sf->kind = KP_V_STR;
 	raw_set(sf, raw, strlen(raw));
@@ -261,7 +299,7 @@ keeps_estimated(const struct sum_field *sf, const struct kp_field *f)
 
 /* Adds a record of the same workload: sums summed, others replaced. */
 static void
-workload_merge(struct fmt *ctx, struct workload *w,
+workload_merge(struct summary *s, struct workload *w,
     const struct kp_record *rec)
 {
 	const struct kp_field *f;
@@ -271,9 +309,9 @@ workload_merge(struct fmt *ctx, struct workload *w,
 	for (i = 0; i < rec->nf; i++) {
 		f = &rec->f[i];
 		if ((sf = field_find(w, f, i)) == NULL)
-			field_append(w, f);
+			field_append(s, w, f);
 		else if (sf->summed)
-			sf->i = add_held(ctx, sf->i, f->i, sf->key,
+			sf->i = add_held(s->ctx, sf->i, f->i, sf->key,
 			    rec->lineno);
 		else if (!keeps_estimated(sf, f))
 			field_set(sf, f);
@@ -304,10 +342,12 @@ static struct workload *
 workload_new(struct summary *s, const struct kp_record *rec)
 {
 	struct workload *w = kp_calloc(1, sizeof(*w));
+	char *bucket = bucket_of(rec);
 
-	w->type = kp_strdup(rec->type);
+	w->type = name_of(s, rec->type);
 	w->key = kp_strdup(s->key.s);
-	w->bucket = bucket_of(rec);
+	w->bucket = name_of(s, bucket);
+	free(bucket);
 	w->foldable = foldable(rec);
 	s->nlive += w->foldable;
 	if (s->n == s->cap) {
@@ -319,19 +359,27 @@ workload_new(struct summary *s, const struct kp_record *rec)
 	return w;
 }
 
+/*
+ * A new workload's fields in an array of their number: its later records
+ * seldom add one, and the room doubling leaves would be a third of it.
+ */
+static void
+workload_fit(struct workload *w)
+{
+	w->f = kp_reallocarray(w->f, w->nf + 1, sizeof(*w->f));
+	w->cap = w->nf + 1;
+}
+
 static void
 workload_free(struct workload *w)
 {
 	size_t i;
 
-	for (i = 0; i < w->nf; i++) {
-		free(w->f[i].key);
-		free(w->f[i].raw.s);
-	}
+	for (i = 0; i < w->nf; i++)
+		if (w->f[i].rawcap > RAW_INLINE)
+			free(w->f[i].raw.heap);
 	free(w->f);
-	free(w->type);
 	free(w->key);
-	free(w->bucket);
 	free(w);
 }
 
@@ -347,16 +395,19 @@ workload_end(struct summary *s, struct workload *w)
 }
 
 static void
-add_record(struct fmt *ctx, struct summary *s, const struct kp_record *rec)
+add_record(struct summary *s, const struct kp_record *rec)
 {
 	struct workload *w;
 
 	if (s->first_seq < 0 || rec->seq < s->first_seq)
 		s->first_seq = rec->seq;
 	workload_key(&s->key, rec);
-	if ((w = kp_map_get(s->index, s->key.s)) == NULL)
+	if ((w = kp_map_get(s->index, s->key.s)) == NULL) {
 		w = workload_new(s, rec);
-	workload_merge(ctx, w, rec);
+		workload_merge(s, w, rec);
+		workload_fit(w);
+	} else
+		workload_merge(s, w, rec);
 	w->last_seq = rec->seq;
 	if (kp_rec_terminated(rec))
 		workload_end(s, w);
@@ -436,7 +487,8 @@ add_folded(struct summary *s, int64_t a, int64_t b, const char *what)
  * row sets to "(other)": a group's id, the field a group is by, or comm.
  */
 static void
-field_put_name(struct workload *o, const struct workload *w)
+field_put_name(struct summary *s, struct workload *o,
+    const struct workload *w)
 {
 	static const char *const id[][2] = {
 		{ "container", "container_id" }, { "pod", "pod_id" },
@@ -448,16 +500,16 @@ field_put_name(struct workload *o, const struct workload *w)
 
 	for (i = 0; i < NELEM(id); i++)
 		if (strcmp(w->type, id[i][0]) == 0) {
-			field_put(o, id[i][1], "\"(other)\"");
+			field_put(s, o, id[i][1], "\"(other)\"");
 			return;
 		}
 	/* Of many parents, an exited other row names none: no ppid. */
 	if (by == NULL || by->kind != KP_V_STR) {
-		field_put(o, "comm", "\"(other)\"");
+		field_put(s, o, "comm", "\"(other)\"");
 		return;
 	}
-	key = kp_strndup(by->raw.s + 1, by->raw.len - 2);
-	field_put(o, key, "\"(other)\"");
+	key = kp_strndup(raw_of(by) + 1, by->rawlen - 2);
+	field_put(s, o, key, "\"(other)\"");
 	free(key);
 }
 
@@ -477,12 +529,12 @@ other_row(struct summary *s, const struct workload *w)
 	if ((o = kp_map_get(s->others, w->bucket)) != NULL)
 		return o;
 	o = kp_calloc(1, sizeof(*o));
-	o->type = kp_strdup(w->type);
-	o->bucket = kp_strdup(w->bucket);
+	o->type = w->type;
+	o->bucket = w->bucket;
 	for (i = 0; i < w->nf; i++)
 		if (str_in_list(place, w->f[i].key))
 			field_copy(o, &w->f[i]);
-	field_put_name(o, w);
+	field_put_name(s, o, w);
 	kp_map_put(s->others, o->bucket, o);
 	if (s->nother == s->othercap) {
 		s->othercap = s->othercap ? s->othercap * 2 : 16;
@@ -611,6 +663,57 @@ fold_held(struct summary *s)
 		    "that comes back starts a new row", before, KP_LIVE_MAX);
 }
 
+/* Forgets the open interval's lines; keeps the memory for the next. */
+static void
+pending_drop(struct summary *s)
+{
+	s->pending.len = 0;
+	s->npending = 0;
+}
+
+/*
+ * A record of the open interval, as read: kept as its line, a third of
+ * what the block's copy costs, since it is summed only once its interval
+ * record has come (kp-fmt(1), Memory).
+ */
+static void
+summary_record(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	struct summary *s = st;
+
+	(void)ctx;
+	if (s->npending == s->pendingcap) {
+		s->pendingcap = s->pendingcap ? s->pendingcap * 2 : 64;
+		s->pending_lineno = kp_reallocarray(s->pending_lineno,
+		    s->pendingcap, sizeof(*s->pending_lineno));
+	}
+	s->pending_lineno[s->npending++] = rec->lineno;
+	kp_buf_add(&s->pending, rec->line, rec->len);
+	kp_buf_add(&s->pending, "\n", 1);
+}
+
+/* The open interval's lines, read again one at a time and summed. */
+static void
+add_pending(struct fmt *ctx, struct summary *s)
+{
+	const char *line = s->pending.s, *nl;
+	struct kp_reader *r;
+	struct kp_record rec;
+	size_t i;
+
+	for (i = 0; i < s->npending; i++, line = nl + 1) {
+		nl = memchr(line, '\n', s->pending.s + s->pending.len - line);
+		r = kp_reader_open_mem(line, nl - line, ctx->input_name);
+		if (kp_reader_read(r, &rec) != 1)
+			errx(KP_EXIT_FAILURE, "--summary: cannot read a "
+			    "record again");
+		rec.lineno = s->pending_lineno[i];
+		add_record(s, &rec);
+		kp_reader_close(r);
+	}
+	pending_drop(s);
+}
+
 /* Adds one whole interval: its records and its length. */
 static void
 add_interval(struct fmt *ctx, struct summary *s, const struct block *b,
@@ -621,8 +724,9 @@ add_interval(struct fmt *ctx, struct summary *s, const struct block *b,
 	size_t i;
 
 	s->dense = 0;
+	add_pending(ctx, s);
 	for (i = 0; i < b->n; i++)
-		add_record(ctx, s, b->recs[i]);
+		add_record(s, b->recs[i]);
 	s->intervals++;
 	s->last_seq = interval->seq;
 	if (s->first_seq < 0 || interval->seq < s->first_seq)
@@ -712,7 +816,7 @@ put_value(const struct summary *s, struct kp_buf *b,
 	else if (sf->summed)
 		kp_buf_i64(b, sf->i);
 	else
-		kp_buf_add(b, sf->raw.s, sf->raw.len);
+		kp_buf_add(b, raw_of(sf), sf->rawlen);
 }
 
 /* The record of a workload over the run, a line in b. */
@@ -799,6 +903,7 @@ summary_begin(struct fmt *ctx)
 		s->inner_st = s->inner->begin(ctx);
 	s->index = kp_map_new();
 	s->others = kp_map_new();
+	s->names = kp_map_new();
 	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
 	return s;
@@ -811,6 +916,8 @@ summary_block(struct fmt *ctx, void *st, const struct block *b,
 {
 	if (interval != NULL)
 		add_interval(ctx, st, b, interval);
+	else
+		pending_drop(st);
 }
 
 /*
@@ -824,12 +931,12 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 {
 	struct block none = { 0 };
 	struct summary *s = st;
-	size_t i;
+	size_t i, left = rest->n + s->npending;
 
-	if (rest->n > 0)
+	if (left > 0)
 		kp_warn_line(ctx->input_name, 0, "%zu record%s after the last "
 		    "interval record, an incomplete interval, left out of the "
-		    "summary", rest->n, rest->n == 1 ? "" : "s");
+		    "summary", left, left == 1 ? "" : "s");
 	fold_beyond(s, s->rows, NULL);
 	if (s->inner != NULL && s->intervals > 0)
 		summary_write(ctx, s);
@@ -843,8 +950,11 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	free(s->other);
 	kp_map_free(s->index, NULL);
 	kp_map_free(s->others, NULL);
+	kp_map_free(s->names, free);
 	free(s->key.s);
 	free(s->ts.s);
+	free(s->pending.s);
+	free(s->pending_lineno);
 	block_free(&s->header);
 	free(s);
 }
@@ -864,5 +974,6 @@ summary_header(struct fmt *ctx, void *st, const struct kp_record *rec)
 }
 
 const struct format fmt_summary = {
-	"summary", summary_begin, summary_block, summary_header, summary_end
+	"summary", summary_begin, summary_block, summary_header, summary_end,
+	summary_record
 };

@@ -743,5 +743,5 @@ table_end(struct fmt *ctx, void *st, const struct block *rest)
 }
 
 const struct format fmt_table = {
-	"table", table_begin, table_block, NULL, table_end
+	"table", table_begin, table_block, NULL, table_end, NULL
 };

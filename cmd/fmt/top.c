@@ -214,5 +214,5 @@ top_end(struct fmt *ctx, void *st, const struct block *rest)
 }
 
 const struct format fmt_top = {
-	"top", top_begin, top_block, NULL, top_end
+	"top", top_begin, top_block, NULL, top_end, NULL
 };
