@@ -122,14 +122,15 @@ mutual() {
 
 # Each object's variables in .data or .bss: the state a program could
 # change outside a call.  Tables are const, in .rodata or .data.rel.ro;
-# AddressSanitizer adds a marker of its own for each global (make
-# SANITIZE=1).
+# the sanitizer build (make SANITIZE=1, clang) adds variables of its own:
+# AddressSanitizer a marker for each global, UndefinedBehaviorSanitizer an
+# unnamed record of each check's source place.
 writable() {
 	local o
 	for o in "$@"; do
 		objdump -t "$o" | awk -v o="${o#"$KP_ROOT"/}" \
 		    '$3 == "O" && $4 ~ /^\.(data|bss)$/ &&
-		    $NF !~ /^__odr_asan/ { print o, $NF }'
+		    $NF !~ /^(__odr_asan|__unnamed_[0-9]+$)/ { print o, $NF }'
 	done
 }
 
