@@ -158,17 +158,27 @@ cgroup 101'
 	printf '3:cpu,cpuacct:/\n0::/system.slice/ssh.service\n' > "$P/102/cgroup"
 	add_proc 103 job 0 0 2 /
 	printf '3:cpu,cpuacct:/pod/job3\n0::/pod/job3 (deleted)\n' > "$P/103/cgroup"
+	# Exiting, but its v1 cgroups not yet left: they go all at once, so
+	# a line elsewhere than / says the paths are still its own.
+	add_proc 104 job 0 0 2 /
+	printf '5:net_cls:/\n3:cpu,cpuacct:/pod/job4\n0::/pod/job4\n' > "$P/104/cgroup"
+	set_stat_fields 104 7 4		# PF_EXITING
 	replay 'exec 0 1 101
 exec 0 2 102
 exec 0 3 103
+exec 0 4 104
 cgroup 101
 cgroup 102
-cgroup 103'
+cgroup 103
+cgroup 104'
 	assert_output '101: unknown
 102: 3:cpu,cpuacct:/
 0::/system.slice/ssh.service
 103: 3:cpu,cpuacct:/pod/job3
-0::/pod/job3'
+0::/pod/job3
+104: 5:net_cls:/
+3:cpu,cpuacct:/pod/job4
+0::/pod/job4'
 }
 
 @test "events lost: the gaps in each CPU's numbering, wherever they come" {

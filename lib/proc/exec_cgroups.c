@@ -108,11 +108,18 @@ strip_deleted(char *text)
 	}
 }
 
-/* Whether a v1 line (hierarchy id:controllers:path) reads `/'. */
+/*
+ * Whether every v1 line (hierarchy id:controllers:path) reads `/'.  An
+ * exiting task leaves all its v1 cgroups at once, so one line elsewhere
+ * says its paths are still its own; and on a hybrid host some v1
+ * hierarchies (net_cls, rdma, misc) hold every task at `/', so that a test
+ * of any line would read the stat of nearly every exec as well.
+ */
 static int
 v1_at_root(const char *text)
 {
 	const char *p, *end, *path;
+	int at_root = 0;
 
 	for (p = text; *p != '\0'; p = *end != '\0' ? end + 1 : end) {
 		end = p + strcspn(p, "\n");
@@ -120,10 +127,11 @@ v1_at_root(const char *text)
 		    (size_t)(end - p))) == NULL || (path = memchr(path + 1,
 		    ':', (size_t)(end - path - 1))) == NULL)
 			continue;
-		if (end - path == 2 && path[1] == '/')
-			return 1;
+		if (end - path != 2 || path[1] != '/')
+			return 0;
+		at_root = 1;
 	}
-	return 0;
+	return at_root;
 }
 
 static int
