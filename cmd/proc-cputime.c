@@ -277,7 +277,8 @@ end_interval(struct kp_sampler *s, struct filter *f,
 
 /*
  * Samples as each upstream interval ends, its CPU records just before its
- * interval record; every record read is passed through as it came.
+ * interval record; every record read is passed through as it came.  A
+ * command record names and places the command before that sample.
  */
 static void
 pass_stream(struct kp_sampler *s, struct filter *f, struct kp_reader *r)
@@ -288,8 +289,11 @@ pass_stream(struct kp_sampler *s, struct filter *f, struct kp_reader *r)
 	while (kp_reader_next(r, &rec)) {
 		if (strcmp(rec.type, "interval") == 0)
 			end_interval(s, f, &rec);
-		else
+		else {
+			if (strcmp(rec.type, "command") == 0)
+				kp_sampler_command(s, &rec);
 			kp_out_raw(rec.line, rec.len);
+		}
 	}
 }
 

@@ -178,6 +178,8 @@ json_t *kp_sampler_save(const struct kp_sampler *s);
 /* The number of bad process rows skipped, or -1: no baseline at all. */
 int kp_sampler_load(struct kp_sampler *s, json_t *saved);
 void kp_sampler_free(struct kp_sampler *s);
+/* command.c: rapl-read -- CMD's command record, read before the next scan. */
+void kp_sampler_command(struct kp_sampler *s, const struct kp_record *rec);
 
 /*
  * exit_taskstats.c: the kernel's exit records (taskstats), one fact per
