@@ -656,3 +656,24 @@ kp-aggregate: <stdin>:4: exited record whose energy_uj or cpu_us takes a sum pas
 	done
 	assert_equal "$one" "${chain%$'\n'}"
 }
+
+@test "a process whose record names another cgroup moves there from that record on; its earlier sums stay (kp-aggregate(1), Members)" {
+	# rapl-read -- CMD's command: seen once in rapl-read's cgroup, then
+	# in the cgroup it was moved to before its exec.
+	process 1 package 7 100 '"cgroup":"/rr"'
+	process 1 package 8 1 '"cgroup":"/rr"'
+	interval 1
+	process 2 package 7 40 '"cgroup":"/kp-command-7"'
+	process 2 package 8 1 '"cgroup":"/rr"'
+	interval 2
+	process 3 package 7 2 '"cgroup":"/kp-command-7","state":"terminated"'
+	interval 3
+	run -0 --separate-stderr kp-aggregate --by cgroup --drop-processes < "$IN"
+	run -0 jq -c 'select(.type == "group") | [.seq, .cgroup, .processes, .energy_uj, .total_uj, .state]' <<< "$output"
+	assert_output - <<-'OUT'
+	[1,"/rr",2,101,101,"running"]
+	[2,"/kp-command-7",1,40,40,"running"]
+	[2,"/rr",1,1,102,"running"]
+	[3,"/kp-command-7",1,2,42,"terminated"]
+	OUT
+}

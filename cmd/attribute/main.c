@@ -86,8 +86,12 @@ run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
 			    state_data(a, s) : NULL);
 		} else if (consumed(&rec))
 			hold(a, r, &rec, &iv);
-		else
+		else {
+			/* names the command when it samples /proc itself */
+			if (strcmp(rec.type, "command") == 0)
+				kp_sampler_command(s, &rec);
 			kp_out_raw(rec.line, rec.len);
+		}
 	}
 	/* The stream ended inside an interval, which the reader reported. */
 	pass_lines(&iv.lines);
