@@ -390,7 +390,7 @@ xml_root() {
 	EOF
 }
 
-@test "exe is read once per process, at first sight, and again for a reused pid" {
+@test "exe is read once per process, at first sight, again when its comm changes (an exec), and again for a reused pid" {
 	P=$(fixture_copy proc-basic)
 	add_proc 900 app 5 5 90000 /system.slice/a.service
 	ln -s /usr/bin/first "$P/900/exe"

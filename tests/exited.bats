@@ -881,6 +881,34 @@ dropped_in() {
 	[ $((used - credited)) -lt "$(ticks_us 2)" ]
 }
 
+@test "rapl-read -- sh: sh in kp-command-PID is credited >= 90 % of the command record's cpu_us, in the process records and its cgroup's group (rapl-read(1), Measuring a command)" {
+	needs_root
+	# sh itself burns 200 ms of CPU time, as its own stat counts it, so
+	# that a loaded machine takes longer but burns no less; the 10 % left
+	# is more than the clock ticks a sample may round away.
+	cat > "$BATS_TEST_TMPDIR/burn.sh" <<-'SH'
+	used=0
+	while [ "$used" -lt 20 ]; do
+		i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done
+		read -r stat < /proc/$$/stat
+		set -- $stat
+		used=$((${14} + ${15}))
+	done
+	SH
+	run -0 --separate-stderr bash -c 'set -o pipefail; rapl-read --source model -i 1s -- sh "$1" | proc-cputime | kp-attribute | kp-aggregate --by cgroup' _ "$BATS_TEST_TMPDIR/burn.sh"
+	out=$output
+	cmd=$(jq -c 'select(.type == "command")' <<< "$out")
+	pid=$(jq .pid <<< "$cmd")
+	cg=$(jq -r .cgroup <<< "$cmd")
+	assert_equal "$cg" "$(jq -r '.cgroup | sub("[^/]*$"; "")' <<< "$cmd")kp-command-$pid"
+	# One zone's records: each zone's repeat the same cpu_us.
+	zone=$(jq -r 'select(.type == "process") | .zone' <<< "$out" | head -n 1)
+	procs_us=$(jq -s --argjson pid "$pid" --arg cg "$cg" --arg z "$zone" '[.[] | select(.type == "process" and .zone == $z and .pid == $pid and .comm == "sh" and .cgroup == $cg) | .cpu_us] | add // 0' <<< "$out")
+	within 90 101 "$procs_us" "$(jq .cpu_us <<< "$cmd")"
+	group_us=$(jq -s --arg cg "$cg" --arg z "$zone" '[.[] | select(.type == "group" and .zone == $z and .cgroup == $cg) | .cpu_us] | add // 0' <<< "$out")
+	within 90 101 "$group_us" "$(jq .cpu_us <<< "$cmd")"
+}
+
 @test "rapl-read -- CMD | proc-cputime: the tree's records name its own cgroup, which kp-aggregate --by cgroup keeps apart" {
 	needs_root
 	run -0 --separate-stderr bash -c 'CPUBURN=$1 rapl-read --source model -i 100ms -- sh -c "\"\$CPUBURN\" 300" | proc-cputime | kp-attribute | kp-aggregate --by cgroup' _ "$KP_ROOT/tests/cpuburn"
