@@ -167,3 +167,39 @@ two_crowds() {
 	assert_line '{"type":"process","seq":3,"zone":"package","pid":7,"starttime":1,"comm":"b","state":"running","cpu_us":15,"energy_uj":300,"watts":0.0001}'
 	assert_line '{"type":"process","seq":3,"zone":"package","pid":8,"starttime":1,"comm":"long-b-long-long-long-long","state":"running","cpu_us":15,"energy_uj":300,"watts":0.0001}'
 }
+
+# An attributed rapl-read -- CMD stream: the command sh, pid 7, in its own
+# cgroup /kp-command-7, ends in interval 2.
+command_stream() {
+	cat > "$BATS_TEST_TMPDIR/in" <<-'IN'
+	{"type":"header","seq":0,"version":"1.2","producer":"rapl-read"}
+	{"type":"node","seq":1,"zone":"package","energy_uj":10000001,"active_uj":10000001,"idle_uj":0,"estimated":true}
+	{"type":"process","seq":1,"zone":"package","pid":7,"ppid":6,"starttime":100,"comm":"sh","state":"running","cgroup":"/kp-command-7","cpu_us":300000,"energy_uj":3000001}
+	{"type":"process","seq":1,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":700000,"energy_uj":7000000}
+	{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1000000}
+	{"type":"command","seq":2,"pid":7,"ppid":6,"starttime":100,"comm":"sh","cpu_us":402000,"cgroup":"/kp-command-7","cgroup_cpu_us":402100,"status":0}
+	{"type":"node","seq":2,"zone":"package","energy_uj":5000003,"active_uj":5000003,"idle_uj":0,"estimated":true}
+	{"type":"process","seq":2,"zone":"package","pid":7,"ppid":6,"starttime":100,"comm":"sh","state":"terminated","cgroup":"/kp-command-7","cpu_us":100000,"energy_uj":1000002}
+	{"type":"exited","seq":2,"zone":"package","count":0,"source":"cgroup","cgroup":"/kp-command-7","cpu_us":2000,"energy_uj":20003}
+	{"type":"process","seq":2,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":398000,"energy_uj":3979998}
+	{"type":"interval","seq":2,"ts":"2026-11-22T00:00:01.500000Z","dt_us":500000}
+	IN
+}
+
+@test "--summary: the command's block, its tree's joules the exact sum of its cgroup's records, beside the machine's (kp-fmt(1), The command's energy)" {
+	command_stream
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	run -0 jq -c 'select(.type == "command")' <<< "$output"
+	assert_output '{"type":"command","seq":2,"zone":"package","pid":7,"comm":"sh","status":0,"cpu_us":402000,"cgroup":"/kp-command-7","energy_uj":4020006,"credited_cpu_us":402000,"watts":2.680004,"machine_uj":15000004,"dt_us":1500000,"estimated":true}'
+	# As a table: one short block.
+	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/in"
+	assert_line -n 2 'command  sh  pid 7  status 0  tree cpu 402 ms'
+	assert_line -n 3 '  package  4.020006 J  mean 2.68 W  cpu 402 ms  of the machine'"'"'s 15.000004 J over 1.50 s, estimated'
+}
+
+@test "--summary: a command without a cgroup of its own has the machine's joules alone, and says why" {
+	command_stream
+	sed -i 's|,"cgroup":"/kp-command-7","cgroup_cpu_us":402100||' "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/in"
+	assert_line -n 3 '  package  its tree'"'"'s share unknown (no cgroup of its own)  the machine'"'"'s 15.000004 J over 1.50 s, estimated'
+}

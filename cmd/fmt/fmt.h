@@ -36,6 +36,14 @@ const struct kp_field *by_field(const struct kp_record *rec);
 int str_in_list(const char *const *list, const char *s);
 int type_wanted(const struct fmt *ctx, const char *type);
 
+/* cmdblock.c: --summary's block for rapl-read -- CMD's command. */
+struct cmd_energy;
+struct cmd_energy *cmd_energy_new(void);
+int cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec);
+void cmd_energy_lines(const struct cmd_energy *c, struct kp_buf *b,
+    int64_t seq, int64_t dt_us);
+void cmd_energy_free(struct cmd_energy *c);
+
 /* units.c: energy shown by the human formats in the unit of -u. */
 struct unit {
 	double scale;		/* of the base unit */

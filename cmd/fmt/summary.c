@@ -88,6 +88,7 @@ struct summary {
 	struct kp_buf pending;		/* the open interval's lines, */
 	long *pending_lineno;		/* each's line number */
 	size_t npending, pendingcap;
+	struct cmd_energy *cmd;		/* rapl-read -- CMD's command block */
 };
 
 /*
@@ -401,6 +402,8 @@ add_record(struct summary *s, const struct kp_record *rec)
 
 	if (s->first_seq < 0 || rec->seq < s->first_seq)
 		s->first_seq = rec->seq;
+	if (cmd_energy_add(s->cmd, rec))
+		return;		/* the command block stands for it */
 	workload_key(&s->key, rec);
 	if ((w = kp_map_get(s->index, s->key.s)) == NULL) {
 		w = workload_new(s, rec);
@@ -876,6 +879,7 @@ summary_write(struct fmt *ctx, struct summary *s)
 		workload_line(s, &text, s->w[i]);
 	for (i = 0; i < s->nother; i++)
 		workload_line(s, &text, s->other[i]);
+	cmd_energy_lines(s->cmd, &text, s->last_seq, s->dt_us);
 	interval_line(s, &text);
 	r = kp_reader_open_mem(text.s, text.len, "--summary");
 	while ((got = kp_reader_next(r, &rec)) > 0 &&
@@ -906,6 +910,7 @@ summary_begin(struct fmt *ctx)
 	s->names = kp_map_new();
 	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
+	s->cmd = cmd_energy_new();
 	return s;
 }
 
@@ -956,6 +961,7 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	free(s->pending.s);
 	free(s->pending_lineno);
 	block_free(&s->header);
+	cmd_energy_free(s->cmd);
 	free(s);
 }
 

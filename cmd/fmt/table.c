@@ -459,6 +459,35 @@ cpu_line(struct kp_buf *out, const struct block *b)
 }
 
 /*
+ * --summary's line under it, per zone: its tree's energy, exact to the
+ * uJ, beside the machine's over the same time (kp-fmt(1), "The command's
+ * energy"); without a cgroup of its own, the machine's alone.
+ */
+static void
+command_energy_line(struct kp_buf *out, const struct kp_record *rec)
+{
+	char w[32], dt[32], cpu[32];
+	int64_t uj = 0, dt_us = 0;
+
+	kp_rec_int(rec, "dt_us", &dt_us);
+	kp_buf_printf(out, "  %s  ", str_or_dash(rec, "zone"));
+	if (kp_rec_int(rec, "energy_uj", &uj)) {
+		put_joules(out, uj);
+		kp_buf_printf(out, " J  mean %s  cpu %s  of the machine's ",
+		    fmt_human(w, sizeof(w), num(rec, "watts"), watts_units),
+		    cell_cpu(cpu, sizeof(cpu), rec, "credited_cpu_us"));
+	} else
+		kp_buf_printf(out, "its tree's share unknown (no cgroup of "
+		    "its own)  the machine's ");
+	kp_rec_int(rec, "machine_uj", &uj);
+	put_joules(out, uj);
+	kp_buf_printf(out, " J over %s%s\n", fmt_human(dt, sizeof(dt),
+	    dt_us / 1e6, seconds_units), kp_rec_get(rec, "estimated") != NULL &&
+	    kp_rec_get(rec, "estimated")->kind == KP_V_TRUE ? ", estimated" :
+	    "");
+}
+
+/*
  * The command rapl-read ran, in the interval it exited: its tree's CPU
  * time over the whole run, orphans included (kp-records(5)).
  */
@@ -478,6 +507,8 @@ command_lines(struct kp_buf *out, const struct block *b)
 		    int_or_dash(pid, sizeof(pid), rec, "pid"),
 		    int_or_dash(status, sizeof(status), rec, "status"),
 		    cell_cpu(cpu, sizeof(cpu), rec, "cpu_us"));
+		if (kp_rec_get(rec, "machine_uj") != NULL)
+			command_energy_line(out, rec);
 	}
 }
 

@@ -136,7 +136,7 @@ tree_end(struct tree *t)
  * and the orphans of its tree that ended), in a command record; and its
  * cgroup's counter where it has one.
  */
-static void
+static int64_t
 command_record(int64_t seq, pid_t pid, uint64_t starttime, const char *argv0,
     int status, const struct tree *t)
 {
@@ -145,7 +145,7 @@ command_record(int64_t seq, pid_t pid, uint64_t starttime, const char *argv0,
 	const char *comm = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 :
 	    argv0;
 	char name[16];
-	int64_t usage_us;
+	int64_t usage_us, cpu_us;
 
 	(void)reap_children(pid, &status);
 	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
@@ -156,8 +156,9 @@ command_record(int64_t seq, pid_t pid, uint64_t starttime, const char *argv0,
 	kp_buf_int(&b, "ppid", getpid());
 	kp_buf_int(&b, "starttime", (int64_t)starttime);
 	kp_buf_text(&b, "comm", name);
-	kp_buf_int(&b, "cpu_us", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
-	    (int64_t)1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	cpu_us = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * (int64_t)1000000 +
+	    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+	kp_buf_int(&b, "cpu_us", cpu_us);
 	if (t->node != NULL && kp_cgcpu_usage(t->cg, t->node, &usage_us) == 0) {
 		kp_buf_text(&b, "cgroup", t->node->path);
 		kp_buf_int(&b, "cgroup_cpu_us", usage_us);
@@ -165,6 +166,97 @@ command_record(int64_t seq, pid_t pid, uint64_t starttime, const char *argv0,
 	kp_buf_int(&b, "status", exit_status(status));
 	kp_out_buf(&b);
 	free(b.s);
+	return cpu_us;
+}
+
+#define TALLY_ZONES 16
+
+/* -- CMD alone at a terminal: the run's energy per zone, for its block. */
+struct tally {
+	struct {
+		char *zone;
+		int64_t energy_uj;
+		int estimated;
+	} z[TALLY_ZONES];
+	size_t n;
+	int64_t dt_us, cpu_us;	/* the run's; wait4's tree CPU time */
+};
+
+void
+tally_add(struct tally *t, const char *zone, int64_t energy_uj,
+    int estimated)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->n && strcmp(t->z[i].zone, zone) != 0; i++)
+		;
+	if (i == TALLY_ZONES)
+		return;		/* more zones than a block shows */
+	if (i == t->n)
+		t->z[t->n++].zone = kp_strdup(zone);
+	t->z[i].energy_uj += energy_uj;
+	t->z[i].estimated |= estimated;
+}
+
+/*
+ * The block on standard error at the end: the command, its run, and the
+ * machine's energy per zone.  Its tree's share is kp-attribute's to give
+ * (rapl-read(1), "Measuring a command").
+ */
+static void
+tally_block(struct tally *t, const char *argv0, int status)
+{
+	double s = t->dt_us / 1e6;
+	size_t i;
+
+	fprintf(stderr, "rapl-read: %s: status %d  elapsed %.3f s  tree cpu "
+	    "%.3f s\n", argv0, status, s, t->cpu_us / 1e6);
+	for (i = 0; i < t->n; i++) {
+		fprintf(stderr, "  %s  %lld.%06lld J  mean %.2f W  the "
+		    "machine's%s\n", t->z[i].zone,
+		    (long long)(t->z[i].energy_uj / 1000000),
+		    (long long)(t->z[i].energy_uj % 1000000),
+		    s > 0 ? t->z[i].energy_uj / 1e6 / s : 0.0,
+		    t->z[i].estimated ? ", estimated" : "");
+		free(t->z[i].zone);
+	}
+	fprintf(stderr, "  its tree's share: rapl-read -- %s | proc-cputime | "
+	    "kp-attribute | kp-fmt --summary\n", argv0);
+	free(t);
+}
+
+/*
+ * Where records and the command's output go (rapl-read(1), "Measuring a
+ * command"): records to path with -o, the command's stdout then
+ * rapl-read's own; at a terminal without -o, the command's stdout there
+ * and the records nowhere, since they would mix; else, in a pipeline,
+ * records to stdout and the command's stdout to stderr.  The block comes
+ * when the command ends wherever stdout was a terminal.
+ */
+void
+setup_output(struct meter *m, const char *path, int command)
+{
+	int fd = -1, terminal = isatty(STDOUT_FILENO);
+
+	m->command_stdout = -1;
+	if (path != NULL && (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0666)) < 0)
+		err(KP_EXIT_FAILURE, "%s", path);
+	if (command && terminal)
+		m->tally = kp_calloc(1, sizeof(*m->tally));
+	if (fd < 0 && command && terminal &&
+	    (fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+		err(KP_EXIT_FAILURE, "/dev/null");
+	if (fd < 0)
+		return;
+	if (command && (m->command_stdout = fcntl(STDOUT_FILENO,
+	    F_DUPFD_CLOEXEC, 3)) < 0)
+		err(KP_EXIT_FAILURE, "dup");
+	if (dup2(fd, STDOUT_FILENO) < 0)
+		err(KP_EXIT_FAILURE, "dup2");
+	close(fd);
 }
 
 /*
@@ -213,14 +305,14 @@ wait_header_read(void)
 }
 
 /*
- * The command, started: its standard output is standard error, and it
- * runs once rapl-read has placed it (the pipe closes), so that none of
- * its tree starts outside its cgroup, and once the next stage has read
- * the header.
+ * The command, started: its standard output is rapl-read's own where the
+ * records go elsewhere, else standard error (setup_output); it runs once
+ * rapl-read has placed it (the pipe closes), so that none of its tree
+ * starts outside its cgroup, and once the next stage has read the header.
  */
 static pid_t
-start_command(char *argv[], const sigset_t *old, struct tree *t,
-    uint64_t *starttime)
+start_command(const struct meter *m, char *argv[], const sigset_t *old,
+    struct tree *t, uint64_t *starttime)
 {
 	int go[2];
 	char c;
@@ -235,7 +327,8 @@ start_command(char *argv[], const sigset_t *old, struct tree *t,
 		(void)read(go[0], &c, 1);
 		sigprocmask(SIG_SETMASK, old, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		if (dup2(m->command_stdout >= 0 ? m->command_stdout :
+		    STDERR_FILENO, STDOUT_FILENO) < 0)
 			err(126, "dup2");
 		execvp(argv[0], argv);
 		warn("%s", argv[0]);
@@ -262,6 +355,7 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	struct tree t;
 	sigset_t set, old;
 	uint64_t starttime;
+	int64_t cpu_us = 0;
 	pid_t pid;
 	int status, ended = 0;
 
@@ -275,16 +369,23 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	start_clock(m, &clk, interval_us);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		err(KP_EXIT_FAILURE, "prctl");
-	pid = start_command(argv, &old, &t, &starttime);
+	pid = start_command(m, argv, &old, &t, &starttime);
 	while (!ended) {
 		ended = wait_command(pid, &status, kp_clock_deadline_us(&clk),
 		    &set);
 		kp_clock_end(&clk);
+		if (m->tally != NULL)
+			m->tally->dt_us += clk.dt_us;
 		if (ended)
-			command_record(clk.seq, pid, starttime, argv[0], status,
-			    &t);
+			cpu_us = command_record(clk.seq, pid, starttime,
+			    argv[0], status, &t);
 		end_interval(m, &clk);
 	}
 	tree_end(&t);
+	if (m->tally != NULL) {
+		m->tally->cpu_us = cpu_us;
+		tally_block(m->tally, argv[0], exit_status(status));
+		m->tally = NULL;
+	}
 	return exit_status(status);
 }

@@ -112,6 +112,9 @@ struct meter {
 	const char **zones;		/* -z; NULL: every zone but node */
 	size_t nzones;
 	int per_socket;
+	int command_stdout;		/* -- CMD: its stdout, -1: stderr */
+	struct tally *tally;		/* -- CMD alone: the run's energy, */
+					/* or NULL */
 };
 
 /* source.c */
@@ -162,6 +165,10 @@ int run_clock(struct meter *m, int64_t interval_us, long long count);
 
 /* command.c */
 int run_command(struct meter *m, int64_t interval_us, char *argv[]);
+void setup_output(struct meter *m, const char *path, int command);
+struct tally;
+void tally_add(struct tally *t, const char *zone, int64_t energy_uj,
+    int estimated);
 
 /* state.c */
 int load_state(struct meter *m, struct kp_state *st, const char *path,

@@ -186,9 +186,12 @@ emit_zone(const struct meter *m, const char *zone, int socket, int64_t seq,
 	size_t n = 0;
 
 	if (zone_energy(m, zone, socket, dt_us, &energy_uj, &n, &last) == 0 &&
-	    n > 0)
+	    n > 0) {
 		out_energy(seq, zone, socket, (int64_t)energy_uj, dt_us, n,
 		    last);
+		tally_add(m->tally, zone, (int64_t)energy_uj,
+		    last->src->estimates);
+	}
 }
 
 /* The node's energy, its zones each counted once (see in_node). */
@@ -210,9 +213,12 @@ emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
 		    &n, &last) < 0)
 			return;
 	}
-	if (n > 0)
+	if (n > 0) {
 		out_energy(seq, "node", NO_SOCKET, (int64_t)energy_uj, dt_us,
 		    n, last);
+		tally_add(m->tally, "node", (int64_t)energy_uj,
+		    last->src->estimates);
+	}
 }
 
 void
