@@ -6,6 +6,7 @@
  * ended in, so the scan that ends that interval accounts for it named and
  * placed right.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sampler.h"
@@ -36,6 +37,10 @@ static void
 name_command(struct kp_sampler *s, struct proc *p,
     const struct kp_pid_stat *ps, const char *cgroup)
 {
+	if (strcmp(p->stat.comm, ps->comm) != 0) {
+		free(p->exe);	/* read before its exec: not the command's */
+		p->exe = NULL;
+	}
 	memcpy(p->stat.comm, ps->comm, sizeof(p->stat.comm));
 	if (cgroup == NULL)
 		return;
