@@ -244,7 +244,8 @@ main(int argc, char *argv[])
 {
 	const struct source **owner;
 	struct option *longopts = long_options(&owner);
-	struct meter m = { .sysfs = "/sys", .procdir = "/proc" };
+	struct meter m = { .sysfs = "/sys", .procdir = "/proc",
+	    .command_stdout = -1 };
 	const char *statepath = NULL, *outpath = NULL;
 	struct kp_state *st;
 	struct kp_clock_opts clock = KP_CLOCK_OPTS_INIT;

@@ -165,10 +165,22 @@ int run_clock(struct meter *m, int64_t interval_us, long long count);
 
 /* command.c */
 int run_command(struct meter *m, int64_t interval_us, char *argv[]);
+
+/* terminal.c */
 void setup_output(struct meter *m, const char *path, int command);
-struct tally;
+#define TALLY_ZONES 16
+struct tally {			/* the run's energy per zone, for the block */
+	struct {
+		char *zone;
+		int64_t energy_uj;
+		int estimated;
+	} z[TALLY_ZONES];
+	size_t n;
+	int64_t dt_us, cpu_us;	/* the run's; wait4's tree CPU time */
+};
 void tally_add(struct tally *t, const char *zone, int64_t energy_uj,
     int estimated);
+void tally_block(struct tally *t, const char *argv0, int status);
 
 /* state.c */
 int load_state(struct meter *m, struct kp_state *st, const char *path,
