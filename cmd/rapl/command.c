@@ -154,7 +154,8 @@ command_record(int64_t seq, pid_t pid, uint64_t starttime, const char *argv0,
 	kp_buf_rec(&b, "command", seq);
 	kp_buf_int(&b, "pid", pid);
 	kp_buf_int(&b, "ppid", getpid());
-	kp_buf_int(&b, "starttime", (int64_t)starttime);
+	if (starttime > 0)
+		kp_buf_int(&b, "starttime", (int64_t)starttime);
 	kp_buf_text(&b, "comm", name);
 	cpu_us = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * (int64_t)1000000 +
 	    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;

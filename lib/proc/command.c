@@ -21,8 +21,8 @@ command_stat(const struct kp_record *rec, struct kp_pid_stat *ps,
 
 	if (!kp_rec_int(rec, "pid", &pid) || !kp_rec_int(rec, "ppid", &ppid) ||
 	    !kp_rec_int(rec, "starttime", &starttime) || comm == NULL ||
-	    pid <= 0 || starttime < 0)
-		return -1;	/* kp-records 1.1's, without them */
+	    pid <= 0 || starttime <= 0)
+		return -1;	/* kp-records 1.1's, or one /proc did not tell */
 	memset(ps, 0, sizeof(*ps));
 	ps->pid = (pid_t)pid;
 	ps->ppid = (pid_t)ppid;
