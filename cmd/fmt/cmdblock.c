@@ -3,6 +3,7 @@
  * tree's energy the exact sum of the records of its own cgroup, beside the
  * machine's over the same intervals (kp-fmt(1), "The command's energy").
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,17 @@ tree_of(struct cmd_energy *c, const char *cgroup)
 	return &c->trees[c->ntrees++];
 }
 
+/*
+ * a + b, held at the largest int64_t: a sum only input that no meter
+ * wrote could pass, which the summary's own rows report (kp-fmt(1),
+ * --summary).
+ */
+static int64_t
+add_held(int64_t a, int64_t b)
+{
+	return b > INT64_MAX - a ? INT64_MAX : a + b;
+}
+
 /* A process or exited record of a command's cgroup: its tree's. */
 static void
 add_tree(struct cmd_energy *c, const struct kp_record *rec, int z)
@@ -88,9 +100,9 @@ add_tree(struct cmd_energy *c, const struct kp_record *rec, int z)
 	int64_t v;
 
 	if (kp_rec_int(rec, "energy_uj", &v))
-		t->energy_uj[z] += v;
+		t->energy_uj[z] = add_held(t->energy_uj[z], v);
 	if (kp_rec_int(rec, "cpu_us", &v))
-		t->cpu_us[z] += v;
+		t->cpu_us[z] = add_held(t->cpu_us[z], v);
 }
 
 static char *
@@ -135,9 +147,9 @@ cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec)
 	    command_cgroup(kp_rec_str(rec, "cgroup")))
 		add_tree(c, rec, z);
 	else if (rec_is(rec, "node") && kp_rec_int(rec, "energy_uj", &uj))
-		c->zone[z].machine_uj += uj;
+		c->zone[z].machine_uj = add_held(c->zone[z].machine_uj, uj);
 	else if (rec_is(rec, "energy") && kp_rec_int(rec, "energy_uj", &uj))
-		c->zone[z].energy_uj += uj;
+		c->zone[z].energy_uj = add_held(c->zone[z].energy_uj, uj);
 	else
 		return 0;
 	c->zone[z].estimated |= (f = kp_rec_get(rec, "estimated")) != NULL &&
