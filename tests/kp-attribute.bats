@@ -360,12 +360,59 @@ field() {
 }
 
 @test "scaling down is said in the unattributed record" {
-	header; energy 1 package 1000; cpu 1 100 100
-	proc 1 1 150; proc 1 2 50; interval 1
-	energy 2 package 1000; cpu 2 100 100; proc 2 1 50; interval 2
+	# 100 ms past the node's, beyond the 20 ms that clock ticks round
+	# two records by (kp-attribute(1), Arithmetic).
+	header; energy 1 package 1000; cpu 1 100000 100000
+	proc 1 1 150000; proc 1 2 50000; interval 1
+	energy 2 package 1000; cpu 2 100000 100000; proc 2 1 50000; interval 2
 	attribute
 	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "true false "
-	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "100 null "
+	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "100000 null "
+	assert_equal "$(field process energy_uj | tr '\n' ' ')" "750 250 500 "
+}
+
+@test "records past the node's CPU by clock-tick rounding alone are not scaled down" {
+	# Two or three records with CPU may round 2 ticks x sqrt(n), at least
+	# 2 ticks: 20 ms at 100 ticks a second; five, 2 x 2 ticks = 40 ms.
+	# The record without CPU rounds nothing.
+	header; energy 1 package 1000; cpu 1 100000 100000
+	proc 1 1 70000; proc 1 2 50000; proc 1 3 0; interval 1
+	energy 2 package 1000; cpu 2 100000 100000
+	proc 2 1 70000; proc 2 2 50000; proc 2 3 1; interval 2
+	energy 3 package 1000; cpu 3 100000 100000
+	proc 3 1 50000; proc 3 2 20000; proc 3 3 20000; proc 3 4 20000
+	exited 3 1 20000; interval 3
+	energy 4 package 1000; cpu 4 100000 100000
+	proc 4 1 80000; proc 4 2 20000; proc 4 3 20000; proc 4 4 20000
+	exited 4 1 5000; interval 4
+	attribute
+	assert_success
+	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "false true false true "
+	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "20000 20001 30000 45000 "
+	# Not scaled, the records still share all the active energy and
+	# nothing more: the identity holds.
+	assert_equal "$(field unattributed energy_uj | tr '\n' ' ')" "0 0 0 0 "
+	assert_equal "$(jq -s '[.[] | select(.seq == 1 and .type == "process") | .energy_uj] | add' <<< "$output")" 1000
+}
+
+@test "scaled_by names the cgroup that passed its counter the most that interval" {
+	header; energy 1 package 1000; cpu 1 100000 100000
+	proc 1 1 100000
+	printf '%s\n' \
+	    '{"type":"exited","seq":1,"count":0,"cpu_us":30000,"source":"cgroup","kind":"service","cgroup":"/system.slice/a.service","unit":"a.service","excess_cpu_us":7000}' \
+	    '{"type":"exited","seq":1,"count":0,"cpu_us":20000,"source":"cgroup","kind":"service","cgroup":"/system.slice/b.service","unit":"b.service","excess_cpu_us":9000}' \
+	    '{"type":"exited","seq":1,"count":0,"cpu_us":10000,"source":"cgroup","kind":"service","cgroup":"/system.slice/c.service","unit":"c.service"}' >> "$IN"
+	interval 1
+	# Within rounding, nothing is named.
+	energy 2 package 1000; cpu 2 100000 100000
+	proc 2 1 90000
+	printf '%s\n' '{"type":"exited","seq":2,"count":0,"cpu_us":20000,"source":"cgroup","kind":"service","cgroup":"/system.slice/b.service","unit":"b.service","excess_cpu_us":9000}' >> "$IN"
+	interval 2
+	attribute
+	assert_success
+	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "true false "
+	assert_equal "$(field unattributed scaled_by | tr '\n' ' ')" "/system.slice/b.service null "
+	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "60000 10000 "
 }
 
 @test "a process born mid-interval, one dying, and pid reuse are three workloads" {
@@ -810,8 +857,9 @@ xfield() {
 	# One exited record with no CPU time still gets its record, with 0.
 	assert_equal "$(xfield energy_uj)" "200 0 333 "
 	assert_equal "$(field unattributed energy_uj | tr '\n' ' ')" "400 0 "
-	# Processes and exited records over the node's CPU: scaled down.
-	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "false true "
+	# Processes and exited records over the node's CPU by less than
+	# clock ticks round: reported, not scaled down.
+	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "false false "
 	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "null 50 "
 }
 

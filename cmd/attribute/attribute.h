@@ -59,6 +59,10 @@ struct interval {
 	int64_t cpu_us, total_cpu_us;
 	int64_t procs_us;	/* sum of the procs' and exited records' */
 				/* cpu_us, checked to fit */
+	size_t nrounded;	/* of those records, the ones with CPU */
+	int64_t worst_excess_us;	/* the largest excess_cpu_us of an */
+	size_t worst_off, worst_len;	/* exited record, and its cgroup */
+					/* in text, as JSON; 0, 0: none */
 	double ratio;
 	struct kp_buf text;	/* identity texts */
 	struct kp_buf lines;	/* consumed lines, to pass on if unused */
@@ -139,6 +143,7 @@ struct attr {
 /* hold.c */
 void check_live(struct kp_reader *r, const struct kp_record *rec, int64_t dt_us);
 int consumed(const struct kp_record *rec);
+void drop_records(struct interval *iv);
 void hold(struct attr *a, struct kp_reader *r, const struct kp_record *rec,
     struct interval *iv);
 void hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,

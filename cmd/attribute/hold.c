@@ -38,11 +38,22 @@ energy_zone(struct attr *a, const struct kp_record *rec)
 	return kp_zone_index(&a->zones, key, strlen(key));
 }
 
+/* The interval's proc and exited records, and what they summed, let go. */
+void
+drop_records(struct interval *iv)
+{
+	iv->nprocs = iv->nexited = 0;
+	iv->procs_us = 0;
+	iv->nrounded = 0;
+	iv->worst_excess_us = 0;
+	iv->worst_off = iv->worst_len = 0;
+}
+
 void
 interval_clear(struct interval *iv)
 {
-	iv->nenergy = iv->nprocs = iv->nexited = 0;
-	iv->procs_us = 0;
+	drop_records(iv);
+	iv->nenergy = 0;
 	iv->seq = -1;
 	iv->has_cpu = iv->has_total = iv->dense = 0;
 	iv->text.len = iv->lines.len = 0;
@@ -96,6 +107,7 @@ cpu_adds(struct interval *iv, int64_t cpu_us)
 	    sum_us > KP_AMOUNT_MAX)
 		return 0;
 	iv->procs_us = sum_us;
+	iv->nrounded += cpu_us > 0;
 	return 1;
 }
 
@@ -243,6 +255,26 @@ copy_field(struct kp_buf *b, const struct kp_field *f)
 }
 
 /*
+ * The cgroup whose exited record says it passed its counter by the most
+ * this interval: the one a scaled down interval names (kp-attribute(1)).
+ */
+static void
+note_excess(struct interval *iv, const struct kp_record *rec)
+{
+	const struct kp_field *f;
+	int64_t excess_us;
+
+	if (!kp_rec_int(rec, "excess_cpu_us", &excess_us) ||
+	    excess_us <= iv->worst_excess_us ||
+	    (f = kp_rec_get(rec, "cgroup")) == NULL || f->kind != KP_V_STR)
+		return;
+	iv->worst_excess_us = excess_us;
+	iv->worst_off = iv->text.len;
+	kp_buf_add(&iv->text, f->raw, f->rawlen);
+	iv->worst_len = f->rawlen;
+}
+
+/*
  * An exited record: its CPU time joins the shares' denominator as a
  * process's does, and all its members but those written here with its
  * share are kept to be written on.  The reader has checked that it has
@@ -271,6 +303,7 @@ hold_exited(struct interval *iv, const struct kp_record *rec)
 		if (!written_here(rec->f[i].key))
 			copy_field(&iv->text, &rec->f[i]);
 	x->id_len = iv->text.len - x->id_off;
+	note_excess(iv, rec);
 	return NULL;
 }
 
@@ -443,6 +476,5 @@ pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
 	for (i = 0; i < iv->nexited; i++)
 		kp_out_raw(iv->lines.s + iv->exited[i].line_off,
 		    iv->exited[i].line_len);
-	iv->nprocs = iv->nexited = 0;
-	iv->procs_us = 0;
+	drop_records(iv);
 }

@@ -185,18 +185,35 @@ emit_process(struct attr *a, int64_t seq, int z, const char *id,
 	kp_out_buf(&a->out);
 }
 
+/*
+ * Records whose CPU time passes the node's by no more than the clock
+ * ticks' rounding allow (proc-cputime(1), Exit accounting) are not scaled
+ * down: that excess is rounding, said in excess_cpu_us alone.  Beyond, it
+ * is, and scaled_by names the cgroup that passed its counter the most.
+ */
 static void
-emit_unattributed(struct attr *a, int64_t seq, int z, const struct share *sh,
-    int64_t excess_us, int64_t dt_us)
+put_excess(struct attr *a, const struct interval *iv, int64_t excess_us)
+{
+	int scaled = excess_us > kp_ticks_rounding_us(iv->nrounded);
+
+	kp_buf_bool(&a->out, "scaled_down", scaled);
+	if (excess_us > 0)
+		kp_buf_int(&a->out, "excess_cpu_us", excess_us);
+	if (scaled && iv->worst_len > 0)
+		kp_buf_raw(&a->out, "scaled_by", iv->text.s + iv->worst_off,
+		    iv->worst_len);
+}
+
+static void
+emit_unattributed(struct attr *a, const struct interval *iv, int z,
+    const struct share *sh, int64_t excess_us, int64_t seq, int64_t dt_us)
 {
 	a->unattributed_total[z] += sh->active_uj + sh->idle_uj;
 	kp_buf_rec(&a->out, "unattributed", seq);
 	put_zone(a, z);
 	share_members(a, sh, dt_us);
 	kp_buf_int(&a->out, "total_uj", a->unattributed_total[z]);
-	kp_buf_bool(&a->out, "scaled_down", excess_us > 0);
-	if (excess_us > 0)
-		kp_buf_int(&a->out, "excess_cpu_us", excess_us);
+	put_excess(a, iv, excess_us);
 	kp_out_buf(&a->out);
 }
 
@@ -317,7 +334,7 @@ attribute_zone(struct attr *a, struct interval *iv, const struct energy *e,
 		    a->ended[k].id_len, &a->shares[u + 1], dt_us,
 		    a->ended[k].w.total_uj[e->zone]);
 	emit_exited(a, iv, e->zone, seq, &a->shares[n], dt_us);
-	emit_unattributed(a, seq, e->zone, &a->shares[u], excess_us, dt_us);
+	emit_unattributed(a, iv, e->zone, &a->shares[u], excess_us, seq, dt_us);
 }
 
 /* Room for n shares: one per process and exited record, and two more. */

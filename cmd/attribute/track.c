@@ -156,8 +156,7 @@ end_interval(struct attr *a, struct kp_reader *r, struct interval *iv,
 			check_live(r, rec, dt_us);
 		if (kp_sampler_scan(s) < 0)
 			errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
-		iv->nprocs = iv->nexited = 0;
-		iv->procs_us = 0;
+		drop_records(iv);
 		hold_sampled(a, iv, s, rec->seq);
 	}
 	if (iv->nenergy == 0)
