@@ -32,7 +32,8 @@ PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
 	lib/proc/exec_cgroups.o lib/proc/exit_account.o lib/proc/exit_queue.o \
 	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
-	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o
+	lib/proc/options.o lib/proc/procfs.o lib/proc/proctable.o \
+	lib/proc/sampler.o
 LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,

@@ -57,7 +57,7 @@ field() {
 @test "-h and --help print the usage and the options on stdout, exit 0; --version" {
 	assert_help kp-attribute
 	run -0 kp-attribute -h
-	assert_line -n 0 "usage: kp-attribute [-h] [--denominator node|processes] [--idle none|proportional] [--max-terminated n] [--min-terminated-energy joules] [--proc dir] [--split ratio|baseline] [--baseline-watts [zone=]watts] [--state file]"
+	assert_line -n 0 "usage: kp-attribute [-ah] [--cgroup-root dir] [--denominator node|processes] [--exited sources]"
 	assert_line '      --split ratio|baseline          how the active energy is found'
 }
 
@@ -66,7 +66,7 @@ field() {
 	assert_equal "${stderr_lines[0]}" "kp-attribute: unrecognized option '--bogus'"
 	run -2 --separate-stderr kp-attribute file
 	assert_equal "${stderr_lines[0]}" "kp-attribute: unexpected argument 'file'"
-	[[ ${stderr_lines[1]} == "usage: kp-attribute [-h] "* ]]
+	[[ ${stderr_lines[1]} == "usage: kp-attribute [-ah] "* ]]
 }
 
 @test "ratio 0.4 on 100 J gives 40 J active and 60 J idle" {
@@ -158,6 +158,108 @@ field() {
 	assert_equal "$(field process pid)" 100
 	assert_equal "$(field process energy_uj)" 100000
 	assert_equal "$(field unattributed energy_uj)" 300000
+}
+
+# short_and_long OPTS...: one rapl-read --state run over $SY and $P, read by
+# kp-attribute sampling /proc itself with OPTS, and by proc-cputime with OPTS
+# then kp-attribute; each keeps its own state, both read the same energy.
+short_and_long() {
+	local d=$BATS_TEST_TMPDIR
+	rapl-read --sysfs "$SY" --proc "$P" --state "$d/rr.state" > "$d/rr.out"
+	kp-attribute "$@" --proc "$P" --state "$d/short.state" \
+	    < "$d/rr.out" > "$d/short.out"
+	proc-cputime "$@" --proc "$P" --state "$d/long.state" < "$d/rr.out" |
+	    kp-attribute --proc "$P" --state "$d/long.state2" > "$d/long.out"
+}
+
+@test "rapl-read | kp-attribute gives the records of rapl-read | proc-cputime | kp-attribute, names included" {
+	P=$(fixture_copy proc-identity)
+	SY=$(fixture_copy sysfs-1socket)
+	short_and_long -a --root "$FIXTURES/node-root"
+	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
+	for pid in 1001 1002 1017; do
+		sed -i 's/ 10 5 0 0 / 40 15 0 0 /' "$P/$pid/stat"
+	done
+	for f in $(find "$SY/devices" -name energy_uj); do
+		echo $(($(cat "$f") + 5000000)) > "$f"
+	done
+	short_and_long -a --root "$FIXTURES/node-root"
+	run -0 diff <(grep -v '"type":"header"' "$BATS_TEST_TMPDIR/short.out") \
+	    <(grep -v '"type":"header"' "$BATS_TEST_TMPDIR/long.out")
+	# Not empty, and named from --root's files: dense, as -a asks, so
+	# the idle processes of the tree have records too.
+	run -0 jq -r 'select(.type == "process" and .zone == "package" and
+	    .cpu_us > 0) | "\(.pid) \(.container_name)"' "$BATS_TEST_TMPDIR/short.out"
+	assert_output "$(printf '1001 web\n1002 proxy\n1017 hostnet')"
+	run -0 jq -s '[.[] | select(.type == "process" and .zone == "package")] | length' \
+	    "$BATS_TEST_TMPDIR/short.out"
+	[ "$output" -gt 30 ]
+	run -0 jq -r 'select(.type == "node" and .zone == "package") | .dense' \
+	    "$BATS_TEST_TMPDIR/short.out"
+	assert_output true
+}
+
+# sockets PID: the sockets process PID holds open.
+sockets() {
+	find "/proc/$1/fd" -lname 'socket:*' | wc -l
+}
+
+# feed_until FD OUT SEQ LINE...: writes the lines to FD, then waits for
+# interval SEQ to come out in OUT.
+feed_until() {
+	local fd=$1 out=$2 seq=$3
+	shift 3
+	printf '%s\n' "$@" >&"$fd"
+	until grep -q "\"type\":\"interval\",\"seq\":$seq," "$out"; do
+		sleep 0.01
+	done
+}
+
+@test "the exit listeners open at the first interval without a cpu record, never with --state" {
+	needs_root
+	local out=$BATS_TEST_TMPDIR/out in pid
+	local h='{"type":"header","seq":0,"version":"1.2","producer":"test"}'
+	local c1='{"type":"cpu","seq":1,"cpu_us":0,"total_cpu_us":100,"usage_ratio":0}'
+	local i1='{"type":"interval","seq":1,"dt_us":1000000}'
+	local i2='{"type":"interval","seq":2,"dt_us":1000000}'
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	kp-attribute < "$BATS_TEST_TMPDIR/fifo" > "$out" &
+	pid=$!
+	exec {in}> "$BATS_TEST_TMPDIR/fifo"
+	feed_until "$in" "$out" 1 "$h" "$c1" "$i1"
+	assert_equal "$(sockets "$pid")" 0
+	feed_until "$in" "$out" 2 "$i2"
+	# taskstats, and the process events where the kernel has them.
+	[ "$(sockets "$pid")" -ge 1 ]
+	exec {in}>&-
+	wait "$pid"
+	: > "$out"
+	kp-attribute --state "$BATS_TEST_TMPDIR/ka.state" \
+	    < "$BATS_TEST_TMPDIR/fifo" > "$out" &
+	pid=$!
+	exec {in}> "$BATS_TEST_TMPDIR/fifo"
+	feed_until "$in" "$out" 1 "$h" "$i1"
+	assert_equal "$(sockets "$pid")" 0
+	exec {in}>&-
+	wait "$pid"
+}
+
+@test "kp-attribute takes proc-cputime's sampling options, and not its clock's" {
+	P=$(fixture_copy proc-basic)
+	header
+	for opt in -a --all "--cgroup-root $BATS_TEST_TMPDIR" "--exited none" \
+	    "--keep-open 0" "--pods-log $BATS_TEST_TMPDIR" \
+	    "--podman-root $BATS_TEST_TMPDIR" "--root /" \
+	    "--taskstats-buffer 65536"; do
+		# shellcheck disable=SC2086 # an option and its argument
+		run -0 kp-attribute $opt --proc "$P" < "$IN"
+	done
+	for opt in "-i 1s" "-n 1" --head; do
+		# shellcheck disable=SC2086
+		run -2 --separate-stderr kp-attribute $opt --proc "$P" < "$IN"
+	done
+	run -2 --separate-stderr kp-attribute --exited nothing < "$IN"
+	assert_equal "$stderr" "kp-attribute: exited sources must be none or a list of parent, cgroup and taskstats: 'nothing'"
 }
 
 @test "sampling /proc itself, it accounts exits: a reaping parent's exited record gets its share" {

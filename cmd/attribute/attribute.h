@@ -100,7 +100,7 @@ enum denom_mode { DENOM_NODE, DENOM_PROCESSES };
 
 /* The options: set by main.c before the stream is read, read only after. */
 struct options {
-	const char *procdir;
+	struct kp_sample_opts sample;	/* as proc-cputime's */
 	enum split_mode split_mode;
 	enum idle_mode idle_mode;
 	enum denom_mode denom_mode;

@@ -377,7 +377,7 @@ void
 hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,
     int64_t seq)
 {
-	const char *procdir = a->opt.procdir;
+	const char *procdir = a->opt.sample.procdir;
 	struct kp_buf lines = { NULL, 0, 0 };
 	struct kp_reader *sr;
 	struct kp_record rec;
