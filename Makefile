@@ -13,7 +13,7 @@ RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
 	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
 	cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
-	cmd/attribute/track.o cmd/attribute/state.o
+	cmd/attribute/track.o cmd/attribute/state.o cmd/attribute/spool.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
 	cmd/aggregate/end.o cmd/aggregate/state.o
 PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \

@@ -1124,3 +1124,32 @@ kp-attribute: <stdin>:14: the stream ends inside interval 4"
 	assert_equal "$(field node zone meter)" ""
 	assert_equal "$(field process comm platform | paste -sd' ')" "nginx sshd nginx sshd"
 }
+
+@test "an interval past a MiB of lines waits in an unlinked file of TMPDIR, read back whole" {
+	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 1 --processes 8000 \
+	    --dense 1 > "$IN"
+	[ "$(wc -c < "$IN")" -gt $((2 << 20)) ]
+	mkdir "$BATS_TEST_TMPDIR/tmp"
+	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr kp-attribute < "$IN"
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
+	# Each process record carries its proc record's members, in order.
+	run -0 diff <(jq -c 'select(.type == "proc") | [.pid, .comm, .cgroup, .cpu_us]' "$IN") \
+	    <(jq -c 'select(.type == "process" and .zone == "dram") | [.pid, .comm, .cgroup, .cpu_us]' <<< "$output")
+	# Without energy, every line passes on as it came.
+	grep -v '"type":"energy"' "$IN" > "$BATS_TEST_TMPDIR/no-energy"
+	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr kp-attribute \
+	    < "$BATS_TEST_TMPDIR/no-energy"
+	assert_equal "$output" "$(cat "$BATS_TEST_TMPDIR/no-energy")"
+}
+
+@test "a full disk under an interval's spool is status 1, and the interval's records never go out" {
+	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 1 --processes 8000 \
+	    --dense 1 > "$IN"
+	# A file size limit fails the spool's write as a full disk would;
+	# standard output, a pipe, has none.
+	run --separate-stderr bash -o pipefail -c \
+	    '(trap "" XFSZ; ulimit -f 512; exec kp-attribute < "$1") | cat' _ "$IN"
+	assert_equal "$status" 1
+	assert_equal "$stderr" "kp-attribute: spooling an interval to \$TMPDIR: File too large"
+	refute_output --partial '"type":"node"'
+}

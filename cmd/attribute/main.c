@@ -101,10 +101,10 @@ run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
 
 	memset(&iv, 0, sizeof(iv));
 	iv.seq = -1;
-	/* Never NULL, so that offsets into them are always defined. */
-	iv.text.cap = iv.lines.cap = 256;
+	/* Never NULL, so that offsets into it are always defined. */
+	iv.text.cap = 256;
 	iv.text.s = kp_malloc(iv.text.cap);
-	iv.lines.s = kp_malloc(iv.lines.cap);
+	iv.ids.fd = iv.lines.fd = -1;
 	kp_state_hold(st);
 	while (kp_reader_next(r, &rec) > 0) {
 		if (rec.cut_seq >= 0)
@@ -126,7 +126,8 @@ run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
 	free(iv.procs);
 	free(iv.exited);
 	free(iv.text.s);
-	free(iv.lines.s);
+	spool_free(&iv.ids);
+	spool_free(&iv.lines);
 	kp_sampler_set_facts(s, NULL);
 	kp_exits_free(l.x);
 }
