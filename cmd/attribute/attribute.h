@@ -143,6 +143,7 @@ struct node_totals {
  */
 struct attr {
 	struct options opt;
+	const char *input_name;		/* the stream's, in messages */
 	struct kp_zones zones;
 	struct node_totals node_total[KP_ZONES_MAX];
 	int64_t unattributed_total[KP_ZONES_MAX];

@@ -226,7 +226,7 @@ parse_options(struct options *o, const char **statepath, int argc,
 int
 main(int argc, char *argv[])
 {
-	struct attr a = { .opt = default_options };
+	struct attr a = { .opt = default_options, .input_name = "<stdin>" };
 	const char *statepath = NULL;
 	struct kp_state *st = NULL;
 	struct kp_sampler *s;
@@ -249,7 +249,7 @@ main(int argc, char *argv[])
 	if (!kp_sampler_has_baseline(s))
 		(void)kp_sampler_scan(s);
 	kp_signals_catch(NULL);
-	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	r = kp_reader_open(STDIN_FILENO, a.input_name);
 	run(&a, r, s, st);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));

@@ -160,6 +160,33 @@ retire(struct attr *a, struct interval *iv, int attributed)
 }
 
 /*
+ * The totals of the interval's processes: those held are seen first, so
+ * that making room for the others, where a sparse stream holds its most
+ * (kp-attribute(1), End of stream), lets none of them go.
+ */
+static void
+hold_workloads(struct attr *a, struct interval *iv,
+    const struct kp_record *rec)
+{
+	struct proc *p;
+	size_t i;
+
+	for (i = 0; i < iv->nprocs; i++) {
+		p = &iv->procs[i];
+		if ((p->w = workload(a, p->pid, p->starttime, 0)) != NULL)
+			p->w->last_seq = rec->seq;
+	}
+	for (i = 0; i < iv->nprocs; i++) {
+		p = &iv->procs[i];
+		if (p->w == NULL && workload(a, p->pid, p->starttime, 0) == NULL)
+			kp_live_admit(&a->live, iv->dense, rec->seq,
+			    a->input_name, rec->lineno);
+		p->w = workload(a, p->pid, p->starttime, 1);
+		p->w->last_seq = rec->seq;
+	}
+}
+
+/*
  * Interval seq ends: without upstream CPU records, sample /proc now, so
  * that rapl-read | kp-attribute works; without energy there is nothing to
  * attribute, and the CPU records pass on as they came.
@@ -186,11 +213,7 @@ end_interval(struct attr *a, struct kp_reader *r, struct interval *iv,
 		pass_lines(&iv->lines);
 	shares_reserve(a, iv->nprocs + iv->nexited + 2);
 	if (iv->nenergy > 0)
-		for (i = 0; i < iv->nprocs; i++) {
-			iv->procs[i].w = workload(a, iv->procs[i].pid,
-			    iv->procs[i].starttime, 1);
-			iv->procs[i].w->last_seq = rec->seq;
-		}
+		hold_workloads(a, iv, rec);
 	for (i = 0; i < iv->nenergy; i++)
 		attribute_zone(a, iv, &iv->energy[i], rec->seq, dt_us);
 	retire(a, iv, iv->nenergy > 0);
