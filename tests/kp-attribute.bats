@@ -468,8 +468,10 @@ feed_until() {
 	proc 1 1 150000; proc 1 2 50000; interval 1
 	energy 2 package 1000; cpu 2 100000 100000; proc 2 1 50000; interval 2
 	attribute
-	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "true false "
-	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "100000 null "
+	assert_equal "$(jq -s -c 'map(select(.type == "unattributed") |
+	    [.scaled_down, .excess_cpu_us])' <<< "$output")" \
+	    '[[true,100000],[false,null]]'
+	# Scaled by 100 / 200: 750 and 250 of interval 1's 1000 microjoules.
 	assert_equal "$(field process energy_uj | tr '\n' ' ')" "750 250 500 "
 }
 
@@ -489,11 +491,12 @@ feed_until() {
 	exited 4 1 5000; interval 4
 	attribute
 	assert_success
-	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "false true false true "
-	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "20000 20001 30000 45000 "
-	# Not scaled, the records still share all the active energy and
-	# nothing more: the identity holds.
-	assert_equal "$(field unattributed energy_uj | tr '\n' ' ')" "0 0 0 0 "
+	# [scaled_down, excess_cpu_us, energy_uj] of each unattributed record:
+	# not scaled, the records still share all the active energy and
+	# nothing more, and the identity holds.
+	assert_equal "$(jq -s -c 'map(select(.type == "unattributed") |
+	    [.scaled_down, .excess_cpu_us, .energy_uj])' <<< "$output")" \
+	    '[[false,20000,0],[true,20001,0],[false,30000,0],[true,45000,0]]'
 	assert_equal "$(jq -s '[.[] | select(.seq == 1 and .type == "process") | .energy_uj] | add' <<< "$output")" 1000
 }
 
