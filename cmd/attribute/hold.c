@@ -436,6 +436,7 @@ pass_lines(struct spool *lines)
 {
 	spool_lines(lines, out_line);
 }
+
 /*
  * An interval cut short, which the reader has reported: its records have
  * no length to give them energy by, and pass on as they came.
