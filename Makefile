@@ -13,7 +13,7 @@ RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
 	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
 	cmd/rapl/terminal.o cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
-	cmd/attribute/track.o cmd/attribute/state.o
+	cmd/attribute/track.o cmd/attribute/state.o cmd/attribute/spool.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
 	cmd/aggregate/end.o cmd/aggregate/state.o
 PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
@@ -32,7 +32,8 @@ PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
 	lib/proc/exec_cgroups.o lib/proc/exit_account.o lib/proc/exit_queue.o \
 	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
-	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o
+	lib/proc/options.o lib/proc/procfs.o lib/proc/proctable.o \
+	lib/proc/sampler.o
 LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,

@@ -71,6 +71,7 @@ static const struct known {
 	K("processes", COUNT),
 	K("producer", STRING),
 	K("runtime", STRING),
+	K("scaled_by", STRING),
 	K("scaled_down", BOOLEAN),
 	K("session", STRING),
 	K("socket", COUNT),

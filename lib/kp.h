@@ -332,8 +332,11 @@ struct kp_live {
 	int told;		/* the warning was given */
 	int64_t cut, *seqs;
 	size_t nseqs;
+	int64_t full_seq;	/* the interval that alone fills the bound */
 };
 void kp_live_sweep(struct kp_live *l, int dense, int64_t seq);
+void kp_live_admit(struct kp_live *l, int dense, int64_t seq,
+    const char *name, long lineno);
 
 /* state.c: --state FILE, locked, replaced atomically. */
 int kp_replaced_open(const char *path, const char *instead);	/* -1: none */

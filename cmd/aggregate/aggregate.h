@@ -66,6 +66,7 @@ struct options {
  */
 struct agg {
 	struct options opt;
+	const char *input_name;	/* the stream's, in messages */
 	struct level levels[LEVELS_MAX];
 	size_t nlevels;
 	struct kp_zones zones;

@@ -278,9 +278,11 @@ add_process(struct agg *a, const struct kp_record *rec)
 	if (!sums_fit(a, rec, m, z, cpu_us, energy_uj))
 		return OVERFLOWS;
 	a->zones_seen |= UINT64_C(1) << z;
-	if ((joined = m == NULL))
+	if ((joined = m == NULL)) {
+		kp_live_admit(&a->live, a->dense, rec->seq, a->input_name,
+		    rec->lineno);
 		m = member_new(a, rec, key);
-	else
+	} else
 		member_move(a, m, rec);
 	member_names(a, m, rec, joined);
 	m->last_seq = rec->seq;

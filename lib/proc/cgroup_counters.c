@@ -341,22 +341,6 @@ kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us)
 	n->nrounded += (procs_us > 0) + (detail_us > 0);
 }
 
-/*
- * How far the records and detail of a cgroup may pass its counter in one
- * interval through rounding alone: each of its n figures is a difference
- * of counts of clock ticks, off by less than two ticks, and their errors
- * add up like independent ones: 2 sqrt(n) ticks, one at least.
- */
-static int64_t
-rounding_us(unsigned n)
-{
-	unsigned r = 1;
-
-	while ((r + 1) * (r + 1) <= n)
-		r++;
-	return 2 * (int64_t)r * kp_ticks_to_us(1);
-}
-
 /* Detail cut the interval before, offered to n's counter once more. */
 void
 kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us)
@@ -380,7 +364,7 @@ settle_node(struct kp_cgnode *n)
 	int64_t raw_us, left_us, room_us;
 
 	raw_us = n->excl_us - n->procs_us - n->carry_us;
-	n->kept_us = raw_us + rounding_us(n->nrounded);
+	n->kept_us = raw_us + kp_ticks_rounding_us(n->nrounded);
 	if (n->kept_us > n->detail_us)
 		n->kept_us = n->detail_us;
 	if (n->kept_us < 0)

@@ -50,6 +50,7 @@ int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 char *kp_read_exe(int procfd, pid_t pid);	/* NULL: none readable */
 int64_t kp_ticks_to_us(uint64_t ticks);
+int64_t kp_ticks_rounding_us(size_t n);	/* n figures' rounding */
 uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 
 /*
@@ -180,6 +181,65 @@ int kp_sampler_load(struct kp_sampler *s, json_t *saved);
 void kp_sampler_free(struct kp_sampler *s);
 /* command.c: rapl-read -- CMD's command record, read before the next scan. */
 void kp_sampler_command(struct kp_sampler *s, const struct kp_record *rec);
+
+/*
+ * options.c: the sampling options of proc-cputime and kp-attribute, one
+ * parser for both (proc-cputime(1)), and the sampler and the listeners
+ * made from them.  A stage puts KP_SAMPLE_LONGOPTS in its getopt_long
+ * table, "a" in its short options and KP_SAMPLE_HELP in its help, and
+ * gives each option to kp_sample_option.
+ */
+struct kp_sample_opts {
+	const char *procdir;		/* --proc */
+	const char *cgroup_root;	/* --cgroup-root; NULL: by procdir */
+	int emit_all;			/* -a */
+	int exits;			/* KP_EXITS_*: --exited */
+	long long keep_open;		/* --keep-open */
+	long long taskstats_buffer;	/* --taskstats-buffer, bytes */
+	const char *root;		/* --root: where names come from */
+	const char *pods_log;		/* --pods-log; NULL: below the root */
+	const char **podman;		/* --podman-root, in order */
+	size_t npodman;
+	struct kp_names *names;		/* made by kp_sample_new */
+};
+#define KP_SAMPLE_OPTS_INIT { "/proc", NULL, 0, KP_EXITS_PARENT | \
+    KP_EXITS_CGROUP | KP_EXITS_TASKSTATS, 2048, KP_TASKSTATS_RCVBUF, "/", \
+    NULL, NULL, 0, NULL }
+enum {
+	KP_OPT_CGROUP_ROOT = 0x7f00, KP_OPT_EXITED, KP_OPT_KEEP_OPEN,
+	KP_OPT_PODS_LOG, KP_OPT_PODMAN_ROOT, KP_OPT_PROC, KP_OPT_ROOT,
+	KP_OPT_TASKSTATS_BUFFER
+};
+#define KP_SAMPLE_LONGOPTS \
+	{ "all", no_argument, NULL, 'a' }, \
+	{ "cgroup-root", required_argument, NULL, KP_OPT_CGROUP_ROOT }, \
+	{ "exited", required_argument, NULL, KP_OPT_EXITED }, \
+	{ "keep-open", required_argument, NULL, KP_OPT_KEEP_OPEN }, \
+	{ "pods-log", required_argument, NULL, KP_OPT_PODS_LOG }, \
+	{ "podman-root", required_argument, NULL, KP_OPT_PODMAN_ROOT }, \
+	{ "proc", required_argument, NULL, KP_OPT_PROC }, \
+	{ "root", required_argument, NULL, KP_OPT_ROOT }, \
+	{ "taskstats-buffer", required_argument, NULL, \
+	    KP_OPT_TASKSTATS_BUFFER }
+#define KP_SAMPLE_HELP \
+	{ "-a, --all", "a record for every process, idle or not" }, \
+	{ "--cgroup-root dir", "the cgroup file systems' mount point" }, \
+	{ "--exited sources", "none, or parent,cgroup,taskstats" }, \
+	{ "--keep-open count", "stat files kept open" }, \
+	{ "--pods-log dir", "the kubelet's pod log directory" }, \
+	{ "--podman-root dir", "also a podman storage root" }, \
+	{ "--proc dir", "read dir instead of /proc" }, \
+	{ "--root dir", "the node's files that names come from" }, \
+	{ "--taskstats-buffer bytes", "receive buffer for exit records" }
+int kp_sample_option(struct kp_sample_opts *o, int ch, const char *arg);
+struct kp_sampler *kp_sample_new(struct kp_sample_opts *o);
+void kp_sample_exits(struct kp_sampler *s, const struct kp_sample_opts *o);
+struct kp_exits *kp_sample_listen(struct kp_sampler *s,
+    struct kp_sample_opts *o);
+void kp_sample_poll(struct kp_clock *c, struct kp_exits *x);
+void kp_sample_wait(struct kp_reader *r, struct kp_clock *c,
+    struct kp_exits *x);
+void kp_sample_free(struct kp_sample_opts *o);
 
 /*
  * exit_taskstats.c: the kernel's exit records (taskstats), one fact per
