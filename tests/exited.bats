@@ -282,7 +282,9 @@ exited_cut() {
 }
 
 # Interval 1 of the test above: systemd reaps 500 ms while its cgroup's
-# counter shows 100 ms, so that the detail is cut to 100 ms and 2 ticks.
+# counter shows 100 ms, so that the detail is cut to 100 ms and 2 ticks;
+# no ancestor's leftover takes the rest, since init.scope's parent is the
+# root, whose leftover never does.
 cut_in_init_scope() {
 	run_state
 	advance_node
@@ -319,6 +321,114 @@ cut_in_init_scope() {
 	add_usage /init.scope 50000
 	run_state
 	assert_equal "$(exited_cut)" '[3,"cgroup",null,50000,null]'
+}
+
+# A cut detail as [seq, source, ppid, comm, cgroup, cpu_us, excess_cpu_us],
+# and a cgroup's record as [seq, source, cgroup, cpu_us, excess_cpu_us].
+exited_where() {
+	exited | jq -c '[.seq, .source] + if .source == "cgroup" then
+	    [.cgroup, .cpu_us, .excess_cpu_us] else
+	    [.ppid, .comm, .cgroup, .cpu_us, .excess_cpu_us] end'
+}
+
+@test "detail its cgroup's counter cannot hold is taken from the same interval's leftover of its parent cgroup, under the same ppid and comm" {
+	run_state
+	advance_node
+	# sshd reaps 500 ms; ssh.service's counter shows 100 ms of it, and
+	# system.slice's own growth the other 400 ms: a job that ran in a
+	# cgroup below system.slice, removed before the sample, whose time
+	# the kernel keeps in system.slice's counter.
+	set_child_ticks 300 40 10
+	add_usage "$SSH" 100000
+	add_usage /system.slice 400000
+	run_state
+	assert_success
+	kept=$((100000 + $(ticks_us 2)))
+	assert_equal "$(exited_where)" "$(cat <<-OUT
+	[1,"parent",300,"sshd","/system.slice",$((500000 - kept)),null]
+	[1,"parent",300,"sshd","$SSH",$kept,null]
+	[1,"cgroup","$SSH",0,$(ticks_us 2)]
+	[1,"cgroup","/system.slice",$((400000 - 500000 + kept)),null]
+	OUT
+	)"
+	# Nothing passes a counter, and nothing is left to hold.
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -s '[.[] | select(.type == "exited") | .cpu_us] | add')" \
+	    $((500000 + $(ticks_us 2)))
+	assert_equal "$(jq -c '.data.sampler.held_detail' "$S")" null
+}
+
+POD=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0a1b2c3d_4e5f_6789_abcd_ef0123456789.slice
+CTR=$POD/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope
+
+@test "a cut detail takes from its ancestors' leftovers nearest first; what none holds is held and reported as excess" {
+	run_state
+	advance_node
+	# python3 reaps 500 ms in its container, whose counter shows 100 ms;
+	# the pod's own growth is 100 ms, the burstable slice's 200 ms.
+	set_child_ticks 200 40 10
+	add_usage "$CTR" 100000
+	add_usage "$POD" 100000
+	add_usage /kubepods.slice/kubepods-burstable.slice 200000
+	run_state
+	assert_success
+	kept=$((100000 + $(ticks_us 2)))
+	left=$((500000 - kept - 100000 - 200000))
+	assert_equal "$(exited_where)" "$(cat <<-OUT
+	[1,"parent",200,"python3","/kubepods.slice/kubepods-burstable.slice",200000,null]
+	[1,"parent",200,"python3","$POD",100000,null]
+	[1,"parent",200,"python3","$CTR",$kept,null]
+	[1,"cgroup","$CTR",0,$((left + $(ticks_us 2)))]
+	OUT
+	)"
+	# Each part in the identity of the cgroup it is under.
+	assert_equal "$(exited | jq -r 'select(.cgroup == "'"$POD"'") | [.kind, .pod_id] | join(" ")')" \
+	    "pod 0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+	# What none held is offered to the container's growth the next
+	# interval, as the one-interval carry does.
+	advance_node_again
+	add_usage "$CTR" 400000
+	run_state
+	assert_equal "$(exited_where)" "[2,\"parent\",200,\"python3\",\"$CTR\",$((left)),null]
+[2,\"cgroup\",\"$CTR\",$((400000 - $(ticks_us 2) - left)),null]"
+}
+
+@test "the root's leftover, counted on cgroup v1, never takes a cut detail: it is every host process's outside a cgroup of its own" {
+	C=$(fixture_copy cgroup-v1)
+	H=$C/cpu,cpuacct
+	for pid in 1 2 100 200; do v1_cgroup "$pid" /; done
+	v1_cgroup 300 /system.slice
+	run_state
+	advance_node
+	set_child_ticks 300 40 10
+	add_usage /system.slice 100000
+	add_usage / 400000
+	run_state
+	assert_success
+	assert_equal "$(exited_where | grep -v '"cgroup","/",')" "$(cat <<-OUT
+	[1,"parent",300,"sshd","/system.slice",$((100000 + $(ticks_us 2))),null]
+	[1,"cgroup","/system.slice",0,400000]
+	OUT
+	)"
+	assert_equal "$(exited_where | grep '"cgroup","/",')" '[1,"cgroup","/",400000,null]'
+}
+
+@test "a child seen in a cgroup removed before the next sample: its last slice is taken out of the ancestor's leftover, not counted twice" {
+	mkdir "$C/system.slice/job1"
+	echo 'usage_usec 100000' > "$C/system.slice/job1/cpu.stat"
+	add_proc 310 job 10 0 7100 /system.slice/job1 300
+	run_state
+	advance_node
+	# The job burns 300 ms more, ends, is reaped by sshd, and its cgroup
+	# is removed: the kernel keeps its time in system.slice's counter.
+	rm -r "$P/310" "$C/system.slice/job1"
+	set_child_ticks 300 40 0
+	add_usage /system.slice 300000
+	run_state
+	assert_success
+	assert_equal "$(printf '%s\n' "${lines[@]}" | jq -c 'select(.pid == 310) | [.state, .cpu_us, .cgroup]')" \
+	    '["terminated",300000,"/system.slice/job1"]'
+	# system.slice's leftover held the slice: no residue of its own.
+	assert_equal "$(exited_where)" ""
 }
 
 @test "a child that ended before a sample, reaped just after the sample read its parent, counts once: by its exit fact, not again by the parent's cutime" {

@@ -122,6 +122,9 @@ struct kp_cgnode {
 	int64_t held_us;		/* detail cut an interval before */
 	int64_t given_us, held_taken_us;	/* of it, what the growth */
 					/* leaves unused; handed out */
+	int64_t below_us;		/* detail its descendants cut, offered */
+	int64_t below_given_us, below_taken_us;	/* of it, what its growth */
+					/* leaves unused; handed out */
 	int64_t residue_us;		/* what nothing else explains */
 	int64_t excess_us;		/* detail cut, and records ahead */
 };
@@ -138,6 +141,10 @@ int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
 /* The same for detail cut the interval before, offered once more. */
 void kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us);
 int64_t kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us);
+/* Detail a counter cut: its ancestors' leftovers, nearest first; excess. */
+struct kp_cgnode *kp_cgcpu_above(struct kp_cgnode *n);
+int64_t kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us);
+void kp_cgcpu_add_excess(struct kp_cgnode *n, int64_t cut_us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
     void (*fn)(struct kp_cgnode *n, void *arg), void *arg);
 struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,

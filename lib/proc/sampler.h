@@ -54,6 +54,8 @@ struct detail {
 	const char *source;		/* "parent", "taskstats" */
 	int held;			/* cut the interval before, offered */
 					/* again in its cgroup's identity */
+	int above;			/* cut below, given by the leftover */
+					/* of cg, an ancestor */
 };
 
 struct kp_sampler {
