@@ -431,6 +431,63 @@ CTR=$POD/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba98
 	assert_equal "$(exited_where)" ""
 }
 
+# counted_cgroup PATH: the cgroup and its missing ancestors in $C, each with
+# a counter at 0.
+counted_cgroup() {
+	local path=$1 dir=$C
+	while [ -n "$path" ]; do
+		path=${path#/}
+		dir=$dir/${path%%/*}
+		[ "$path" != "${path#*/}" ] && path=/${path#*/} || path=
+		[ -d "$dir" ] && continue
+		mkdir "$dir"
+		echo 'usage_usec 0' > "$dir/cpu.stat"
+	done
+}
+
+# The identity fields of cgroup $1's own record in the last run.
+cgroup_identity() {
+	exited | jq -c --arg c "$1" 'select(.cgroup == $c and .source == "cgroup") |
+	    del(.type, .seq, .count, .cpu_us, .source, .cgroup)'
+}
+
+@test "a cgroup's exited record carries the identity of a live process of it: a VM's uuid from its QEMU's command line holds" {
+	# A guest started by hand in a login session, as QEMU is without
+	# libvirt: its QEMU alone in the session's scope.
+	local session=/user.slice/user-1000.slice/session-7.scope
+	local vm='"vm_id":"aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee","vm_name":"testvm","hypervisor":"qemu"'
+	counted_cgroup "$session"
+	add_proc 900 qemu-system-x86 5 5 90000 "$session"
+	printf -- '-name\0testvm\0-uuid\0aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee\0' > "$P/900/cmdline"
+	run_state
+	advance_node
+	add_usage "$session" 80000
+	run_state
+	assert_success
+	assert_equal "$(cgroup_identity "$session")" "{\"kind\":\"vm\",$vm,\"user_slice\":\"user-1000.slice\",\"session\":\"7\"}"
+	# Once QEMU has ended, the path's: a session's.
+	advance_node_again
+	rm -r "$P/900"
+	add_usage "$session" 80000
+	run_state
+	assert_equal "$(cgroup_identity "$session")" '{"kind":"session","user_slice":"user-1000.slice","session":"7"}'
+}
+
+@test "a cgroup's exited record with no live process of it: its path's identity, with names from the node's files" {
+	local a=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+	local ctr=/system.slice/docker-$a.scope
+	counted_cgroup "$ctr"
+	add_proc 900 nginx 5 5 90000 "$ctr"
+	run_state --root "$FIXTURES/node-root"
+	advance_node
+	# Its last process ends; the counter shows more than it was seen to use.
+	rm -r "$P/900"
+	add_usage "$ctr" 80000
+	run_state --root "$FIXTURES/node-root"
+	assert_success
+	assert_equal "$(cgroup_identity "$ctr")" "{\"kind\":\"container\",\"container_id\":\"$a\",\"runtime\":\"docker\",\"container_name\":\"web\"}"
+}
+
 @test "a child that ended before a sample, reaped just after the sample read its parent, counts once: by its exit fact, not again by the parent's cutime" {
 	[ -x "$KP_ROOT/tests/facts-replay" ] ||
 	    fail "tests/facts-replay is not built (make check builds it)"
