@@ -138,25 +138,32 @@ live_proc(const char *dir)
 
 /*
  * The process events, where exit records are asked: they file each one
- * under the cgroup its process ran in.  Refused, said once.
+ * under the cgroup its process ran in.  Refused beside the exit records,
+ * said once; where those were refused too, their message says it.
  */
-static void
-hear_events(struct kp_exits *x, const char *procdir)
+static int
+hear_events(struct kp_exits *x, const char *procdir, int quiet)
 {
 	struct kp_events *ev;
 	char why[256];
 
-	if ((ev = kp_events_open(procdir, why, sizeof(why))) == NULL)
-		warnx("process events: %s: exit records under their parents' "
-		    "cgroups", why);
-	else
-		kp_exits_set_events(x, ev);
+	if ((ev = kp_events_open(procdir, why, sizeof(why))) == NULL) {
+		if (!quiet)
+			warnx("process events: %s: exit records under their "
+			    "parents' cgroups", why);
+		return 0;
+	}
+	kp_exits_set_events(x, ev);
+	return 1;
 }
 
 /*
  * The kernel's exit records, where proc-cputime keeps running on a live
  * /proc: opened, proven, and drained from then on.  Refused, the reaping
- * parents and the cgroup counters stand in, said once.
+ * parents and the cgroup counters stand in, with the process events
+ * where they are heard without the exit records' privilege (Linux 6.6 and
+ * later): they give a parent's residue its ended children's cgroup.  Said
+ * once.
  */
 static struct kp_exits *
 listen_exits(struct options *o)
@@ -170,16 +177,20 @@ listen_exits(struct options *o)
 	o->exits &= ~KP_EXITS_TASKSTATS;
 	if (!live_proc(o->procdir))
 		return NULL;
-	if ((ts = kp_taskstats_open((size_t)o->taskstats_buffer, why,
-	    sizeof(why))) == NULL) {
+	ts = kp_taskstats_open((size_t)o->taskstats_buffer, why, sizeof(why));
+	x = kp_exits_new(ts);
+	if (ts != NULL) {
+		o->exits |= KP_EXITS_TASKSTATS;
+		hear_events(x, o->procdir, 0);
+		return x;
+	}
+	o->exits |= KP_EXITS_PARENT | KP_EXITS_CGROUP;
+	if (hear_events(x, o->procdir, 1))
+		warnx("taskstats: %s: exit accounting from the reaping parents, "
+		    "the process events and the cgroup counters only", why);
+	else
 		warnx("taskstats: %s: exit accounting from the reaping parents "
 		    "and the cgroup counters only", why);
-		o->exits |= KP_EXITS_PARENT | KP_EXITS_CGROUP;
-		return NULL;
-	}
-	o->exits |= KP_EXITS_TASKSTATS;
-	x = kp_exits_new(ts);
-	hear_events(x, o->procdir);
 	return x;
 }
 

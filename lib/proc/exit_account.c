@@ -187,6 +187,11 @@ residue_detail(struct kp_sampler *s, struct proc *a, int64_t cpu_us)
 		d.id = &e->id;
 		d.cg = e->cg;
 	}
+	if (a->nexec > 0 && !a->mixed_exec && a->exec_cg != NULL &&
+	    (a->nsub == 0 || (!a->mixed_cg && e->cg == a->exec_cg))) {
+		d.cg = a->exec_cg;
+		d.id = sampler_group_identity(s, d.cg);
+	}
 	add_detail(s, &d);
 }
 
@@ -201,8 +206,8 @@ reap_begin(struct kp_sampler *s)
 		p = s->list[i];
 		p->sub_us = p->carry_us;
 		p->facts_us = p->carry_us = 0;
-		p->nsub = p->ndirect = 0;
-		p->mixed_comm = p->mixed_cg = 0;
+		p->nsub = p->ndirect = p->nexec = 0;
+		p->mixed_comm = p->mixed_cg = p->mixed_exec = 0;
 	}
 	if (!(s->exits & KP_EXITS_PARENT))
 		return;
@@ -405,6 +410,32 @@ take_fact(const struct kp_exit *e, int before, void *arg)
 	return p != NULL || before;
 }
 
+/*
+ * A child that ended unseen, as the process events tell: its reaper, a
+ * process alive now, learns the cgroup it ran in, so that its residue goes
+ * there where all such children agree (proc-cputime(1), "Exit
+ * accounting"): events are heard where taskstats is refused, without
+ * privilege since Linux 6.6.  A process seen has its own cgroup already.
+ */
+static void
+ended_unseen(pid_t pid, pid_t ppid, const char *cgroup, void *arg)
+{
+	struct kp_sampler *s = arg;
+	struct kp_cgnode *n = NULL;
+	struct proc *a;
+	size_t i = proctable_first_with_pid(s, pid);
+
+	if ((i < s->nlist && s->list[i]->stat.pid == pid) || ppid <= 0 ||
+	    (a = tracked_pid(s, ppid)) == NULL || !proctable_alive(s, a))
+		return;
+	if (cgroup != NULL)
+		n = kp_cgcpu_node(s->cg, cgroup);
+	if (a->nexec++ == 0)
+		a->exec_cg = n;
+	else
+		a->mixed_exec |= a->exec_cg != n;
+}
+
 /* What each process's records and each detail give its cgroup. */
 static void
 charge_cgroups(struct kp_sampler *s)
@@ -596,6 +627,8 @@ sampler_account_exits(struct kp_sampler *s)
 	}
 	reap_begin(s);
 	kp_exits_each(s->facts, take_fact, s);
+	if (s->cg != NULL)
+		kp_exits_each_ended(s->facts, ended_unseen, s);
 	if (s->exits & KP_EXITS_PARENT)
 		reap(s);
 	offer_held(s);

@@ -237,6 +237,14 @@ kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg)
 	x->nbefore = before;
 }
 
+/* The processes the events saw end before the cut, as kp_events says. */
+void
+kp_exits_each_ended(struct kp_exits *x, kp_ended_fn *fn, void *arg)
+{
+	if (x != NULL)
+		kp_events_each_ended(x->ev, fn, arg);
+}
+
 /* A fact received before the cut of a process with this pid, or NULL. */
 const struct kp_exit *
 kp_exits_find(const struct kp_exits *x, pid_t pid)

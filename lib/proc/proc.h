@@ -255,6 +255,10 @@ int kp_events_fd(const struct kp_events *ev);
 int kp_events_drain(struct kp_events *ev);	/* 0, or -1 (errno) */
 const char *kp_events_cgroup(const struct kp_events *ev, pid_t pid);
 void kp_events_cut(struct kp_events *ev);	/* a scan begins */
+typedef void kp_ended_fn(pid_t pid, pid_t ppid, const char *cgroup,
+    void *arg);
+/* Those ended between the last two cuts: pid, parent, cgroup at exec. */
+void kp_events_each_ended(struct kp_events *ev, kp_ended_fn *fn, void *arg);
 uint64_t kp_events_lost(const struct kp_events *ev);	/* since open */
 void kp_events_close(struct kp_events *ev);
 
@@ -274,6 +278,7 @@ void kp_exits_cut(struct kp_exits *x);
 typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);
 void kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg);
 const struct kp_exit *kp_exits_find(const struct kp_exits *x, pid_t pid);
+void kp_exits_each_ended(struct kp_exits *x, kp_ended_fn *fn, void *arg);
 uint64_t kp_exits_dropped(struct kp_exits *x);	/* since the last call */
 uint64_t kp_exits_events_lost(struct kp_exits *x);	/* the same */
 int kp_exits_hearing(const struct kp_exits *x);	/* process events */
