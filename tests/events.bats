@@ -125,9 +125,10 @@ reap_job() {
 	rmdir "$POD_DIR/$1"
 }
 
-# reaping_runtime: proc-cputime as an ordinary user, a filter, over a
-# runtime (tests/reapjobs.sh) in POD/runtime that reaps its jobs itself;
-# job1 alone in interval 3, job2 and job3 in interval 4.  Sets $POD.
+# reaping_runtime [COMMAND...]: proc-cputime as an ordinary user (run by
+# COMMAND, as_nobody by default), a filter, over a runtime
+# (tests/reapjobs.sh) in POD/runtime that reaps its jobs itself; job1
+# alone in interval 3, job2 and job3 in interval 4.  Sets $POD.
 reaping_runtime() {
 	local runtime
 	POD_DIR=$(new_cgroup pod)
@@ -142,7 +143,7 @@ reaping_runtime() {
 	exec 8> "$BATS_TEST_TMPDIR/runtime.in"
 	await_in "$runtime/cgroup.procs" .
 	mkfifo "$BATS_TEST_TMPDIR/fifo"
-	as_nobody proc-cputime < "$BATS_TEST_TMPDIR/fifo" \
+	"${@:-as_nobody}" proc-cputime < "$BATS_TEST_TMPDIR/fifo" \
 	    > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" 3>&- &
 	exec 7> "$BATS_TEST_TMPDIR/fifo"
 	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >&7
@@ -203,6 +204,18 @@ near() {
 	    .excess_cpu_us // 0] | max' "$BATS_TEST_TMPDIR/out"
 	echo "excess $output us"
 	[ "$output" -le "$(ticks_us 2)" ]
+}
+
+@test "live, unprivileged, without the process events (another network namespace): said once; the pod's counter holds its jobs' CPU time" {
+	needs_root
+	reaping_runtime unshare -n setpriv --reuid=65534 --regid=65534 --clear-groups
+	run cat "$BATS_TEST_TMPDIR/err"
+	assert_output "proc-cputime: taskstats: registering for exit records needs CAP_NET_ADMIN: exit accounting from the reaping parents and the cgroup counters only"
+	HZ=$(getconf CLK_TCK)
+	assert_equal "$(in_cgroups 3 "startswith(\"$POD/job\")")" 0
+	near "$(in_cgroups 3 "startswith(\"$POD\")")" "$(job_us job1)"
+	near "$(in_cgroups 4 "startswith(\"$POD\")")" \
+	    $(($(job_us job2) + $(job_us job3)))
 }
 
 # replay LINES: tests/events-replay over the fixture tree $P.
