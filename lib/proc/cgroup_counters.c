@@ -384,10 +384,10 @@ above(const struct kp_cgnode *n)
 
 /*
  * One counted cgroup's own time.  What its processes' records give it
- * comes first; this interval's detail has what is left, the detail cut
- * the detail its descendants' counters cut this interval what is still
- * left, the detail cut the interval before what is left then, and the rest
- * is its residue.  What passes the counter by no more than rounding is
+ * comes first; this interval's detail has what is left, the detail that
+ * its descendants' counters cut this interval what is still left, the
+ * detail cut the interval before what is left then, and the rest is its
+ * residue.  What passes the counter by no more than rounding is
  * carried into the cgroup's next intervals, so that over a run the
  * cgroup's time is its counter's; detail beyond that is cut and offered to
  * its ancestors, nearest first: a process filed under a cgroup below the
