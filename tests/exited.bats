@@ -520,6 +520,46 @@ cgroup_identity() {
 	assert_output '[[2,"taskstats","cc",200000]]'
 }
 
+# unseen_in CGROUP: tests/facts-replay over $P and the counters in $C: sshd
+# (300) reaps a process never seen, 200 ms, whose exec the process events
+# put in CGROUP, a cgroup counted, whose counter shows it.  The exited
+# record's identity fields, without cgroup.
+unseen_in() {
+	[ -x "$KP_ROOT/tests/facts-replay" ] ||
+	    fail "tests/facts-replay is not built (make check builds it)"
+	counted_cgroup "$1"
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	"$KP_ROOT/tests/facts-replay" "$P" "$C" < "$BATS_TEST_TMPDIR/in" \
+	    > "$BATS_TEST_TMPDIR/out" 3>&- &
+	FILTER=$!
+	exec 7> "$BATS_TEST_TMPDIR/in"
+	echo 'interval 1' >&7
+	await_line '"type":"interval","seq":1,'
+	advance_node
+	add_usage "$1" 200000
+	echo "fact 800 300 job 200000 $((1000 * HZ)) $1" >&7
+	echo 'interval 2' >&7
+	exec 7>&-
+	wait "$FILTER"
+	jq -c --arg c "$1" 'select(.type == "exited" and .source == "taskstats") |
+	    [.cgroup == $c, .cpu_us, .ppid, .comm] + [del(.type, .seq, .count,
+	    .cpu_us, .ppid, .comm, .source, .cgroup)]' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "an exited record of a process never seen carries the identity of a live process of the cgroup it ran in: a VM's uuid holds" {
+	local session=/user.slice/user-1000.slice/session-7.scope
+	add_proc 900 qemu-system-x86 5 5 90000 "$session"
+	printf -- '-name\0testvm\0-uuid\0aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee\0' > "$P/900/cmdline"
+	run unseen_in "$session"
+	assert_output '[true,200000,300,"job",{"kind":"vm","vm_id":"aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee","vm_name":"testvm","hypervisor":"qemu","user_slice":"user-1000.slice","session":"7"}]'
+}
+
+@test "an exited record of a process never seen, in a cgroup with no live process: its path's identity" {
+	local a=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+	run unseen_in "/system.slice/docker-$a.scope"
+	assert_output "[true,200000,300,\"job\",{\"kind\":\"container\",\"container_id\":\"$a\",\"runtime\":\"docker\"}]"
+}
+
 @test "--exited picks the sources: none, parent, cgroup" {
 	run_state
 	advance_node
