@@ -141,26 +141,53 @@ live_proc(const char *dir)
 
 /*
  * The process events, where exit records are asked: they file each one
- * under the cgroup its process ran in.  Refused, said once.
+ * under the cgroup its process ran in.  Refused beside the exit records,
+ * said once; where those were refused too, their message says it.
  */
-static void
-hear_events(struct kp_exits *x, const char *procdir)
+static int
+hear_events(struct kp_exits *x, const char *procdir, int quiet)
 {
 	struct kp_events *ev;
 	char why[256];
 
-	if ((ev = kp_events_open(procdir, why, sizeof(why))) == NULL)
-		warnx("process events: %s: exit records under their parents' "
-		    "cgroups", why);
+	if ((ev = kp_events_open(procdir, why, sizeof(why))) == NULL) {
+		if (!quiet)
+			warnx("process events: %s: exit records under their "
+			    "parents' cgroups", why);
+		return 0;
+	}
+	kp_exits_set_events(x, ev);
+	return 1;
+}
+
+/*
+ * Taskstats refused: the reaping parents and the cgroup counters stand
+ * in, with the process events where they are heard without the exit
+ * records' privilege (Linux 6.6 and later): they give a parent's residue
+ * its ended children's cgroup.  Said once.
+ */
+static void
+listen_unprivileged(struct kp_sampler *s, struct kp_sample_opts *o,
+    struct kp_exits *x, const char *why)
+{
+	if (hear_events(x, o->procdir, 1))
+		warnx("taskstats: %s: exit accounting from the reaping parents, "
+		    "the process events and the cgroup counters only", why);
 	else
-		kp_exits_set_events(x, ev);
+		warnx("taskstats: %s: exit accounting from the reaping parents "
+		    "and the cgroup counters only", why);
+	if ((o->exits & (KP_EXITS_PARENT | KP_EXITS_CGROUP)) !=
+	    (KP_EXITS_PARENT | KP_EXITS_CGROUP)) {
+		o->exits |= KP_EXITS_PARENT | KP_EXITS_CGROUP;
+		kp_sample_exits(s, o);
+	}
 }
 
 /*
  * The kernel's exit records, where the stage keeps running on a live
- * /proc: opened, proven, and given to s, drained from then on.  Refused,
- * the reaping parents and the cgroup counters stand in, said once.
- * NULL: none, as on a fixture tree or without --exited taskstats.
+ * /proc: opened, proven, and given to s, drained from then on, with the
+ * process events beside them.  NULL: none, as on a fixture tree or
+ * without --exited taskstats.
  */
 struct kp_exits *
 kp_sample_listen(struct kp_sampler *s, struct kp_sample_opts *o)
@@ -171,19 +198,12 @@ kp_sample_listen(struct kp_sampler *s, struct kp_sample_opts *o)
 
 	if (!(o->exits & KP_EXITS_TASKSTATS) || !live_proc(o->procdir))
 		return NULL;
-	if ((ts = kp_taskstats_open((size_t)o->taskstats_buffer, why,
-	    sizeof(why))) == NULL) {
-		warnx("taskstats: %s: exit accounting from the reaping parents "
-		    "and the cgroup counters only", why);
-		if ((o->exits & (KP_EXITS_PARENT | KP_EXITS_CGROUP)) !=
-		    (KP_EXITS_PARENT | KP_EXITS_CGROUP)) {
-			o->exits |= KP_EXITS_PARENT | KP_EXITS_CGROUP;
-			kp_sample_exits(s, o);
-		}
-		return NULL;
-	}
+	ts = kp_taskstats_open((size_t)o->taskstats_buffer, why, sizeof(why));
 	x = kp_exits_new(ts);
-	hear_events(x, o->procdir);
+	if (ts != NULL)
+		hear_events(x, o->procdir, 0);
+	else
+		listen_unprivileged(s, o, x, why);
 	kp_sampler_set_facts(s, x);
 	return x;
 }

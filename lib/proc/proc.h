@@ -123,6 +123,9 @@ struct kp_cgnode {
 	int64_t held_us;		/* detail cut an interval before */
 	int64_t given_us, held_taken_us;	/* of it, what the growth */
 					/* leaves unused; handed out */
+	int64_t below_us;		/* detail its descendants cut, offered */
+	int64_t below_given_us, below_taken_us;	/* of it, what its growth */
+					/* leaves unused; handed out */
 	int64_t residue_us;		/* what nothing else explains */
 	int64_t excess_us;		/* detail cut, and records ahead */
 };
@@ -139,6 +142,10 @@ int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
 /* The same for detail cut the interval before, offered once more. */
 void kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us);
 int64_t kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us);
+/* Detail a counter cut: its ancestors' leftovers, nearest first; excess. */
+struct kp_cgnode *kp_cgcpu_above(struct kp_cgnode *n);
+int64_t kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us);
+void kp_cgcpu_add_excess(struct kp_cgnode *n, int64_t cut_us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
     void (*fn)(struct kp_cgnode *n, void *arg), void *arg);
 struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,
@@ -310,6 +317,10 @@ int kp_events_fd(const struct kp_events *ev);
 int kp_events_drain(struct kp_events *ev);	/* 0, or -1 (errno) */
 const char *kp_events_cgroup(const struct kp_events *ev, pid_t pid);
 void kp_events_cut(struct kp_events *ev);	/* a scan begins */
+typedef void kp_ended_fn(pid_t pid, pid_t ppid, const char *cgroup,
+    void *arg);
+/* Those ended between the last two cuts: pid, parent, cgroup at exec. */
+void kp_events_each_ended(struct kp_events *ev, kp_ended_fn *fn, void *arg);
 uint64_t kp_events_lost(const struct kp_events *ev);	/* since open */
 void kp_events_close(struct kp_events *ev);
 
@@ -329,6 +340,7 @@ void kp_exits_cut(struct kp_exits *x);
 typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);
 void kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg);
 const struct kp_exit *kp_exits_find(const struct kp_exits *x, pid_t pid);
+void kp_exits_each_ended(struct kp_exits *x, kp_ended_fn *fn, void *arg);
 uint64_t kp_exits_dropped(struct kp_exits *x);	/* since the last call */
 uint64_t kp_exits_events_lost(struct kp_exits *x);	/* the same */
 int kp_exits_hearing(const struct kp_exits *x);	/* process events */

@@ -36,6 +36,9 @@ struct proc {
 	struct proc *first_sub;		/* the first of them */
 	struct proc *direct;		/* its own child among them, the last */
 	int mixed_comm, mixed_cg;	/* whether the others differ from it */
+	unsigned nexec;			/* its children ended unseen, known */
+	struct kp_cgnode *exec_cg;	/* from the process events; the */
+	int mixed_exec;			/* first's cgroup at its exec; others' */
 	int depth;			/* alive: its alive ancestors */
 };
 
@@ -54,6 +57,8 @@ struct detail {
 	const char *source;		/* "parent", "taskstats" */
 	int held;			/* cut the interval before, offered */
 					/* again in its cgroup's identity */
+	int above;			/* cut below, given by the leftover */
+					/* of cg, an ancestor */
 };
 
 struct kp_sampler {
