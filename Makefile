@@ -32,7 +32,8 @@ PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
 	lib/proc/exec_cgroups.o lib/proc/exit_account.o lib/proc/exit_queue.o \
 	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
-	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o
+	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o \
+	lib/proc/vm_scope.o
 LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,
@@ -50,7 +51,8 @@ all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
 $(PROCOBJ): lib/proc/proc.h
-lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o: lib/proc/sampler.h
+lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o \
+    lib/proc/vm_scope.o: lib/proc/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
 cmd/proc-cputime.o: lib/proc/proc.h
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk
