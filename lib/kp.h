@@ -316,6 +316,13 @@ void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
  * KP_LIVE_MAX of them; beyond, those seen least recently are let go.
  */
 #define KP_LIVE_MAX 20000
+
+/*
+ * How long a VM gone from the stream keeps its totals (kp-aggregate(1))
+ * and its powercap tree (kp-fmt(1)): a guest restarted, shut down for the
+ * night or moved back, comes again under the same uuid and goes on.
+ */
+#define KP_VM_KEEP_US (INT64_C(86400) * 1000000)
 int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
 /*
  * A stage's workloads: map's values each hold the seq of their last

@@ -83,7 +83,7 @@ member_new(struct agg *a, const struct kp_record *rec, const char *key)
 			continue;
 		m->g[l] = g = group_get(&a->levels[l], id->raw, id->rawlen);
 		g->live++;
-		g->ended = 0;
+		g->ended = g->resting = 0;
 		if (g->pod == NULL && strcmp(a->levels[l].field,
 		    "container_id") == 0 &&
 		    (pod = kp_rec_get(rec, "pod_id")) != NULL &&
