@@ -239,4 +239,8 @@ guest_from_tree() {
 	    .energy_uj) | add) + $n.idle_uj != $n.energy_uj) | .[0].zone' "$D/guest"
 	assert_output ""
 	[ "$(jq -r 'select(.type == "process" and .zone == "package" and .pid == 100) | .energy_uj' "$D/guest")" -gt 0 ]
+	# Kepler's VM families carry the uuid as vm_id and the guest's name,
+	# which the dashboards' VM panels show (tests/fixtures/kepler).
+	run -0 bash -c 'kp-fmt -f prometheus < "$1" | grep "^kepler_vm_cpu_joules_total{.*zone=\"package\""' _ "$D/host"
+	assert_output --regexp '^kepler_vm_cpu_joules_total\{vm_id="8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b",vm_name="web-01",hypervisor="kvm",'
 }
