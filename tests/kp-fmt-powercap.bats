@@ -66,6 +66,17 @@ counter() {
 	assert_equal "$(counter intel-rapl:0) $(counter intel-rapl:0:0)" "800 40"
 }
 
+@test "one run of several intervals adds each, a VM left out of one included" {
+	node 1 package 1000; vm 1 package 400; interval 1
+	node 2 package 1000; vm 2 package 100; interval 2
+	node 3 package 1000; interval 3
+	node 4 package 1000; vm 4 package 10; interval 4
+	run -0 kp-fmt -f powercap --dir "$DIR" < "$IN"
+	assert_equal "$(counter intel-rapl:0)" 510
+	run -0 kp-fmt -f powercap --dir "$DIR" < "$IN"
+	assert_equal "$(counter intel-rapl:0)" 1020
+}
+
 @test "a counter wraps at max_energy_range_uj as RAPL's does" {
 	node 1 package 1000
 	vm 1 package 400

@@ -42,16 +42,27 @@ static const struct pc_zone {
 };
 #define NZONES NELEM(pc_zones)
 
-/* One VM's energy of the interval, by pc_zones. */
+/*
+ * One VM: its energy of the interval, by pc_zones, and its tree as last
+ * written, read back from DIR when the VM comes into the stream, so that
+ * an interval reads nothing back (bench-powercap-tree).
+ */
 struct pc_vm {
-	int64_t energy_uj[NZONES];
+	int64_t energy_uj[NZONES];	/* this interval's */
+	int64_t counter_uj[NZONES];	/* as written, where known */
+	unsigned known;			/* the zones of counter_uj, bit z */
+	char host[512];			/* kp-host as written, or "" */
+	time_t host_at;			/* when */
+	unsigned seen;			/* the last interval it was in */
 };
 
 struct powercap {
 	const char *dir;
 	char node[256];		/* the header's node_name, or --node-name */
-	struct kp_map *vms;	/* vm_id -> struct pc_vm, this interval */
+	struct kp_map *vms;	/* vm_id -> struct pc_vm: last interval's */
+	unsigned tick;		/* intervals ended */
 	int failed;		/* a tree could not be written: exit 1 */
+	time_t now;		/* of the interval's end */
 };
 
 /*
@@ -113,6 +124,10 @@ pc_take(struct fmt *ctx, struct powercap *pc, const struct kp_record *rec)
 	if ((vm = kp_map_get(pc->vms, id)) == NULL) {
 		vm = kp_calloc(1, sizeof(*vm));
 		kp_map_put(pc->vms, id, vm);
+	}
+	if (vm->seen != pc->tick) {
+		memset(vm->energy_uj, 0, sizeof(vm->energy_uj));
+		vm->seen = pc->tick;
 	}
 	vm->energy_uj[z] += uj;
 }
@@ -201,21 +216,50 @@ counter_read(const char *path)
 	return v;
 }
 
-/* One zone's counter moved on by the VM's energy, through its wrap. */
+/*
+ * Zone z's counter moved on by the VM's energy, through its wrap: read
+ * back, and the tree made, the first time in the run.
+ */
 static void
-zone_add(struct powercap *pc, const char *vmdir, const struct pc_zone *z,
-    int64_t energy_uj)
+zone_add(struct powercap *pc, const char *vmdir, struct pc_vm *vm, size_t z)
 {
+	const struct pc_zone *pz = &pc_zones[z];
 	char path[PATH_MAX], text[32];
-	int64_t uj;
 
-	if (zone_setup(pc, vmdir, z) < 0)
-		return;
 	pathf(path, sizeof(path), "%s/%s/%s/energy_uj", vmdir, RAPL_DIR,
-	    z->under);
-	uj = (counter_read(path) + energy_uj % RANGE_UJ) % RANGE_UJ;
-	snprintf(text, sizeof(text), "%lld\n", (long long)uj);
+	    pz->under);
+	if (!(vm->known & 1U << z)) {
+		if (zone_setup(pc, vmdir, pz) < 0)
+			return;
+		vm->counter_uj[z] = counter_read(path);
+		vm->known |= 1U << z;
+	}
+	vm->counter_uj[z] = (vm->counter_uj[z] + vm->energy_uj[z] % RANGE_UJ) %
+	    RANGE_UJ;
+	snprintf(text, sizeof(text), "%lld\n", (long long)vm->counter_uj[z]);
 	put_file(pc, path, text);
+}
+
+/*
+ * kp-host, written again only when it would say something else or was
+ * written a tenth of the keep ago: a file created the fewer each interval
+ * (bench-powercap-tree), while its time of change still tells, to a tenth,
+ * how long ago the VM was last in the stream.
+ */
+static void
+kp_host_put(struct powercap *pc, const char *vmdir, struct pc_vm *vm,
+    const char *text)
+{
+	char path[PATH_MAX];
+
+	if (strcmp(vm->host, text) == 0 &&
+	    (int64_t)(pc->now - vm->host_at) < KP_VM_KEEP_US / 10000000)
+		return;
+	pathf(path, sizeof(path), "%s/kp-host", vmdir);
+	if (access(vmdir, F_OK) == 0 && put_file(pc, path, text) == 0) {
+		snprintf(vm->host, sizeof(vm->host), "%s", text);
+		vm->host_at = pc->now;
+	}
 }
 
 struct pc_write {
@@ -233,19 +277,19 @@ vm_write(const char *id, void *val, void *arg)
 {
 	struct pc_write *w = arg;
 	struct pc_vm *vm = val;
-	char vmdir[PATH_MAX], path[PATH_MAX], text[512];
+	char vmdir[PATH_MAX], text[512];
 	size_t z;
 
+	if (vm->seen != w->pc->tick)
+		return;
 	pathf(vmdir, sizeof(vmdir), "%s/%s", w->pc->dir, id);
 	for (z = 0; z < NZONES; z++)
 		if (vm->energy_uj[z] > 0 || block_has_node(w->b,
 		    pc_zones[z].zone))
-			zone_add(w->pc, vmdir, &pc_zones[z], vm->energy_uj[z]);
+			zone_add(w->pc, vmdir, vm, z);
 	snprintf(text, sizeof(text), "node %s\nvm_id %s\ninterval_us %lld\n",
 	    w->pc->node[0] ? w->pc->node : "-", id, (long long)w->dt_us);
-	pathf(path, sizeof(path), "%s/kp-host", vmdir);
-	if (access(vmdir, F_OK) == 0)
-		put_file(w->pc, path, text);
+	kp_host_put(w->pc, vmdir, vm, text);
 }
 
 static int
@@ -265,20 +309,20 @@ static void
 sweep_gone(struct powercap *pc)
 {
 	char path[PATH_MAX];
+	const struct pc_vm *vm;
 	struct dirent *de;
 	struct stat sb;
-	time_t now = time(NULL);
 	DIR *d;
 
 	if ((d = opendir(pc->dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (!vm_dir_ok(de->d_name) ||
-		    kp_map_get(pc->vms, de->d_name) != NULL)
+		if (!vm_dir_ok(de->d_name) || ((vm = kp_map_get(pc->vms,
+		    de->d_name)) != NULL && vm->seen == pc->tick))
 			continue;
 		pathf(path, sizeof(path), "%s/%s/kp-host", pc->dir,
 		    de->d_name);
-		if (lstat(path, &sb) < 0 || (int64_t)(now - sb.st_mtime) <=
+		if (lstat(path, &sb) < 0 || (int64_t)(pc->now - sb.st_mtime) <=
 		    KP_VM_KEEP_US / 1000000)
 			continue;
 		pathf(path, sizeof(path), "%s/%s", pc->dir, de->d_name);
@@ -286,6 +330,12 @@ sweep_gone(struct powercap *pc)
 			warn("%s", path);
 	}
 	closedir(d);
+}
+
+static int
+not_seen(void *val, void *tick)
+{
+	return ((struct pc_vm *)val)->seen != *(unsigned *)tick;
 }
 
 static void
@@ -296,16 +346,17 @@ pc_block(struct fmt *ctx, void *st, const struct block *b,
 	struct pc_write w = { pc, b, 0 };
 	size_t i;
 
-	(void)ctx;
 	/* An interval cut short has no length: its energy is given to none. */
+	pc->tick++;
 	if (interval != NULL && kp_rec_int(interval, "dt_us", &w.dt_us)) {
+		pc->now = time(NULL);
 		for (i = 0; i < b->n; i++)
 			pc_take(ctx, pc, b->recs[i]);
 		kp_map_each_sorted(pc->vms, vm_write, &w);
 		sweep_gone(pc);
 	}
-	kp_map_free(pc->vms, free);
-	pc->vms = kp_map_new();
+	/* One that comes back is read back again: it may have been swept. */
+	kp_map_sweep(pc->vms, not_seen, &pc->tick, free);
 	if (pc->failed)
 		exit(KP_EXIT_FAILURE);
 }
