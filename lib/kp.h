@@ -283,6 +283,7 @@ struct kp_node {
 
 /* readfile.c: a small file whole, NUL-terminated; its length, or -1 (errno). */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
+int kp_vpathf(char *buf, size_t len, const char *fmt, va_list ap);
 
 /* jsonfile.c: JSON files in blocks, not a byte or a token per system call. */
 json_t *kp_json_loadfd(int fd, json_error_t *jerr);	/* new; NULL: not JSON */

@@ -73,13 +73,11 @@ static void __attribute__((format(printf, 3, 4)))
 pathf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= len)
+	if (kp_vpathf(buf, len, fmt, ap) < 0)
 		buf[0] = '\0';
+	va_end(ap);
 }
 
 /* Whether a vm_id can name a directory of DIR: no '/', no leading '.'. */

@@ -90,12 +90,12 @@ void
 xpath(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
+	int cut;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, len, fmt, ap);
+	cut = kp_vpathf(buf, len, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= len)
+	if (cut < 0)
 		errx(KP_EXIT_FAILURE, "path too long: '%s'", buf);
 }
 

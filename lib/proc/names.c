@@ -599,6 +599,16 @@ under_root(const struct kp_names *n, const char *path)
 	return kp_asprintf("%s%s", n->root, path);
 }
 
+/* A directory of libvirt's domain XML files below the root. */
+static void
+libvirt_index(struct kp_names *n, struct index *ix, const char *dir)
+{
+	char *p = under_root(n, dir);
+
+	index_init(ix, p, build_libvirt);
+	free(p);
+}
+
 struct kp_names *
 kp_names_new(const char *root)
 {
@@ -613,18 +623,10 @@ kp_names_new(const char *root)
 	n->cache = kp_map_new();
 	n->users = kp_map_new();
 	kp_names_set_pods_log(n, NULL);
-	p = under_root(n, "/run/libvirt/qemu");
-	index_init(&n->libvirt_run, p, build_libvirt);
-	free(p);
-	p = under_root(n, "/etc/libvirt/qemu");
-	index_init(&n->libvirt_etc, p, build_libvirt);
-	free(p);
-	p = under_root(n, "/run/libvirt/lxc");
-	index_init(&n->lxc_run, p, build_libvirt);
-	free(p);
-	p = under_root(n, "/etc/libvirt/lxc");
-	index_init(&n->lxc_etc, p, build_libvirt);
-	free(p);
+	libvirt_index(n, &n->libvirt_run, "/run/libvirt/qemu");
+	libvirt_index(n, &n->libvirt_etc, "/etc/libvirt/qemu");
+	libvirt_index(n, &n->lxc_run, "/run/libvirt/lxc");
+	libvirt_index(n, &n->lxc_etc, "/etc/libvirt/lxc");
 	p = under_root(n, "/var/lib/docker");
 	add_docker_root(n, p);
 	free(p);
