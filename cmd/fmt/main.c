@@ -215,6 +215,8 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 	kp_usage_no_operand(&usage, argc, argv);
 	if (ctx->dir != NULL && ctx->format != &fmt_powercap)
 		errx(KP_EXIT_USAGE, "--dir is for -f powercap");
+	if (ctx->dir == NULL && ctx->format == &fmt_powercap)
+		errx(KP_EXIT_USAGE, "-f powercap wants --dir");
 	if (columns != NULL)
 		csv_columns(ctx, columns);
 	else

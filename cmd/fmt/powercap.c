@@ -372,13 +372,12 @@ pc_header(struct fmt *ctx, void *st, const struct kp_record *rec)
 static void *
 pc_begin(struct fmt *ctx)
 {
-	struct powercap *pc = kp_calloc(1, sizeof(*pc));
+	struct powercap *pc;
 	struct stat sb;
 
-	if (ctx->dir == NULL)
-		errx(KP_EXIT_USAGE, "-f powercap wants --dir");
 	if (stat(ctx->dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
 		err(KP_EXIT_FAILURE, "--dir '%s'", ctx->dir);
+	pc = kp_calloc(1, sizeof(*pc));
 	pc->dir = ctx->dir;
 	if (ctx->node_name != NULL)
 		snprintf(pc->node, sizeof(pc->node), "%s", ctx->node_name);

@@ -722,8 +722,9 @@ vmware_vm(const struct vm_args *va, struct kp_identity *id)
 /*
  * QEMU: -uuid is the machine, else the domain id of Xen's -xen-domid (QEMU
  * as Xen's device model), else its -name; -name names it.  In a machine
- * scope, -uuid wins over the scope's name, which libvirt's domain number
- * made, and -name over the machine's name, which left characters out.
+ * scope, -uuid wins over the scope's name, which another host's guest may
+ * share and a rename changes, and -name over the machine's name, which
+ * left characters out.
  */
 static void
 qemu_vm(const struct vm_args *va, struct kp_identity *id)
