@@ -142,4 +142,6 @@ counter() {
 	assert_equal "$stderr" "kp-fmt: --dir '$DIR/none': No such file or directory"
 	run -2 --separate-stderr kp-fmt -f json --dir "$DIR" < "$IN"
 	assert_equal "$stderr" "kp-fmt: --dir is for -f powercap"
+	run -2 --separate-stderr kp-fmt -f powercap --dir "$DIR" --summary < "$IN"
+	assert_equal "$stderr" "kp-fmt: --summary is not for -f powercap"
 }

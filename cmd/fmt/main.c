@@ -217,6 +217,9 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 		errx(KP_EXIT_USAGE, "--dir is for -f powercap");
 	if (ctx->dir == NULL && ctx->format == &fmt_powercap)
 		errx(KP_EXIT_USAGE, "-f powercap wants --dir");
+	/* A summary's totals are no interval: no counter could take them. */
+	if (ctx->summary && ctx->format == &fmt_powercap)
+		errx(KP_EXIT_USAGE, "--summary is not for -f powercap");
 	if (columns != NULL)
 		csv_columns(ctx, columns);
 	else
