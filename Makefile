@@ -20,7 +20,7 @@ PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
 	cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
-	cmd/fmt/summary.o cmd/fmt/cmdblock.o cmd/fmt/source.o
+	cmd/fmt/summary.o cmd/fmt/cmdblock.o cmd/fmt/source.o cmd/fmt/powercap.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
 # lib/: the record protocol every stage speaks; lib/proc/: the engine that
@@ -33,7 +33,7 @@ PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
 	lib/proc/exec_cgroups.o lib/proc/exit_account.o lib/proc/exit_queue.o \
 	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
 	lib/proc/options.o lib/proc/procfs.o lib/proc/proctable.o \
-	lib/proc/sampler.o
+	lib/proc/sampler.o lib/proc/vm_scope.o
 LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,
@@ -52,7 +52,7 @@ all: $(BIN)
 $(LIBOBJ): lib/kp.h config.mk
 $(PROCOBJ): lib/proc/proc.h
 lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o \
-lib/proc/command.o: lib/proc/sampler.h
+    lib/proc/command.o lib/proc/vm_scope.o: lib/proc/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
 cmd/proc-cputime.o: lib/proc/proc.h
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk

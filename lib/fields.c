@@ -55,6 +55,7 @@ static const struct known {
 	K("estimated", BOOLEAN),
 	K("exe", STRING),
 	K("exits_dropped", COUNT),
+	K("host", STRING),
 	K("hypervisor", STRING),
 	K("idle_watts", WATTS),
 	K("kind", STRING),

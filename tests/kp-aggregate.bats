@@ -161,6 +161,34 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	assert_equal "$(jq -r 'select(.type == "host") | .total_uj' <<< "$output")" 0
 }
 
+@test "a restarted guest (new pids, same vm_id) keeps its vm total across --state runs, for a day after its processes end" {
+	# kp-aggregate(1), Records: a vm group whose processes all ended rests.
+	S=$BATS_TEST_TMPDIR/ag.state U='"vm_id":"8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b"'
+	process 1 package 10 7 "$U,\"state\":\"running\""
+	interval 1
+	process 2 package 10 2 "$U,\"state\":\"terminated\""
+	interval 2
+	run -0 kp-aggregate --level vm --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "vm") | "\(.seq) \(.state) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" \
+	    "1 running 7 2 terminated 9 "
+	: > "$IN"
+	interval 3 3600000000
+	process 4 package 20 5 "$U,\"state\":\"running\""
+	interval 4
+	run -0 kp-aggregate --level vm --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "vm") | "\(.seq) \(.state) \(.total_uj)"' <<< "$output")" "4 running 14"
+	# Past KP_VM_KEEP_US (a day) at rest, it is forgotten: a new start.
+	: > "$IN"
+	process 5 package 20 0 "$U,\"state\":\"terminated\""
+	interval 5
+	interval 6 86400000001
+	process 7 package 30 4 "$U,\"state\":\"running\""
+	interval 7
+	run -0 kp-aggregate --level vm --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "vm") | "\(.seq) \(.state) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" \
+	    "5 terminated 14 7 running 4 "
+}
+
 @test "--state of many kilobytes is read whole: every group's total goes on" {
 	# lib/jsonfile.c hands jansson the file in blocks of a kilobyte:
 	# a state of many blocks must come back whole, not as a new baseline.

@@ -28,6 +28,8 @@ struct group {
 	long live;		/* member processes not yet terminated */
 	int listed;		/* in this interval's list */
 	int ended;
+	int resting;		/* a VM's, ended, kept for its return */
+	int64_t rest_us;	/* since it ended, in the stream's time */
 };
 
 /* A level of grouping: the record type it writes and the field it groups by. */

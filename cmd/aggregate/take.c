@@ -78,7 +78,7 @@ group_join(struct agg *a, size_t l, const struct kp_record *rec,
 	struct group *g = group_get(&a->levels[l], id->raw, id->rawlen);
 
 	g->live++;
-	g->ended = 0;
+	g->ended = g->resting = 0;
 	if (g->pod == NULL && strcmp(a->levels[l].field, "container_id") == 0 &&
 	    (pod = kp_rec_get(rec, "pod_id")) != NULL && pod->kind == KP_V_STR)
 		g->pod = kp_strndup(pod->raw, pod->rawlen);

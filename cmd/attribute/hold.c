@@ -116,14 +116,15 @@ cpu_adds(struct interval *iv, int64_t cpu_us)
 /*
  * What the node record says of where its energy comes from, as the
  * energy record says it (kp-attribute(1)): its source, whether it is
- * estimated, and, for an estimate, the model and what it was given.
+ * estimated, for an estimate the model and what it was given, and for a
+ * guest's energy the VM host that measured it.
  */
 static void
 copy_source(struct kp_buf *b, const struct kp_record *rec)
 {
 	static const char *const keys[] = {
-		"source", "estimated", "model", "threads", "sockets", "path",
-		NULL
+		"source", "estimated", "host", "model", "threads", "sockets",
+		"path", NULL
 	};
 	const char *const *k;
 

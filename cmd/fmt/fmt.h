@@ -84,7 +84,7 @@ struct format {
 	void (*record)(struct fmt *ctx, void *st, const struct kp_record *rec);
 };
 extern const struct format fmt_table, fmt_top, fmt_csv, fmt_json,
-    fmt_prometheus, fmt_textfile, fmt_summary;
+    fmt_prometheus, fmt_textfile, fmt_summary, fmt_powercap;
 
 /* The one struct the parts share: the command line and the run's state. */
 struct fmt {
@@ -99,6 +99,7 @@ struct fmt {
 	int summary;			/* --summary */
 	size_t summary_rows;		/* --summary-rows */
 	const char *textfile;		/* --textfile */
+	const char *dir;		/* --dir: -f powercap's trees */
 	const char *node_name;		/* --node-name */
 	long long max_terminated;	/* --max-terminated */
 	int64_t min_terminated_uj;	/* --min-terminated-energy */

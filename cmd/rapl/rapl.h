@@ -92,6 +92,8 @@ struct member {
 	enum reading reading;
 	char where[PATH_MAX];		/* what is read: a file, for messages */
 	int fd;				/* where, kept open; -1: none */
+	int reopen;			/* opened anew for each read */
+	const char *host;		/* the VM host measuring, or NULL */
 	char bad[PATH_MAX];		/* what failed at the start */
 	int errnum;			/* and why */
 	int warned;			/* a failed read said */
@@ -115,6 +117,8 @@ struct meter {
 	int command_stdout;		/* -- CMD: its stdout, -1: stderr */
 	struct tally *tally;		/* -- CMD alone: the run's energy, */
 					/* or NULL */
+	char host[256];			/* kp-host's node: a guest's tree */
+	int64_t host_interval_us;	/* kp-host's interval_us; or 0 */
 };
 
 /* source.c */

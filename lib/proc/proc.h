@@ -73,7 +73,9 @@ struct kp_identity {
 	char unit[128];
 	char user_slice[32];
 	char session[16];
-	int vm_from_scope;	/* vm_id is a libvirt machine scope's name */
+	int vm_from_scope;	/* vm_id is a machine scope's name, no uuid */
+	size_t vm_scope_len;	/* cgroup's bytes up to its machine scope */
+	size_t vm_machine_len;	/* that machine's name's, as the scope has it */
 };
 void kp_identity_from_cgroup_file(const char *text, struct kp_identity *id);
 void kp_identity_from_path(const char *path, struct kp_identity *id);

@@ -273,6 +273,7 @@ kp_sampler_scan(struct kp_sampler *s)
 	kp_exits_drain(s->facts);
 	s->scans++;
 	proctable_list(s);
+	sampler_vm_scopes(s);
 	sampler_account_exits(s);
 	return 0;
 }
