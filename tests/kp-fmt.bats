@@ -178,7 +178,7 @@ EOF
 }
 
 @test "prometheus: Kepler's families, exact joules, gauges from watts" {
-	run -0 --separate-stderr kp-fmt -f prometheus --min-terminated-energy 0 <"$TWO"
+	run -0 --separate-stderr expositions "$TWO" --min-terminated-energy 0
 	assert_line 'kepler_process_cpu_joules_total{pid="42",comm="burn",exe="",type="container",zone="package",state="running",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 12.500000'
 	assert_line 'kepler_process_cpu_watts{pid="1500",comm="qemu-system-x86",exe="",type="vm",zone="dram",state="running",container_id="",pod_id="",vm_id="qemu-1-ubuntu"} 0.084375'
 	assert_line 'kepler_process_cpu_watts{pid="4242",comm="gzip",exe="",type="container",zone="package",state="terminated",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 0'
@@ -200,21 +200,22 @@ EOF
 	assert_equal "$stderr" ""
 }
 
-@test "prometheus: HELP and TYPE once per family, an empty line per interval" {
+@test "prometheus: one exposition of the two intervals, HELP and TYPE once per family" {
 	local out=$BATS_TEST_TMPDIR/out
 	kp-fmt -f prometheus <"$TWO" >"$out"
-	# 21 families in each of the two intervals, kepler_build_info, the
-	# CPU seconds of processes and containers, and kp_energy_source_info
-	# among them.
-	assert_equal "$(grep -c '^# HELP ' "$out")" 42
-	assert_equal "$(grep -c '^# TYPE ' "$out")" 42
-	assert_equal "$(grep '^# TYPE ' "$out" | sort | uniq -c | awk '$1 != 2' | wc -l)" 0
-	assert_equal "$(grep -c '^# TYPE kepler_node_cpu_joules_total counter$' "$out")" 2
-	assert_equal "$(grep -c '^# TYPE kepler_process_cpu_watts gauge$' "$out")" 2
-	assert_equal "$(grep -c '^$' "$out")" 2
-	assert_equal "$(tail -n 1 "$out")" ""
-	# One usage ratio sample per interval, though there are two zones.
-	assert_equal "$(grep -c '^kepler_node_cpu_usage_ratio ' "$out")" 2
+	# 21 families, kepler_build_info, the CPU seconds of processes and
+	# containers, and kp_energy_source_info among them.
+	assert_equal "$(grep -c '^# HELP ' "$out")" 21
+	assert_equal "$(grep -c '^# TYPE ' "$out")" 21
+	assert_equal "$(grep '^# TYPE ' "$out" | sort | uniq -c | awk '$1 != 1' | wc -l)" 0
+	assert_equal "$(grep -c '^# TYPE kepler_node_cpu_joules_total counter$' "$out")" 1
+	assert_equal "$(grep -c '^# TYPE kepler_process_cpu_watts gauge$' "$out")" 1
+	assert_equal "$(grep -c '^$' "$out")" 0
+	# The second interval's counters.
+	assert_equal "$(grep '^kepler_node_cpu_joules_total{zone="package"' "$out")" \
+	    'kepler_node_cpu_joules_total{zone="package",path=""} 5076.000123'
+	# One usage ratio sample, though there are two zones.
+	assert_equal "$(grep -c '^kepler_node_cpu_usage_ratio ' "$out")" 1
 	# Every sample is a name with labels and a value: no timestamps.
 	assert_equal "$(grep -v '^#' "$out" | grep -v '^$' |
 	    grep -cvE '^[a-z_]+(\{([^" ]|"([^"\\]|\\.)*")*\})? [0-9.e+-]+$')" 0
@@ -224,7 +225,7 @@ EOF
 	# rapl-read's own records: the node's energy and power alone, the
 	# counter kp-fmt's sum of the intervals' energy, and where it comes
 	# from (a 1.0 model's estimate, which named no model).
-	run -0 kp-fmt -f prometheus <"$STREAMS/energy-only.ndjson"
+	run -0 expositions "$STREAMS/energy-only.ndjson"
 	assert_equal "$(grep -c '^# TYPE ' <<<"$output")" 8
 	assert_line 'kp_energy_source_info{zone="package",source="model",estimated="true",model=""} 1'
 	assert_equal "$(grep -c '^# TYPE kepler_build_info gauge$' <<<"$output")" 2

@@ -32,6 +32,7 @@ int block_has_type(const struct block *b, const char *type);
 int block_has_node(const struct block *b, const char *zone);
 int rec_is(const struct kp_record *rec, const char *type);
 int rec_is_unattributed_exited(const struct kp_record *rec);
+int rec_says_dense(const struct kp_record *rec);
 const struct kp_field *by_field(const struct kp_record *rec);
 int str_in_list(const char *const *list, const char *s);
 int type_wanted(const struct fmt *ctx, const char *type);

@@ -134,18 +134,25 @@ source_info(struct prom *p, const struct block *b)
 	kp_map_free(seen, NULL);
 }
 
-/* A workload that ended in the block: its energy, whether it is shown. */
+/*
+ * A workload that ended in the block: its energy, whether it had a series
+ * before, and whether it is shown.
+ */
 struct ended {
 	int64_t uj;
+	int had;
 	int shown;
 };
 
+/* Those that had a series first, then by energy, the most first. */
 static int
 by_energy_desc(const void *a, const void *b)
 {
 	const struct ended *x = *(struct ended *const *)a;
 	const struct ended *y = *(struct ended *const *)b;
 
+	if (x->had != y->had)
+		return y->had - x->had;
 	return (x->uj < y->uj) - (x->uj > y->uj);
 }
 
@@ -162,9 +169,34 @@ joules_family(const char *type)
 	return NULL;
 }
 
+/* A workload's key: its type and its labels but zone and state. */
+static void
+workload_key(struct prom *p, struct kp_buf *key, const struct kp_record *rec)
+{
+	labels_workload(p, key, joules_family(rec->type), rec);
+	kp_buf_add(key, rec->type, strlen(rec->type) + 1);
+}
+
 /*
- * The workload of terminated record rec in ended, keyed by its type and its
- * labels but zone; its energy added, over every zone but node, which
+ * A live workload with a sample in this interval had a series: its
+ * final total is shown whatever its size (kp-fmt(1),
+ * --min-terminated-energy).  seq is its last record's.
+ */
+static void
+had_note(struct prom *p, const char *key, int64_t seq)
+{
+	int64_t *last_seq;
+
+	if ((last_seq = kp_map_get(p->had.map, key)) == NULL) {
+		last_seq = kp_malloc(sizeof(*last_seq));
+		kp_map_put(p->had.map, key, last_seq);
+	}
+	*last_seq = seq;
+}
+
+/*
+ * The workload of terminated record rec in ended, keyed as workload_key
+ * leaves it in key; its energy added, over every zone but node, which
  * counts each once more.
  */
 static struct ended *
@@ -176,10 +208,10 @@ ended_add(struct prom *p, struct kp_map *ended, struct kp_buf *key,
 	int64_t uj = 0;
 	int over = 0;
 
-	labels_make(p, key, joules_family(rec->type), rec, 1);
-	kp_buf_add(key, rec->type, strlen(rec->type) + 1);
+	workload_key(p, key, rec);
 	if ((e = kp_map_get(ended, key->s)) == NULL) {
 		e = kp_calloc(1, sizeof(*e));
+		e->had = kp_map_get(p->had.map, key->s) != NULL;
 		kp_map_put(ended, key->s, e);
 	}
 	if (!kp_rec_int(rec, "total_uj", &uj))
@@ -199,23 +231,36 @@ ended_list(const char *key, void *val, void *arg)
 }
 
 /*
- * Kepler's bound on terminated workloads: those below
- * --min-terminated-energy are shown no more, and of the rest the
- * --max-terminated with the most energy.
+ * Kepler's bound on terminated workloads that never had a series: those
+ * below --min-terminated-energy are shown no more, and of the rest the
+ * --max-terminated with the most energy.  One that had a series gets its
+ * final total, so that its counter does not stop short of it.
  */
 static void
 ended_choose(struct fmt *ctx, struct kp_map *ended)
 {
 	struct ended **v, **at;
-	size_t i, n = kp_map_count(ended);
+	size_t i, n = kp_map_count(ended), had = 0;
 
 	at = v = kp_calloc(n + 1, sizeof(*v));
 	kp_map_each(ended, ended_list, &at);
 	qsort(v, n, sizeof(*v), by_energy_desc);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && v[i]->had; i++)
+		v[i]->shown = 1;
+	for (had = i; i < n; i++)
 		v[i]->shown = v[i]->uj >= ctx->min_terminated_uj &&
-		    i < (size_t)ctx->max_terminated;
+		    i - had < (size_t)ctx->max_terminated;
 	free(v);
+}
+
+/* An ended workload has no series to remember any more. */
+static void
+had_forget(const char *key, void *val, void *arg)
+{
+	struct prom *p = arg;
+
+	(void)val;
+	free(kp_map_remove(p->had.map, key));
 }
 
 /*
@@ -241,14 +286,20 @@ hide_records(struct fmt *ctx, struct prom *p, const struct block *b)
 		p->hidden[i] = ctx->hide_idle && rec_is(rec, "process") &&
 		    !kp_rec_terminated(rec) &&
 		    kp_rec_int(rec, "cpu_us", &cpu_us) && cpu_us == 0;
-		if (kp_rec_terminated(rec) &&
-		    str_in_list(workload_types, rec->type))
+		if (!str_in_list(workload_types, rec->type))
+			continue;
+		if (kp_rec_terminated(rec))
 			of[i] = ended_add(p, ended, &key, rec);
+		else if (!p->hidden[i]) {
+			workload_key(p, &key, rec);
+			had_note(p, key.s, rec->seq);
+		}
 	}
 	ended_choose(ctx, ended);
 	for (i = 0; i < b->n; i++)
 		if (of[i] != NULL)
 			p->hidden[i] = !of[i]->shown;
+	kp_map_each(ended, had_forget, p);
 	free(of);
 	free(key.s);
 	kp_map_free(ended, free);
@@ -381,6 +432,10 @@ prom_new(const struct fmt *ctx, const char *textfile, int to_stdout)
 	p->to_stdout = to_stdout;
 	p->textfile = textfile;
 	p->series = kp_map_new();
+	p->had.map = kp_map_new();
+	p->had.free_val = free;
+	p->had.fate = "a terminated one of those let go is shown only above "
+	    "--min-terminated-energy";
 	p->default_node_name = ctx->node_name;
 	for (i = 0; i < NELEM(families); i++)
 		p->node_zone_name[i] = node_zone_name(&families[i]);
@@ -485,7 +540,27 @@ prom_header(struct fmt *ctx, void *st, const struct kp_record *rec)
 		cpu_info_make(p, f);
 }
 
-/* The textfile shows whole intervals only. */
+/*
+ * The workloads that had a series and ended without a terminated record:
+ * in a dense interval, those without one; in a sparse stream, beyond
+ * KP_LIVE_MAX, those seen least recently.
+ */
+static void
+had_sweep(struct prom *p, const struct block *b, int64_t seq)
+{
+	size_t i;
+	int dense = 0;
+
+	for (i = 0; i < b->n && !dense; i++)
+		dense = rec_says_dense(b->recs[i]);
+	kp_live_sweep(&p->had, dense, seq);
+}
+
+/*
+ * Each interval moves the counters on and replaces the textfile; standard
+ * output gets one exposition, the last, when the input ends (kp-fmt(1),
+ * prometheus): a Prometheus text is one snapshot, each family once.
+ */
 static void
 prom_block(struct fmt *ctx, void *st, const struct block *b,
     const struct kp_record *interval)
@@ -495,10 +570,8 @@ prom_block(struct fmt *ctx, void *st, const struct block *b,
 	if (interval == NULL && b->n == 0)
 		return;
 	render(ctx, p, b);
-	if (p->to_stdout) {
-		kp_buf_add(&ctx->out, p->text.s, p->text.len);
-		kp_buf_add(&ctx->out, "\n", 1);
-	}
+	if (interval != NULL)
+		had_sweep(p, b, interval->seq);
 	if (p->textfile != NULL && interval != NULL)
 		textfile_write(p);
 }
@@ -510,7 +583,10 @@ prom_end(struct fmt *ctx, void *st, const struct block *rest)
 	size_t i;
 
 	prom_block(ctx, st, rest, NULL);
+	if (p->to_stdout)
+		kp_buf_add(&ctx->out, p->text.s, p->text.len);
 	kp_map_free(p->series, free);
+	kp_map_free(p->had.map, free);
 	labels_free(&p->labels);
 	free(p->text.s);
 	free(p->key.s);

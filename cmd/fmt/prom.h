@@ -104,6 +104,7 @@ struct prom {
 	struct kp_buf cpu_info;		/* kepler_node_cpu_info's samples */
 	char *hidden;			/* record i has no sample */
 	size_t hidden_cap;
+	struct kp_live had;		/* workloads that had a series */
 	char *node_zone_name[NFAMILIES];	/* NULL: not zoned */
 	char *exited_node_zone_name[NEXITED_FAMILIES];
 };
@@ -114,6 +115,8 @@ void label_pair(struct kp_buf *b, size_t *n, const char *name,
 const char *node_name(const struct prom *p);
 void labels_make(const struct prom *p, struct kp_buf *b,
     const struct family *f, const struct kp_record *rec, int node_zone);
+void labels_workload(const struct prom *p, struct kp_buf *b,
+    const struct family *f, const struct kp_record *rec);
 void labels_prepare(struct labels *l, size_t n);
 const struct kp_buf *labels_of(struct prom *p, const struct family *f,
     const struct block *b, size_t i, int node_zone);

@@ -318,14 +318,6 @@ workload_merge(struct summary *s, struct workload *w,
 	}
 }
 
-static int
-rec_true(const struct kp_record *rec, const char *key)
-{
-	const struct kp_field *f = kp_rec_get(rec, key);
-
-	return f != NULL && f->kind == KP_V_TRUE;
-}
-
 /* Processes and groups come and go, many in a long run; nodes do not. */
 static int
 foldable(const struct kp_record *rec)
@@ -411,8 +403,7 @@ add_record(struct summary *s, const struct kp_record *rec)
 	w->last_seq = rec->seq;
 	if (kp_rec_terminated(rec))
 		workload_end(s, w);
-	if ((rec_is(rec, "cpu") || rec_is(rec, "node")) &&
-	    rec_true(rec, "dense"))
+	if (rec_says_dense(rec))
 		s->dense = 1;
 }
 
