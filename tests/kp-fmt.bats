@@ -448,6 +448,27 @@ peak_kib() {
 	assert_output 1
 }
 
+@test "table keeps rows, not records: the peak stays within the interval's size + 32 MiB, and -n keeps only the rows shown (kp-fmt(1), Memory)" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
+	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
+	# One interval of 20,000 processes, some 16 MB: the records, kept,
+	# cost kp-fmt about 5 times that.
+	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
+	    kp-attribute | kp-aggregate > "$IN"
+	local size_kib=$(($(wc -c < "$IN") / 1024)) kib
+	kib=$(peak_kib -f table)
+	((kib <= size_kib + 32 * 1024)) || fail "table: $kib KiB, more than $size_kib + 32 MiB"
+	# A row for every process record, in each zone.
+	assert_equal "$(grep -cE '^ *[0-9]+  [a-z]' "$OUT")" "$(grep -c '"type":"process"' "$IN")"
+	# -n 10: ten rows a table, a heap of them, whatever the interval.
+	kib=$(peak_kib -f table -n 10)
+	((kib <= size_kib / 4)) || fail "table -n 10: $kib KiB, more than a quarter of the interval's $size_kib"
+	assert_equal "$(grep -cE '^ *[0-9]+  [a-z]' "$OUT")" 10
+	# Those of highest power, as the whole table's first ten.
+	assert_equal "$(grep -E '^ *[0-9]+  [a-z]' "$OUT" | tr -s ' ')" \
+	    "$(kp-fmt -f table < "$IN" | grep -E '^ *[0-9]+  [a-z]' | head -n 10 | tr -s ' ')"
+}
+
 @test "--summary keeps an interval as its lines until its interval record, each name once, each workload's fields in an array of their number and their short values in place: under 6 times the interval (kp-fmt(1), Memory)" {
 	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
 	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
