@@ -469,6 +469,28 @@ peak_kib() {
 	    "$(kp-fmt -f table < "$IN" | grep -E '^ *[0-9]+  [a-z]' | head -n 10 | tr -s ' ')"
 }
 
+@test "prometheus and --textfile take records as read: the peak stays within the interval's size + 32 MiB, though the exposition is larger (kp-fmt(1), Memory)" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
+	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
+	# One interval of 20,000 processes, some 16 MB: kept as records, with
+	# their labels and the exposition's text, 9 times that.
+	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
+	    kp-attribute | kp-aggregate > "$IN"
+	local goal_kib=$(($(wc -c < "$IN") / 1024 + 32 * 1024)) kib
+	kib=$(peak_kib -f prometheus)
+	((kib <= goal_kib)) || fail "prometheus: $kib KiB, more than $goal_kib"
+	# The exposition, larger than the interval, is whole: a process
+	# series in each zone.
+	(($(wc -c < "$OUT") > $(wc -c < "$IN")))
+	assert_equal "$(grep -c '^kepler_process_cpu_joules_total' "$OUT")" \
+	    "$(grep -c '"type":"process".*"state":"running"' "$IN")"
+	run -0 promtool check metrics < "$OUT"
+	mv "$OUT" "$OUT.prom"
+	kib=$(peak_kib --textfile "$BATS_TEST_TMPDIR/kp.prom")
+	((kib <= goal_kib)) || fail "--textfile: $kib KiB, more than $goal_kib"
+	cmp "$BATS_TEST_TMPDIR/kp.prom" "$OUT.prom"
+}
+
 @test "--summary keeps an interval as its lines until its interval record, each name once, each workload's fields in an array of their number and their short values in place: under 6 times the interval (kp-fmt(1), Memory)" {
 	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
 	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
