@@ -446,6 +446,11 @@ peak_kib() {
 	assert_equal "$(wc -l < "$OUT")" "$(($(wc -l < "$IN") - 1))"
 	run -0 grep -c -v ',1000000,2026-11-22T00:00:01.000000Z$' "$OUT"
 	assert_output 1
+	# The default columns: the rows held, some 60 % of the interval, go
+	# out as their gaps are filled, never held twice.
+	kib=$(peak_kib -f csv)
+	((kib <= $(wc -c < "$IN") * 9 / 10 / 1024)) || fail "csv: $kib KiB, more than 90 % of the interval"
+	assert_equal "$(wc -l < "$OUT")" "$(($(wc -l < "$IN") - 1))"
 }
 
 @test "table keeps rows, not records: the peak stays within the interval's size + 32 MiB, and -n keeps only the rows shown (kp-fmt(1), Memory)" {
