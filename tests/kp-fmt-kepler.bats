@@ -389,6 +389,31 @@ job_stream() {
 	assert_output 0
 }
 
+@test "prometheus: in a sparse stream the workloads that had a series are bounded while an interval is read" {
+	# Interval 1: 10001 processes, pid 2 among them; interval 2: 10000
+	# others, then pid 2 ends, with 2 J.
+	awk 'BEGIN {
+		f = "{\"type\":\"process\",\"seq\":%d,\"zone\":\"package\",\"pid\":%d,\"starttime\":1,\"comm\":\"p\",\"cpu_us\":1,\"energy_uj\":1000000,\"total_uj\":%d,\"watts\":1,\"state\":\"%s\"}\n"
+		for (i = 2; i <= 10002; i++)
+			printf f, 1, i, 1000000, "running"
+		print "{\"type\":\"interval\",\"seq\":1,\"dt_us\":1000000}"
+		for (i = 0; i < 10000; i++)
+			printf f, 2, 20000 + i, 1000000, "running"
+		printf f, 2, 2, 2000000, "terminated"
+		print "{\"type\":\"interval\",\"seq\":2,\"dt_us\":1000000}"
+	}' >"$BATS_TEST_TMPDIR/in"
+	# Cut at the 20001st, in interval 2: interval 1's are let go then,
+	# pid 2 among them, so its end, below 10 J, is not shown.
+	run -0 --separate-stderr kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/in"
+	assert_equal "$stderr" "kp-fmt: 20001 processes without an end, more than 20000: a terminated one of those let go is shown only above --min-terminated-energy"
+	refute_line --partial 'pid="2",'
+	assert_equal "$(grep -c '^kepler_process_cpu_joules_total' <<<"$output")" 10000
+	# Without the cut, its end is shown.
+	grep -v '"pid":2[0-9]\{4\},' "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/few"
+	run -0 --separate-stderr kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/few"
+	assert_line --regexp '^kepler_process_cpu_joules_total\{pid="2",.*state="terminated".*\} 2.000000$'
+}
+
 @test "prometheus: one exposition on standard output, when the input ends, each family's HELP and TYPE once; promtool passes it" {
 	run -0 kp-fmt -f prometheus <"$HOST"
 	assert_equal "$(grep -c '^# TYPE kepler_node_cpu_joules_total counter$' <<<"$output")" 1

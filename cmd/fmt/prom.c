@@ -185,6 +185,23 @@ workload_key(struct prom *p, struct kp_buf *key, const struct kp_record *rec)
 }
 
 /*
+ * A sparse stream's bound holds while an interval is read: beyond
+ * KP_LIVE_MAX, those seen least recently are let go at once, those of
+ * this interval never; the next try waits for half as many again, so that
+ * an interval of more costs no sort each.
+ */
+static void
+had_bound(struct prom *p, int64_t seq)
+{
+	size_t n = kp_map_count(p->had.map);
+
+	if (p->dense || n <= KP_LIVE_MAX || n < p->had_next)
+		return;
+	kp_live_sweep(&p->had, 0, seq);
+	p->had_next = kp_map_count(p->had.map) + KP_LIVE_MAX / 2;
+}
+
+/*
  * A live workload with a sample in this interval had a series: its
  * final total is shown whatever its size (kp-fmt(1),
  * --min-terminated-energy).  seq is its last record's.
@@ -196,11 +213,14 @@ had_note(struct prom *p, const char *key, int64_t seq)
 	int64_t *last_seq;
 
 	hashed_key(key, hashed);
-	if ((last_seq = kp_map_get(p->had.map, hashed)) == NULL) {
-		last_seq = kp_malloc(sizeof(*last_seq));
-		kp_map_put(p->had.map, hashed, last_seq);
+	if ((last_seq = kp_map_get(p->had.map, hashed)) != NULL) {
+		*last_seq = seq;
+		return;
 	}
+	last_seq = kp_malloc(sizeof(*last_seq));
 	*last_seq = seq;
+	kp_map_put(p->had.map, hashed, last_seq);
+	had_bound(p, seq);
 }
 
 /* Whether the workload of key had a series. */
@@ -527,6 +547,7 @@ static void
 had_sweep(struct prom *p, int64_t seq)
 {
 	kp_live_sweep(&p->had, p->dense, seq);
+	p->had_next = 0;
 }
 
 /*

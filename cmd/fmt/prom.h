@@ -138,6 +138,7 @@ struct prom {
 	const char *default_node_name;	/* --node-name; NULL: none */
 	struct kp_buf cpu_info;		/* kepler_node_cpu_info's samples */
 	struct kp_live had;		/* workloads that had a series */
+	size_t had_next;		/* had_bound's next try */
 	char hashed[24];		/* series_key's */
 	/* The open interval, as its records are taken. */
 	int open;			/* a record was taken */

@@ -80,6 +80,7 @@ struct summary {
 	size_t nended, nlive;		/* foldable workloads held */
 	int64_t seq;			/* of the interval being added */
 	int dense, warned;
+	size_t live_next;		/* fold_live's next try */
 	struct kp_buf key;
 	int64_t first_seq, last_seq, dt_us;
 	size_t intervals;		/* interval records read */
@@ -386,6 +387,8 @@ workload_end(struct summary *s, struct workload *w)
 	s->nended++;
 }
 
+static void fold_live(struct summary *s);
+
 static void
 add_record(struct summary *s, const struct kp_record *rec)
 {
@@ -405,6 +408,9 @@ add_record(struct summary *s, const struct kp_record *rec)
 		workload_end(s, w);
 	if (rec_says_dense(rec))
 		s->dense = 1;
+	/* A sparse stream's bound holds while an interval is summed. */
+	if (!s->dense)
+		fold_live(s);
 }
 
 static struct sum_field *
@@ -637,21 +643,34 @@ end_absent(struct summary *s, int64_t seq)
 			workload_end(s, s->w[i]);
 }
 
-/* Bounds what is held: ended workloads, then live ones, with a word. */
+/*
+ * Bounds the live workloads held, with a word.  Those of the open
+ * interval are never folded: beyond the bound, the next try waits for
+ * half as many again, so that an interval of more costs no sort each.
+ */
 static void
-fold_held(struct summary *s)
+fold_live(struct summary *s)
 {
 	size_t before = s->nlive;
 
-	if (s->nended > 2 * s->rows)
-		fold_beyond(s, s->rows, is_ended);
-	if (s->nlive <= KP_LIVE_MAX)
+	if (s->nlive <= KP_LIVE_MAX || s->nlive < s->live_next)
 		return;
 	fold_stale(s, KP_LIVE_MAX / 2);
+	s->live_next = s->nlive + KP_LIVE_MAX / 2;
 	if (!s->warned++)
 		warnx("--summary: %zu workloads without an end, more than "
 		    "%d, the least recently seen folded into other rows; one "
 		    "that comes back starts a new row", before, KP_LIVE_MAX);
+}
+
+/* Bounds what is held: ended workloads, then live ones. */
+static void
+fold_held(struct summary *s)
+{
+	if (s->nended > 2 * s->rows)
+		fold_beyond(s, s->rows, is_ended);
+	s->live_next = 0;
+	fold_live(s);
 }
 
 /* Forgets the open interval's lines; keeps the memory for the next. */
