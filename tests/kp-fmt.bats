@@ -428,13 +428,17 @@ peak_kib() {
 	tail -n 1 "$BATS_TEST_TMPDIR/rss"
 }
 
-@test "json and csv keep no copy of an interval's records: the peak stays within its size + 32 MiB (kp-fmt(1), Memory)" {
+# One interval of 20,000 processes, some 16 MB, in $IN, and $OUT for
+# kp-fmt's output: kept as records, kp-fmt's formats cost 5 to 9 times it.
+one_interval() {
 	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
 	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
-	# One interval of 20,000 processes, some 16 MB: the records, kept,
-	# cost kp-fmt about 5 times that.
 	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
 	    kp-attribute | kp-aggregate > "$IN"
+}
+
+@test "json and csv keep no copy of an interval's records: the peak stays within its size + 32 MiB (kp-fmt(1), Memory)" {
+	one_interval
 	local goal_kib=$(($(wc -c < "$IN") / 1024 + 32 * 1024)) kib
 	kib=$(peak_kib -f json)
 	[ "$kib" -le "$goal_kib" ] || fail "json: $kib KiB, more than $goal_kib"
@@ -454,12 +458,7 @@ peak_kib() {
 }
 
 @test "table keeps rows, not records: the peak stays within the interval's size + 32 MiB, and -n keeps only the rows shown (kp-fmt(1), Memory)" {
-	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
-	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
-	# One interval of 20,000 processes, some 16 MB: the records, kept,
-	# cost kp-fmt about 5 times that.
-	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
-	    kp-attribute | kp-aggregate > "$IN"
+	one_interval
 	local size_kib=$(($(wc -c < "$IN") / 1024)) kib
 	kib=$(peak_kib -f table)
 	((kib <= size_kib + 32 * 1024)) || fail "table: $kib KiB, more than $size_kib + 32 MiB"
@@ -475,12 +474,7 @@ peak_kib() {
 }
 
 @test "prometheus and --textfile take records as read: the peak stays within the interval's size + 32 MiB, though the exposition is larger (kp-fmt(1), Memory)" {
-	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
-	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
-	# One interval of 20,000 processes, some 16 MB: kept as records, with
-	# their labels and the exposition's text, 9 times that.
-	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
-	    kp-attribute | kp-aggregate > "$IN"
+	one_interval
 	local goal_kib=$(($(wc -c < "$IN") / 1024 + 32 * 1024)) kib
 	kib=$(peak_kib -f prometheus)
 	((kib <= goal_kib)) || fail "prometheus: $kib KiB, more than $goal_kib"

@@ -224,12 +224,8 @@ labels_of(struct prom *p, const struct family *f, const struct block *b,
 int
 in_node_zone(struct labels *l, const struct block *b, size_t i)
 {
-	const char *zone;
-
-	if (l->in_node_zone[i] < 0) {
-		zone = kp_rec_str(b->recs[i], "zone");
-		l->in_node_zone[i] = zone != NULL && strcmp(zone, "node") == 0;
-	}
+	if (l->in_node_zone[i] < 0)
+		l->in_node_zone[i] = rec_in_node_zone(b->recs[i]);
 	return l->in_node_zone[i];
 }
 
