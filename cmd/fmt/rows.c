@@ -208,8 +208,9 @@ rows_sort(struct rows *r)
 	size_t k;
 
 	for (k = 0; k < NROW_KINDS; k++)
-		qsort(r->kind[k].v, r->kind[k].n, sizeof(*r->kind[k].v),
-		    row_qcmp);
+		if (r->kind[k].n > 0)	/* qsort of a null array is undefined */
+			qsort(r->kind[k].v, r->kind[k].n,
+			    sizeof(*r->kind[k].v), row_qcmp);
 }
 
 /* The cells of row, one after the other: the first, then each next. */
