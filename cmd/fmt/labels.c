@@ -220,6 +220,15 @@ labels_of(struct prom *p, const struct family *f, const struct block *b,
 	return &l->text[i];
 }
 
+/* Whether rec's zone is the node zone, which has no zone label. */
+int
+rec_in_node_zone(const struct kp_record *rec)
+{
+	const char *zone = kp_rec_str(rec, "zone");
+
+	return zone != NULL && strcmp(zone, "node") == 0;
+}
+
 /* Whether record i of b is of the node zone, looked up once a block. */
 int
 in_node_zone(struct labels *l, const struct block *b, size_t i)

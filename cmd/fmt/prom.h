@@ -179,6 +179,7 @@ void labels_prepare(struct labels *l, size_t n);
 const struct kp_buf *labels_of(struct prom *p, const struct family *f,
     const struct block *b, size_t i, int node_zone);
 int in_node_zone(struct labels *l, const struct block *b, size_t i);
+int rec_in_node_zone(const struct kp_record *rec);
 void labels_free(struct labels *l);
 
 /* series.c */
@@ -191,7 +192,6 @@ const char *series_key(struct prom *p, const struct family *f);
 struct series *series_get(struct prom *p, const struct family *f, int *fresh);
 void family_head(struct kp_buf *out, const struct family *f, const char *name,
     int node_zone);
-int rec_in_node_zone(const struct kp_record *rec);
 void families_take(struct fmt *ctx, struct prom *p,
     const struct kp_record *rec);
 void slot_write(struct prom *p, size_t fi, int node_zone,

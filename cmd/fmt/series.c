@@ -219,15 +219,6 @@ family_zoned(const struct family *f)
 	return str_in_list(f->labels, "zone");
 }
 
-/* Whether rec's zone is the node zone. */
-int
-rec_in_node_zone(const struct kp_record *rec)
-{
-	const char *zone = kp_rec_str(rec, "zone");
-
-	return zone != NULL && strcmp(zone, "node") == 0;
-}
-
 /*
  * Whether rec has a sample in family f, or in its node zone family;
  * zoned: f has a zone label.  An energy record stands for a node record
