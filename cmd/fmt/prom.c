@@ -633,6 +633,7 @@ prom_free(struct prom *p)
 		close(p->spill_fd);
 	if (p->last_fd >= 0)
 		close(p->last_fd);
+	free(p->last.s);
 	free(p);
 }
 

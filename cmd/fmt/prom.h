@@ -106,10 +106,12 @@ struct rec_labels {
 	size_t n;
 };
 
-/* Where an exposition goes: the textfile's temporary, stdout's file. */
+/* Where an exposition goes: the textfile's temporary, stdout's. */
+struct prom;
 struct prom_out {
-	int fd[2];		/* -1: none */
-	const char *name[2];	/* for a message */
+	int fd;			/* the textfile's temporary; -1: none */
+	char *name;		/* its name */
+	struct prom *last;	/* standard output's; NULL: none */
 };
 
 /*
@@ -151,7 +153,11 @@ struct prom {
 	struct block ended;		/* terminated workloads' records */
 	int spill_fd;			/* -1: none yet */
 	off_t spill_end;
-	int last_fd;			/* stdout's exposition; -1: none */
+	/* Standard output's exposition: the last, written at the end. */
+	struct kp_buf last;		/* held */
+	int last_fd;			/* beyond, in this file; -1: none */
+	int last_in_file;
+	int has_last;
 	char *node_zone_name[NFAMILIES];	/* NULL: not zoned */
 	char *exited_node_zone_name[NEXITED_FAMILIES];
 };

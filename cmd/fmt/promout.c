@@ -104,26 +104,59 @@ spill_read(int fd, char *buf, size_t len, off_t off)
 
 /* A write that failed: the textfile's temporary goes. */
 static void
-out_fail(struct prom_out *out, size_t i)
+out_fail(struct prom_out *out)
 {
-	warn("%s '%s'", i == 0 ? "textfile" : "exposition", out->name[i]);
-	if (i == 0)
-		unlink(out->name[0]);
+	warn("textfile '%s'", out->name);
+	unlink(out->name);
 	exit(KP_EXIT_FAILURE);
+}
+
+static void
+write_all(int fd, const char *s, size_t len, struct prom_out *out)
+{
+	ssize_t n;
+
+	for (; len > 0; s += n, len -= (size_t)n)
+		if ((n = write(fd, s, len)) < 0) {
+			if (out != NULL)
+				out_fail(out);
+			err(KP_EXIT_FAILURE, "kp-fmt's file of the exposition");
+		}
+}
+
+/*
+ * Standard output's exposition, kept until the input ends: in memory up
+ * to LAST_HELD_BYTES, as most are, in a file beyond, as a large
+ * interval's is, which would cost memory of its size.
+ */
+#define LAST_HELD_BYTES (1 << 20)
+static void
+last_add(struct prom *p, const char *s, size_t len)
+{
+	if (!p->last_in_file && p->last.len + len <= LAST_HELD_BYTES) {
+		kp_buf_add(&p->last, s, len);
+		return;
+	}
+	if (!p->last_in_file) {
+		if (p->last_fd < 0)
+			p->last_fd = spill_open();
+		if (ftruncate(p->last_fd, 0) < 0 ||
+		    lseek(p->last_fd, 0, SEEK_SET) < 0)
+			err(KP_EXIT_FAILURE, "kp-fmt's file of the exposition");
+		write_all(p->last_fd, p->last.s, p->last.len, NULL);
+		p->last.len = 0;
+		p->last_in_file = 1;
+	}
+	write_all(p->last_fd, s, len, NULL);
 }
 
 void
 prom_out_write(struct prom_out *out, const char *s, size_t len)
 {
-	const char *at;
-	size_t i, left;
-	ssize_t n;
-
-	for (i = 0; i < NELEM(out->fd); i++)
-		for (at = s, left = len; out->fd[i] >= 0 && left > 0;
-		    at += n, left -= (size_t)n)
-			if ((n = write(out->fd[i], at, left)) < 0)
-				out_fail(out, i);
+	if (out->fd >= 0)
+		write_all(out->fd, s, len, out);
+	if (out->last != NULL)
+		last_add(out->last, s, len);
 }
 
 void
@@ -143,28 +176,19 @@ prom_out_text(struct prom *p, struct prom_out *out)
 
 /*
  * The outputs of an exposition: the textfile's temporary, for a whole
- * interval, and standard output's file, emptied.
+ * interval, and standard output's, emptied.
  */
 void
 prom_out_open(struct prom *p, struct prom_out *out, int whole)
 {
-	char *tmp = NULL;
-
-	out->fd[0] = out->fd[1] = -1;
-	out->name[0] = NULL;
-	out->name[1] = "on standard output";
-	if (p->textfile != NULL && whole) {
-		out->fd[0] = textfile_temp(p->textfile, &tmp);
-		out->name[0] = tmp;
-	}
-	if (p->to_stdout) {
-		if (p->last_fd < 0)
-			p->last_fd = spill_open();
-		if (ftruncate(p->last_fd, 0) < 0 ||
-		    lseek(p->last_fd, 0, SEEK_SET) < 0)
-			out_fail(out, 1);
-		out->fd[1] = p->last_fd;
-	}
+	out->fd = -1;
+	out->name = NULL;
+	out->last = p->to_stdout ? p : NULL;
+	if (p->textfile != NULL && whole)
+		out->fd = textfile_temp(p->textfile, &out->name);
+	p->last.len = 0;
+	p->last_in_file = 0;
+	p->has_last = p->to_stdout;
 	p->text.len = 0;
 }
 
@@ -172,16 +196,13 @@ prom_out_open(struct prom *p, struct prom_out *out, int whole)
 void
 prom_out_close(struct prom *p, struct prom_out *out)
 {
-	if (out->fd[0] < 0)
+	if (out->fd < 0)
 		return;
-	if (fchmod(out->fd[0], 0644) < 0)
-		out_fail(out, 0);
-	if (close(out->fd[0]) < 0 || rename(out->name[0], p->textfile) < 0) {
-		warn("textfile '%s'", out->name[0]);
-		unlink(out->name[0]);
-		exit(KP_EXIT_FAILURE);
-	}
-	free((char *)out->name[0]);
+	if (fchmod(out->fd, 0644) < 0)
+		out_fail(out);
+	if (close(out->fd) < 0 || rename(out->name, p->textfile) < 0)
+		out_fail(out);
+	free(out->name);
 }
 
 /* Standard output gets the last exposition when the input has ended. */
@@ -191,14 +212,18 @@ prom_out_last(struct fmt *ctx, struct prom *p)
 	char buf[OUT_HELD_BYTES];
 	ssize_t n;
 
-	if (p->last_fd < 0)
+	if (!p->has_last)
 		return;
 	kp_out_bytes(ctx->out.s, ctx->out.len);
 	ctx->out.len = 0;
+	if (!p->last_in_file) {
+		kp_out_bytes(p->last.s, p->last.len);
+		return;
+	}
 	if (lseek(p->last_fd, 0, SEEK_SET) < 0)
-		err(KP_EXIT_FAILURE, "exposition on standard output");
+		err(KP_EXIT_FAILURE, "kp-fmt's file of the exposition");
 	while ((n = read(p->last_fd, buf, sizeof(buf))) > 0)
 		kp_out_bytes(buf, (size_t)n);
 	if (n < 0)
-		err(KP_EXIT_FAILURE, "exposition on standard output");
+		err(KP_EXIT_FAILURE, "kp-fmt's file of the exposition");
 }
