@@ -16,10 +16,10 @@ ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o cmd/attribute/spool.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
 	cmd/aggregate/end.o cmd/aggregate/state.o
-PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
-	cmd/fmt/series.o cmd/fmt/exited.o
+PROMOBJ = cmd/fmt/prom.o cmd/fmt/promout.o cmd/fmt/families.o \
+	cmd/fmt/labels.o cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
-	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
+	cmd/fmt/rows.o cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
 	cmd/fmt/summary.o cmd/fmt/cmdblock.o cmd/fmt/source.o cmd/fmt/powercap.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5

@@ -111,7 +111,8 @@ two_crowds() {
 @test "--summary holds at most 20000 workloads that never end, and says so" {
 	two_crowds "" > "$BATS_TEST_TMPDIR/in"
 	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
-	assert_equal "$stderr" "kp-fmt: --summary: 24000 workloads without an end, more than 20000, the least recently seen folded into other rows; one that comes back starts a new row"
+	# Said when the 20001st comes, in interval 2.
+	assert_equal "$stderr" "kp-fmt: --summary: 20001 workloads without an end, more than 20000, the least recently seen folded into other rows; one that comes back starts a new row"
 	# The total is whole.
 	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 24000
 	# In a dense stream, a process without a record has ended: none held.
@@ -124,6 +125,34 @@ two_crowds() {
 	    "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/node"
 	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/node"
 	assert_equal "$stderr" ""
+}
+
+# A sparse stream: interval 1 has 10001 processes, pid 2 among them with
+# 5000 us and 5 J; interval 2, 10000 others, then pid 2 again with as
+# much; its state there is $1, running if not given.
+crowd_then_one() {
+	awk -v state="${1:-running}" 'BEGIN {
+		f = "{\"type\":\"process\",\"seq\":%d,\"zone\":\"package\",\"pid\":%d,\"starttime\":1,\"comm\":\"p\",\"cpu_us\":%d,\"energy_uj\":%d,\"total_uj\":%d,\"watts\":1,\"state\":\"%s\"}\n"
+		for (i = 2; i <= 10002; i++)
+			printf f, 1, i, i == 2 ? 5000 : 1, i == 2 ? 5000000 : 1000,
+			    i == 2 ? 5000000 : 1000, "running"
+		print "{\"type\":\"interval\",\"seq\":1,\"dt_us\":1000000}"
+		for (i = 0; i < 10000; i++)
+			printf f, 2, 20000 + i, 1, 1000, 1000, "running"
+		printf f, 2, 2, 5000, 5000000, 10000000, state
+		print "{\"type\":\"interval\",\"seq\":2,\"dt_us\":1000000}"
+	}'
+}
+
+@test "--summary's bound on workloads that never end holds while an interval is summed" {
+	crowd_then_one > "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	# Cut at the 20001st, in interval 2: interval 1's are folded then,
+	# pid 2 among them, whose record after that starts a new row.
+	assert_equal "$stderr" "kp-fmt: --summary: 20001 workloads without an end, more than 20000, the least recently seen folded into other rows; one that comes back starts a new row"
+	assert_equal "$(jq -c 'select(.type == "process" and .pid == 2) | .cpu_us' <<< "$output")" 5000
+	# The total is whole.
+	assert_equal "$(jq -s '[.[] | select(.type == "process") | .cpu_us] | add' <<< "$output")" 30000
 }
 
 @test "--summary-rows takes 1 to 1000000" {

@@ -32,6 +32,7 @@ int block_has_type(const struct block *b, const char *type);
 int block_has_node(const struct block *b, const char *zone);
 int rec_is(const struct kp_record *rec, const char *type);
 int rec_is_unattributed_exited(const struct kp_record *rec);
+int rec_says_dense(const struct kp_record *rec);
 const struct kp_field *by_field(const struct kp_record *rec);
 int str_in_list(const char *const *list, const char *s);
 int type_wanted(const struct fmt *ctx, const char *type);
@@ -112,6 +113,35 @@ struct fmt {
 	struct kp_map *zone_sources;	/* zone -> its source (source.c) */
 	struct kp_buf out;		/* stdout's text of the interval */
 };
+
+/*
+ * rows.c: the rows of table's workload tables, each its cells as text
+ * after the bytes that sort it; with keep (-n), each table holds no more.
+ */
+enum { NROW_KINDS = 8 };
+struct row {
+	double watts;
+	uint32_t order;		/* read: the last tie-break */
+	uint32_t ident_len;	/* bytes of data before the cells */
+	uint32_t ncells;
+	char data[];		/* the identity, then each cell NUL-ended */
+};
+struct rowset {
+	struct row **v;
+	size_t n, cap;
+};
+struct rows {
+	struct rowset kind[NROW_KINDS];
+	size_t keep;		/* rows kept per table; 0: all */
+	uint32_t read;
+	struct kp_buf ident;	/* scratch */
+};
+void rows_add(struct rows *r, size_t kind, const struct kp_record *rec,
+    char *const *cells, size_t ncells);
+void rows_sort(struct rows *r);
+const char *row_cells(const struct row *row);
+void rows_clear(struct rows *r);
+void rows_free(struct rows *r);
 
 /* table.c, for top: one interval's table as text in out. */
 void table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,

@@ -80,6 +80,7 @@ struct summary {
 	size_t nended, nlive;		/* foldable workloads held */
 	int64_t seq;			/* of the interval being added */
 	int dense, warned;
+	size_t live_next;		/* fold_live's next try */
 	struct kp_buf key;
 	int64_t first_seq, last_seq, dt_us;
 	size_t intervals;		/* interval records read */
@@ -319,14 +320,6 @@ workload_merge(struct summary *s, struct workload *w,
 	}
 }
 
-static int
-rec_true(const struct kp_record *rec, const char *key)
-{
-	const struct kp_field *f = kp_rec_get(rec, key);
-
-	return f != NULL && f->kind == KP_V_TRUE;
-}
-
 /* Processes and groups come and go, many in a long run; nodes do not. */
 static int
 foldable(const struct kp_record *rec)
@@ -395,6 +388,8 @@ workload_end(struct summary *s, struct workload *w)
 	s->nended++;
 }
 
+static void fold_live(struct summary *s);
+
 static void
 add_record(struct summary *s, const struct kp_record *rec)
 {
@@ -414,9 +409,11 @@ add_record(struct summary *s, const struct kp_record *rec)
 	w->last_seq = rec->seq;
 	if (kp_rec_terminated(rec))
 		workload_end(s, w);
-	if ((rec_is(rec, "cpu") || rec_is(rec, "node")) &&
-	    rec_true(rec, "dense"))
+	if (rec_says_dense(rec))
 		s->dense = 1;
+	/* A sparse stream's bound holds while an interval is summed. */
+	if (!s->dense)
+		fold_live(s);
 }
 
 static struct sum_field *
@@ -649,21 +646,34 @@ end_absent(struct summary *s, int64_t seq)
 			workload_end(s, s->w[i]);
 }
 
-/* Bounds what is held: ended workloads, then live ones, with a word. */
+/*
+ * Bounds the live workloads held, with a word.  Those of the open
+ * interval are never folded: beyond the bound, the next try waits for
+ * half as many again, so that an interval of more costs no sort each.
+ */
 static void
-fold_held(struct summary *s)
+fold_live(struct summary *s)
 {
 	size_t before = s->nlive;
 
-	if (s->nended > 2 * s->rows)
-		fold_beyond(s, s->rows, is_ended);
-	if (s->nlive <= KP_LIVE_MAX)
+	if (s->nlive <= KP_LIVE_MAX || s->nlive < s->live_next)
 		return;
 	fold_stale(s, KP_LIVE_MAX / 2);
+	s->live_next = s->nlive + KP_LIVE_MAX / 2;
 	if (!s->warned++)
 		warnx("--summary: %zu workloads without an end, more than "
 		    "%d, the least recently seen folded into other rows; one "
 		    "that comes back starts a new row", before, KP_LIVE_MAX);
+}
+
+/* Bounds what is held: ended workloads, then live ones. */
+static void
+fold_held(struct summary *s)
+{
+	if (s->nended > 2 * s->rows)
+		fold_beyond(s, s->rows, is_ended);
+	s->live_next = 0;
+	fold_live(s);
 }
 
 /* Forgets the open interval's lines; keeps the memory for the next. */

@@ -1,6 +1,8 @@
 /*
  * -f table: one block of text per interval, for people: the interval, a
- * line per zone, then tables of the workloads sorted by power.
+ * line per zone, then tables of the workloads sorted by power.  As its
+ * records are read, an interval keeps the few of its lines whole and the
+ * rows of its tables as rows.c keeps them (kp-fmt(1), Memory).
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -11,16 +13,51 @@
 
 #define TABLE_COLS 9
 
+/* The cells of one row, as they are made. */
 struct table {
-	size_t ncols;
-	const char *align;	/* 'l' or 'r' per column */
-	char **cells;		/* row-major, the header row first */
+	char **cells;
 	size_t ncells, cap;
 };
 
-/* The state of -f table: whether a block was written, for the blank line. */
+/*
+ * An interval as the table keeps it: the records of its lines whole,
+ * the rows of its tables, the width of the zones of all its records.
+ */
+struct kept {
+	struct block lines;
+	struct rows rows;
+	struct table cells;
+	size_t zone_width;
+	int64_t first_seq;	/* -1: no record yet */
+};
+
+/* The state of -f table: the open interval, and whether one was written. */
 struct table_state {
+	struct kept k;
 	int written;
+};
+
+/* The records whose lines come before the tables: a few an interval. */
+static const char *const line_types[] = {
+	"node", "energy", "cpu", "command", "unattributed", NULL
+};
+
+/* The workload tables, in the order written, and their rows' records. */
+enum { PROCESSES, EXITED, FIRST_GROUPS };
+static const struct row_kind {
+	const char *type;
+	const char *id_key;	/* the id of a group; NULL: by's field */
+	const char *title;
+	size_t id_max;
+} row_kinds[NROW_KINDS] = {
+	{ "process", NULL, NULL, 0 },
+	{ "exited", NULL, NULL, 0 },
+	{ "container", "container_id", "CONTAINER", 12 },
+	{ "pod", "pod_id", "POD", SIZE_MAX },
+	{ "vm", "vm_id", "VM", SIZE_MAX },
+	{ "unit", "unit", "UNIT", SIZE_MAX },
+	{ "group", NULL, "GROUP", SIZE_MAX },
+	{ "host", "level", "HOST LEVEL", SIZE_MAX },
 };
 
 /* Terminal columns of UTF-8 text, counting each code point as one. */
@@ -82,23 +119,12 @@ put_term(struct kp_buf *out, const char *s)
 	free(t);
 }
 
-static void
-table_init(struct table *t, const char *align, const char *const *head)
-{
-	t->ncols = strlen(align);
-	t->align = align;
-	t->cap = t->ncols * 8;
-	t->cells = kp_reallocarray(NULL, t->cap, sizeof(*t->cells));
-	for (t->ncells = 0; t->ncells < t->ncols; t->ncells++)
-		t->cells[t->ncells] = kp_strdup(head[t->ncells]);
-}
-
 /* Adds a cell, a copy of text made fit for a terminal. */
 static void
 table_cell(struct table *t, const char *text, size_t max)
 {
 	if (t->ncells == t->cap) {
-		t->cap = t->cap * 2;
+		t->cap = t->cap ? t->cap * 2 : 16;
 		t->cells = kp_reallocarray(t->cells, t->cap,
 		    sizeof(*t->cells));
 	}
@@ -106,39 +132,76 @@ table_cell(struct table *t, const char *text, size_t max)
 }
 
 static void
-table_widths(const struct table *t, size_t *width)
+cells_clear(struct table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ncells; i++)
+		free(t->cells[i]);
+	t->ncells = 0;
+}
+
+/* Widens each of the ncols columns to its cell in c. */
+static void
+widen(size_t *width, const char *const *c, size_t ncols)
 {
 	size_t i, w;
 
-	for (i = 0; i < t->ncells; i++) {
-		w = text_width(t->cells[i]);
-		if (w > width[i % t->ncols])
-			width[i % t->ncols] = w;
+	for (i = 0; i < ncols; i++)
+		if ((w = text_width(c[i])) > width[i])
+			width[i] = w;
+}
+
+/* The first ncols cells of row in c. */
+static void
+row_split(const struct row *row, const char **c, size_t ncols)
+{
+	const char *p = row_cells(row);
+	size_t i;
+
+	for (i = 0; i < ncols; i++, p += strlen(p) + 1)
+		c[i] = p;
+}
+
+/* One line of a table: its cells, each padded to its column's width. */
+static void
+print_cells(struct kp_buf *out, const char *align, const size_t *width,
+    const char *const *c)
+{
+	size_t col, ncols = strlen(align), gap;
+
+	for (col = 0; col < ncols; col++) {
+		gap = width[col] - text_width(c[col]);
+		if (align[col] == 'r')
+			pad(out, gap);
+		put_str(out, c[col]);
+		if (col == ncols - 1)
+			kp_buf_add(out, "\n", 1);
+		else
+			pad(out, align[col] == 'l' ? gap + 2 : 2);
 	}
 }
 
-/* Writes the table, if it has a row beside the header, and frees it. */
+/* The table of head and the rows of s, if it has rows. */
 static void
-table_print(struct kp_buf *out, struct table *t)
+print_table(struct kp_buf *out, const char *align, const char *const *head,
+    const struct rowset *s)
 {
-	size_t width[TABLE_COLS] = { 0 };
-	size_t i, col, gap;
+	size_t width[TABLE_COLS] = { 0 }, ncols = strlen(align), i;
+	const char *c[TABLE_COLS];
 
-	table_widths(t, width);
-	for (i = 0; t->ncells > t->ncols && i < t->ncells; i++) {
-		col = i % t->ncols;
-		gap = width[col] - text_width(t->cells[i]);
-		if (t->align[col] == 'r')
-			pad(out, gap);
-		put_str(out, t->cells[i]);
-		if (col == t->ncols - 1)
-			kp_buf_add(out, "\n", 1);
-		else
-			pad(out, t->align[col] == 'l' ? gap + 2 : 2);
+	if (s->n == 0)
+		return;
+	widen(width, head, ncols);
+	for (i = 0; i < s->n; i++) {
+		row_split(s->v[i], c, ncols);
+		widen(width, c, ncols);
 	}
-	for (i = 0; i < t->ncells; i++)
-		free(t->cells[i]);
-	free(t->cells);
+	print_cells(out, align, width, head);
+	for (i = 0; i < s->n; i++) {
+		row_split(s->v[i], c, ncols);
+		print_cells(out, align, width, c);
+	}
 }
 
 /* A JSON number as a double; 0 when absent, as for sorting. */
@@ -217,81 +280,15 @@ int_or_dash(char *buf, size_t len, const struct kp_record *rec,
 	return buf;
 }
 
-/* The fields that tell records of equal power apart, in this order. */
-static int
-by_identity(const struct kp_record *ra, const struct kp_record *rb)
-{
-	static const char *const keys[] = {
-		"pid", "starttime", "container_id", "pod_id", "vm_id", "unit",
-		"level", "by", "zone", "socket"
-	};
-	const struct kp_field *va, *vb;
-	size_t i;
-	int c;
-
-	for (i = 0; i < NELEM(keys); i++) {
-		va = kp_rec_get(ra, keys[i]);
-		vb = kp_rec_get(rb, keys[i]);
-		if (va == NULL || vb == NULL || va->kind != vb->kind)
-			continue;
-		if (va->kind == KP_V_INT && va->i != vb->i)
-			return va->i < vb->i ? -1 : 1;
-		if (va->kind == KP_V_STR && (c = strcmp(va->str, vb->str)) != 0)
-			return c;
-	}
-	return 0;
-}
-
-static int
-by_watts_desc(const void *a, const void *b)
-{
-	const struct kp_record *ra = *(const struct kp_record *const *)a;
-	const struct kp_record *rb = *(const struct kp_record *const *)b;
-	double wa = num(ra, "watts"), wb = num(rb, "watts");
-	int c;
-
-	if (wa != wb)
-		return wa < wb ? 1 : -1;
-	if ((c = by_identity(ra, rb)) != 0)
-		return c;
-	/* Group records differ in a field of any name: the lines decide. */
-	if ((c = memcmp(ra->line, rb->line, ra->len < rb->len ? ra->len :
-	    rb->len)) != 0)
-		return c;
-	return ra->len < rb->len ? -1 : ra->len > rb->len;
-}
-
-/*
- * The records of type, sorted by watts, highest first, at most -n of them;
- * free the result.
- */
-static const struct kp_record **
-select_sorted(const struct fmt *ctx, const struct block *b, const char *type,
-    size_t *n)
-{
-	const struct kp_record **sel;
-	size_t i;
-
-	sel = kp_reallocarray(NULL, b->n + 1, sizeof(*sel));
-	for (*n = i = 0; i < b->n; i++)
-		if (rec_is(b->recs[i], type) &&
-		    !rec_is_unattributed_exited(b->recs[i]))
-			sel[(*n)++] = b->recs[i];
-	qsort(sel, *n, sizeof(*sel), by_watts_desc);
-	if (ctx->top_rows > 0 && *n > ctx->top_rows)
-		*n = ctx->top_rows;
-	return sel;
-}
-
 static void
 interval_line(const struct fmt *ctx, struct kp_buf *out,
-    const struct block *b, const struct kp_record *interval)
+    const struct kept *k, const struct kp_record *interval)
 {
 	int64_t dt_us;
 
 	if (interval == NULL) {
 		kp_buf_printf(out, "interval %lld  (incomplete)\n",
-		    (long long)b->recs[0]->seq);
+		    (long long)k->first_seq);
 		return;
 	}
 	if (ctx->summary_first_seq >= 0)
@@ -318,19 +315,6 @@ zone_text(char *buf, size_t len, const struct kp_record *rec)
 		return zone;
 	snprintf(buf, len, "%s/%lld", zone, (long long)socket);
 	return buf;
-}
-
-static size_t
-zone_width(const struct block *b)
-{
-	char buf[64];
-	size_t i, w = 0;
-
-	for (i = 0; i < b->n; i++)
-		if (kp_rec_str(b->recs[i], "zone") != NULL &&
-		    text_width(zone_text(buf, sizeof(buf), b->recs[i])) > w)
-			w = text_width(zone_text(buf, sizeof(buf), b->recs[i]));
-	return w;
 }
 
 static void
@@ -411,14 +395,14 @@ node_line(struct kp_buf *out, const struct kp_record *rec, size_t width)
 
 /* A node record per zone, or, in a stream without them, the energy record. */
 static void
-zone_lines(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+zone_lines(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
+    size_t width)
 {
 	char w[32];
 	const struct kp_record *rec;
 	const char *zone;
-	size_t i, width;
+	size_t i;
 
-	width = zone_width(b);
 	for (i = 0; i < b->n; i++) {
 		rec = b->recs[i];
 		if ((zone = kp_rec_str(rec, "zone")) == NULL)
@@ -544,7 +528,7 @@ process_row(const struct fmt *ctx, struct table *t,
 }
 
 static void
-processes(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+processes(const struct fmt *ctx, struct kp_buf *out, const struct kept *k)
 {
 	static const char *const head[] = {
 		"PID", "COMM", "ZONE", "WATTS", "ENERGY", "CPU", "CONTAINER"
@@ -553,19 +537,12 @@ processes(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
 		"PID", "COMM", "ZONE", "WATTS", "ENERGY", "CO2", "CPU",
 		"CONTAINER"
 	};
-	const struct kp_record **sel;
-	struct table t;
-	size_t i, n;
 
-	sel = select_sorted(ctx, b, "process", &n);
 	if (ctx->has_carbon)
-		table_init(&t, "rllrrrrl", head_co2);
+		print_table(out, "rllrrrrl", head_co2,
+		    &k->rows.kind[PROCESSES]);
 	else
-		table_init(&t, "rllrrrl", head);
-	for (i = 0; i < n; i++)
-		process_row(ctx, &t, sel[i]);
-	table_print(out, &t);
-	free(sel);
+		print_table(out, "rllrrrl", head, &k->rows.kind[PROCESSES]);
 }
 
 /* The cells of one exited row: how many ended, their parent, and comm. */
@@ -586,7 +563,7 @@ exited_row(const struct fmt *ctx, struct table *t,
  * parent and comm, in a table of their own: they have no pid.
  */
 static void
-exited(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+exited(const struct fmt *ctx, struct kp_buf *out, const struct kept *k)
 {
 	static const char *const head[] = {
 		"EXITED", "PPID", "COMM", "ZONE", "WATTS", "ENERGY", "CPU",
@@ -596,32 +573,24 @@ exited(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
 		"EXITED", "PPID", "COMM", "ZONE", "WATTS", "ENERGY", "CO2",
 		"CPU", "CONTAINER"
 	};
-	const struct kp_record **sel;
-	struct table t;
-	size_t i, n;
+	const struct rowset *s = &k->rows.kind[EXITED];
 
-	sel = select_sorted(ctx, b, "exited", &n);
-	if (n > 0)
+	if (s->n > 0)
 		kp_buf_add(out, "\n", 1);
 	if (ctx->has_carbon)
-		table_init(&t, "rrllrrrrl", head_co2);
+		print_table(out, "rrllrrrrl", head_co2, s);
 	else
-		table_init(&t, "rrllrrrl", head);
-	for (i = 0; i < n; i++)
-		exited_row(ctx, &t, sel[i]);
-	table_print(out, &t);
-	free(sel);
+		print_table(out, "rrllrrrl", head, s);
 }
 
 static void
 unattributed(const struct fmt *ctx, struct kp_buf *out,
-    const struct block *b)
+    const struct block *b, size_t width)
 {
 	char w[32], e[32], c[32];
 	const struct kp_record *rec;
-	size_t i, width;
+	size_t i;
 
-	width = zone_width(b);
 	for (i = 0; i < b->n; i++) {
 		rec = b->recs[i];
 		if (!rec_is(rec, "unattributed"))
@@ -688,91 +657,210 @@ by_title(char *buf, size_t len, const struct kp_record *rec)
 }
 
 /*
- * Containers, pods, vms, units, groups by a field (id_key NULL, titled
- * by the field's name) or the host records of each level: type names the
- * records, id_key their id.
+ * The table of groups of row kind kind: containers, pods, vms, units,
+ * groups by a field (titled by the field's name, which its rows carry
+ * after their cells) or the host records of each level.
  */
 static void
-groups(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
-    const char *type, const char *id_key, const char *title, size_t id_max)
+groups(const struct fmt *ctx, struct kp_buf *out, const struct kept *k,
+    size_t kind)
 {
+	const struct rowset *s = &k->rows.kind[kind];
 	const char *head[] = {
-		title, "ZONE", "WATTS", "ENERGY", "CPU", "PROCS"
+		row_kinds[kind].title, "ZONE", "WATTS", "ENERGY", "CPU", "PROCS"
 	};
 	const char *head_co2[] = {
-		title, "ZONE", "WATTS", "ENERGY", "CO2", "CPU", "PROCS"
+		row_kinds[kind].title, "ZONE", "WATTS", "ENERGY", "CO2", "CPU",
+		"PROCS"
 	};
-	const struct kp_record **sel;
-	struct table t;
-	char by[32];
-	size_t i, n;
+	const char *c[TABLE_COLS + 1];
+	size_t ncols = ctx->has_carbon ? 7 : 6;
 
-	sel = select_sorted(ctx, b, type, &n);
-	if (n > 0)
-		kp_buf_add(out, "\n", 1);
-	if (id_key == NULL && n > 0)
-		head[0] = head_co2[0] = by_title(by, sizeof(by), sel[0]);
+	if (s->n == 0)
+		return;
+	kp_buf_add(out, "\n", 1);
+	if (row_kinds[kind].id_key == NULL) {
+		row_split(s->v[0], c, ncols + 1);
+		head[0] = head_co2[0] = c[ncols];
+	}
 	if (ctx->has_carbon)
-		table_init(&t, "llrrrrr", head_co2);
+		print_table(out, "llrrrrr", head_co2, s);
 	else
-		table_init(&t, "llrrrr", head);
-	for (i = 0; i < n; i++)
-		group_row(ctx, &t, sel[i], id_key, id_max);
-	table_print(out, &t);
-	free(sel);
+		print_table(out, "llrrrr", head, s);
 }
 
-/* One interval as a block of text. */
+/* The row kind of rec, or -1 for a record of no table. */
+static int
+row_kind_of(const struct kp_record *rec)
+{
+	int i;
+
+	if (rec_is_unattributed_exited(rec))
+		return -1;
+	for (i = 0; i < NROW_KINDS; i++)
+		if (rec_is(rec, row_kinds[i].type))
+			return i;
+	return -1;
+}
+
+/* The cells of rec's row in t, of row kind kind. */
+static void
+kind_row(const struct fmt *ctx, struct table *t, int kind,
+    const struct kp_record *rec)
+{
+	char by[32];
+
+	if (kind == PROCESSES)
+		process_row(ctx, t, rec);
+	else if (kind == EXITED)
+		exited_row(ctx, t, rec);
+	else
+		group_row(ctx, t, rec, row_kinds[kind].id_key,
+		    row_kinds[kind].id_max);
+	if (kind >= FIRST_GROUPS && row_kinds[kind].id_key == NULL)
+		table_cell(t, by_title(by, sizeof(by), rec), SIZE_MAX);
+}
+
+static void
+kept_init(const struct fmt *ctx, struct kept *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->rows.keep = ctx->top_rows;
+	k->first_seq = -1;
+}
+
+/* A record read: its line whole, its row, or only its zone's width. */
+static void
+kept_add(const struct fmt *ctx, struct kept *k, const struct kp_record *rec)
+{
+	char buf[64];
+	size_t w;
+	int kind;
+
+	if (k->first_seq < 0)
+		k->first_seq = rec->seq;
+	if (kp_rec_str(rec, "zone") != NULL &&
+	    (w = text_width(zone_text(buf, sizeof(buf), rec))) > k->zone_width)
+		k->zone_width = w;
+	if (str_in_list(line_types, rec->type))
+		block_add(&k->lines, rec);
+	else if ((kind = row_kind_of(rec)) >= 0) {
+		kind_row(ctx, &k->cells, kind, rec);
+		rows_add(&k->rows, (size_t)kind, rec, k->cells.cells,
+		    k->cells.ncells);
+		cells_clear(&k->cells);
+	}
+}
+
+static void
+kept_add_block(const struct fmt *ctx, struct kept *k, const struct block *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		kept_add(ctx, k, b->recs[i]);
+}
+
+static void
+kept_clear(struct kept *k)
+{
+	block_clear(&k->lines);
+	rows_clear(&k->rows);
+	k->zone_width = 0;
+	k->first_seq = -1;
+}
+
+static void
+kept_free(struct kept *k)
+{
+	block_free(&k->lines);
+	rows_free(&k->rows);
+	cells_clear(&k->cells);
+	free(k->cells.cells);
+}
+
+/* One interval as a block of text; it sorts the rows. */
+static void
+kept_write(struct fmt *ctx, struct kp_buf *out, struct kept *k,
+    const struct kp_record *interval)
+{
+	size_t kind;
+
+	rows_sort(&k->rows);
+	interval_line(ctx, out, k, interval);
+	zone_lines(ctx, out, &k->lines, k->zone_width);
+	cpu_line(out, &k->lines);
+	command_lines(out, &k->lines);
+	if (k->rows.kind[PROCESSES].n > 0 ||
+	    block_has_type(&k->lines, "unattributed"))
+		kp_buf_add(out, "\n", 1);
+	processes(ctx, out, k);
+	unattributed(ctx, out, &k->lines, k->zone_width);
+	exited(ctx, out, k);
+	for (kind = FIRST_GROUPS; kind < NROW_KINDS; kind++)
+		groups(ctx, out, k, kind);
+}
+
+/* One interval's block as text. */
 void
 table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
     const struct kp_record *interval)
 {
-	interval_line(ctx, out, b, interval);
-	zone_lines(ctx, out, b);
-	cpu_line(out, b);
-	command_lines(out, b);
-	if (block_has_type(b, "process") || block_has_type(b, "unattributed"))
-		kp_buf_add(out, "\n", 1);
-	processes(ctx, out, b);
-	unattributed(ctx, out, b);
-	exited(ctx, out, b);
-	groups(ctx, out, b, "container", "container_id", "CONTAINER", 12);
-	groups(ctx, out, b, "pod", "pod_id", "POD", SIZE_MAX);
-	groups(ctx, out, b, "vm", "vm_id", "VM", SIZE_MAX);
-	groups(ctx, out, b, "unit", "unit", "UNIT", SIZE_MAX);
-	groups(ctx, out, b, "group", NULL, "GROUP", SIZE_MAX);
-	groups(ctx, out, b, "host", "level", "HOST LEVEL", SIZE_MAX);
+	struct kept k;
+
+	kept_init(ctx, &k);
+	kept_add_block(ctx, &k, b);
+	kept_write(ctx, out, &k, interval);
+	kept_free(&k);
 }
 
 static void *
 table_begin(struct fmt *ctx)
 {
-	(void)ctx;
-	return kp_calloc(1, sizeof(struct table_state));
+	struct table_state *ts = kp_calloc(1, sizeof(*ts));
+
+	kept_init(ctx, &ts->k);
+	return ts;
 }
 
-/* Blocks apart by an empty line. */
+/*
+ * Blocks apart by an empty line.  b holds the records when they were not
+ * given to table_record as read (another sink keeps them, or --summary).
+ */
 static void
 table_block(struct fmt *ctx, void *st, const struct block *b,
     const struct kp_record *interval)
 {
 	struct table_state *ts = st;
 
-	if (interval == NULL && b->n == 0)
+	kept_add_block(ctx, &ts->k, b);
+	if (interval == NULL && ts->k.first_seq < 0)
 		return;
 	if (ts->written)
 		kp_buf_add(&ctx->out, "\n", 1);
 	ts->written = 1;
-	table_write(ctx, &ctx->out, b, interval);
+	kept_write(ctx, &ctx->out, &ts->k, interval);
+	kept_clear(&ts->k);
 }
 
 static void
 table_end(struct fmt *ctx, void *st, const struct block *rest)
 {
+	struct table_state *ts = st;
+
 	table_block(ctx, st, rest, NULL);
-	free(st);
+	kept_free(&ts->k);
+	free(ts);
+}
+
+static void
+table_record(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	struct table_state *ts = st;
+
+	kept_add(ctx, &ts->k, rec);
 }
 
 const struct format fmt_table = {
-	"table", table_begin, table_block, NULL, table_end, NULL
+	"table", table_begin, table_block, NULL, table_end, table_record
 };
