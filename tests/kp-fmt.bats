@@ -7,8 +7,8 @@ setup() {
 	STREAMS=$FIXTURES/streams
 	TWO=$STREAMS/two-intervals.ndjson
 	USAGE='usage: kp-fmt [-Hh] [-f format] [-n rows] [-o columns] [-t types] [-u unit]
-              [--carbon-intensity g_per_kwh] [--hide-idle] [--list-columns]
-              [--max-terminated n] [--min-terminated-energy joules]
+              [--carbon-intensity g_per_kwh] [--dir dir] [--hide-idle]
+              [--list-columns] [--max-terminated n] [--min-terminated-energy joules]
               [--node-name name] [--summary] [--summary-rows rows] [--textfile path]'
 }
 
@@ -48,7 +48,7 @@ long_stream() {
 
 @test "an unknown format exits 2 and lists the formats" {
 	run -2 --separate-stderr kp-fmt -f xml <"$TWO"
-	assert_equal "$stderr" "kp-fmt: unknown format 'xml' (table, top, csv, json, prometheus)"
+	assert_equal "$stderr" "kp-fmt: unknown format 'xml' (table, top, csv, json, prometheus, powercap)"
 	assert_output ""
 	run -2 --separate-stderr kp-fmt --format=x <"$TWO"
 	assert_equal "$stderr" "kp-fmt: unknown format 'x' (table, top, csv, json, prometheus)"
