@@ -26,6 +26,8 @@ enum {
 static const struct kp_option_help option_help[] = {
 	{ "-i, --interval duration", "end an interval every duration (1s)" },
 	{ "-n, --count count", "stop after count intervals" },
+	{ "-q, --quiet", "do not say why --source auto fell back" },
+	{ "-v, --verbose", "say it every --state run, not once" },
 	{ "-z, --zones zone,...", "only these zones; node: the total" },
 	{ "--idle-watts watts", "the model's power at idle" },
 	{ "--list", "print the counters found and exit" },
@@ -40,7 +42,7 @@ static const struct kp_option_help option_help[] = {
 	{ NULL, NULL }
 };
 static const struct kp_usage usage = {
-	"rapl-read [-h] [-i duration] [-n count] [-z zone,...] "
+	"rapl-read [-hqv] [-i duration] [-n count] [-z zone,...] "
 	"[--idle-watts watts]\n"
 	"                 [--list] [--max-watts watts] "
 	"[--model-table file] [--node-name name]\n"
@@ -200,9 +202,11 @@ long_options(const struct source ***owner)
 		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
 		{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
 		{ "proc", required_argument, NULL, OPT_PROC },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "sysfs", required_argument, NULL, OPT_SYSFS },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, KP_OPT_VERSION },
 		{ "zones", required_argument, NULL, 'z' }
 	};
@@ -249,12 +253,18 @@ main(int argc, char *argv[])
 	int listing = 0, status = KP_EXIT_OK, ch, index;
 
 	kp_out_init();
-	while ((ch = getopt_long(argc, argv, "+hi:n:z:", longopts,
+	while ((ch = getopt_long(argc, argv, "+hi:n:qvz:", longopts,
 	    &index)) != -1) {
 		switch (ch) {
 		case 'i':
 		case 'n':
 			kp_clock_option(&clock, ch, optarg);
+			break;
+		case 'q':
+			m.fallback_talk = -1;
+			break;
+		case 'v':
+			m.fallback_talk = 1;
 			break;
 		case 'z':
 			parse_zones(&m, optarg);
@@ -311,10 +321,11 @@ main(int argc, char *argv[])
 		st = kp_state_open(statepath, m.procdir, "rapl-read");
 		run_once(&m, st, statepath);
 		kp_state_close(st);
-	} else if (argc > 0)
-		status = run_command(&m, clock.interval_us, argv);
-	else
-		status = run_clock(&m, clock.interval_us, clock.count);
+	} else {
+		say_fallback(&m, NULL);
+		status = argc > 0 ? run_command(&m, clock.interval_us, argv) :
+		    run_clock(&m, clock.interval_us, clock.count);
+	}
 	close_sources(&m);
 	free(m.zones);
 	return kp_out_finish(status);
