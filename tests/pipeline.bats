@@ -133,8 +133,9 @@ q() {
 	cd "$BATS_TEST_TMPDIR"
 	while read -r line; do
 		case $line in
-		*--state*) line=${line#\*/5 \* \* \* \* }
-		    line=${line//\/var\/lib\/kp\//}; line=${line//\/var\/log\//} ;;
+		# A crontab line sets its own PATH: tests/scripts.bats runs it
+		# as printed, after make install.
+		\*/*) continue ;;
 		*" -n "*) ;;
 		*) line=${line/rapl-read/rapl-read -n 2 -i 200ms} ;;
 		esac
