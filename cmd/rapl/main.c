@@ -27,7 +27,7 @@ static const struct kp_option_help option_help[] = {
 	{ "-i, --interval duration", "end an interval every duration (1s)" },
 	{ "-n, --count count", "stop after count intervals" },
 	{ "-q, --quiet", "do not say why --source auto fell back" },
-	{ "-v, --verbose", "say it every --state run, not once" },
+	{ "-v, --verbose", "say why on every --state run, not once" },
 	{ "-z, --zones zone,...", "only these zones; node: the total" },
 	{ "--idle-watts watts", "the model's power at idle" },
 	{ "--list", "print the counters found and exit" },
