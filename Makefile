@@ -21,7 +21,8 @@ PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
 	cmd/fmt/summary.o cmd/fmt/source.o
-MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
+MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1 \
+	man/kp-plot.1
 MAN5 = man/kp-records.5
 # What make install copies besides: the plotting script, the energy log's
 # systemd units, the udev rule that lets group power read RAPL.
@@ -152,7 +153,7 @@ install: all
 	cp -f $(UDEV) $(DESTDIR)$(UDEVDIR)
 	cd $(DESTDIR)$(MANPREFIX) && chmod 644 man1/rapl-read.1 \
 	    man1/proc-cputime.1 man1/kp-attribute.1 man1/kp-aggregate.1 \
-	    man1/kp-fmt.1 man5/kp-records.5
+	    man1/kp-fmt.1 man1/kp-plot.1 man5/kp-records.5
 	cd $(DESTDIR)$(UNITDIR) && chmod 644 kp-energy-log.service kp-energy-log.timer
 	chmod 644 $(DESTDIR)$(UDEVDIR)/70-powercap.rules
 
@@ -160,7 +161,7 @@ uninstall:
 	cd $(DESTDIR)$(PREFIX)/bin && rm -f rapl-read proc-cputime kp-attribute \
 	    kp-aggregate kp-fmt kp-plot
 	cd $(DESTDIR)$(MANPREFIX)/man1 && rm -f rapl-read.1 proc-cputime.1 \
-	    kp-attribute.1 kp-aggregate.1 kp-fmt.1
+	    kp-attribute.1 kp-aggregate.1 kp-fmt.1 kp-plot.1
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
 	cd $(DESTDIR)$(UNITDIR) && rm -f kp-energy-log.service kp-energy-log.timer
 	rm -f $(DESTDIR)$(UDEVDIR)/70-powercap.rules

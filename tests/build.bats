@@ -59,6 +59,7 @@ copy_tree() {
 	./opt/kp/share/man/man1/kp-aggregate.1
 	./opt/kp/share/man/man1/kp-attribute.1
 	./opt/kp/share/man/man1/kp-fmt.1
+	./opt/kp/share/man/man1/kp-plot.1
 	./opt/kp/share/man/man1/proc-cputime.1
 	./opt/kp/share/man/man1/rapl-read.1
 	./opt/kp/share/man/man5/kp-records.5

@@ -31,6 +31,7 @@ usr/local/lib/udev/rules.d/70-powercap.rules 644
 usr/local/share/man/man1/kp-aggregate.1 644
 usr/local/share/man/man1/kp-attribute.1 644
 usr/local/share/man/man1/kp-fmt.1 644
+usr/local/share/man/man1/kp-plot.1 644
 usr/local/share/man/man1/proc-cputime.1 644
 usr/local/share/man/man1/rapl-read.1 644
 usr/local/share/man/man5/kp-records.5 644
@@ -90,6 +91,7 @@ make_deb() {
 -rw-r--r-- ./usr/share/man/man1/kp-aggregate.1.gz
 -rw-r--r-- ./usr/share/man/man1/kp-attribute.1.gz
 -rw-r--r-- ./usr/share/man/man1/kp-fmt.1.gz
+-rw-r--r-- ./usr/share/man/man1/kp-plot.1.gz
 -rw-r--r-- ./usr/share/man/man1/proc-cputime.1.gz
 -rw-r--r-- ./usr/share/man/man1/rapl-read.1.gz
 -rw-r--r-- ./usr/share/man/man5/kp-records.5.gz

@@ -273,8 +273,10 @@ PY
 	assert_equal "$stderr" "kp-plot: no unit records of zone package or platform in the log"
 }
 
-@test "kp-plot: errors" {
+@test "kp-plot: errors; its usage is its manual's synopsis" {
 	local csv=$BATS_TEST_TMPDIR/log.csv
+	run -2 --separate-stderr "$SCRIPTS/kp-plot" -x
+	assert_equal "${stderr_lines[-1]}" "usage: $(man_synopsis kp-plot.1)"
 	kp-fmt -f csv <"$TWO" >"$csv"
 	run -2 --separate-stderr "$SCRIPTS/kp-plot" -t disk "$csv"
 	assert_equal "$stderr" "kp-plot: unknown type 'disk' (process, container, pod, vm, unit, group, host, unattributed)"
