@@ -21,8 +21,14 @@ PROMOBJ = cmd/fmt/prom.o cmd/fmt/promout.o cmd/fmt/families.o \
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/rows.o cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
 	cmd/fmt/summary.o cmd/fmt/cmdblock.o cmd/fmt/source.o cmd/fmt/powercap.o
-MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
+MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1 \
+	man/kp-plot.1
 MAN5 = man/kp-records.5
+# What make install copies besides: the plotting script, the energy log's
+# systemd units, the udev rule that lets group power read RAPL.
+SCRIPTS = scripts/kp-plot
+UNITS = scripts/kp-energy-log.service scripts/kp-energy-log.timer
+UDEV = scripts/70-powercap.rules
 # lib/: the record protocol every stage speaks; lib/proc/: the engine that
 # samples /proc and the cgroups, for the stages that scan them.
 PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
@@ -111,7 +117,8 @@ check: all $(TESTBIN)
 
 lint:
 	mandoc -Tlint -Wwarning man/*
-	shellcheck `grep -l '^#!.*sh$$' scripts/*` tests/*.bash .ci/run
+	shellcheck `grep -ls '^#!.*sh$$' scripts/* scripts/deb/*` tests/*.bash \
+	    tests/cron-run.sh .ci/run
 
 # Each scripts/bench-* reports ratios against a baseline it measures itself.
 bench: all
@@ -130,21 +137,46 @@ FUZZ = record recordfd procfs cgroup state powercap aggregate attribute aggstate
 fuzz: cmd/fmt/build.h
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 
+# The units name the programs by their path under /usr/local, which make
+# install rewrites to PREFIX's.  Nothing is started, enabled or created
+# beyond the files: systemctl, udevadm and groupadd are the README's.
 install: all
-	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 $(DESTDIR)$(MANPREFIX)/man5
-	cp -f $(BIN) $(DESTDIR)$(PREFIX)/bin
+	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 \
+	    $(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVDIR)
+	cp -f $(BIN) $(SCRIPTS) $(DESTDIR)$(PREFIX)/bin
+	cd $(DESTDIR)$(PREFIX)/bin && chmod 755 rapl-read proc-cputime \
+	    kp-attribute kp-aggregate kp-fmt kp-plot
 	cp -f $(MAN1) $(DESTDIR)$(MANPREFIX)/man1
 	cp -f $(MAN5) $(DESTDIR)$(MANPREFIX)/man5
+	for u in $(UNITS); do \
+	    sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' $$u \
+	        >$(DESTDIR)$(UNITDIR)/`basename $$u` || exit 1; \
+	done
+	cp -f $(UDEV) $(DESTDIR)$(UDEVDIR)
+	cd $(DESTDIR)$(MANPREFIX) && chmod 644 man1/rapl-read.1 \
+	    man1/proc-cputime.1 man1/kp-attribute.1 man1/kp-aggregate.1 \
+	    man1/kp-fmt.1 man1/kp-plot.1 man5/kp-records.5
+	cd $(DESTDIR)$(UNITDIR) && chmod 644 kp-energy-log.service kp-energy-log.timer
+	chmod 644 $(DESTDIR)$(UDEVDIR)/70-powercap.rules
 
 uninstall:
-	cd $(DESTDIR)$(PREFIX)/bin && rm -f rapl-read proc-cputime kp-attribute kp-aggregate kp-fmt
-	cd $(DESTDIR)$(MANPREFIX)/man1 && rm -f rapl-read.1 proc-cputime.1 kp-attribute.1 kp-aggregate.1 kp-fmt.1
+	cd $(DESTDIR)$(PREFIX)/bin && rm -f rapl-read proc-cputime kp-attribute \
+	    kp-aggregate kp-fmt kp-plot
+	cd $(DESTDIR)$(MANPREFIX)/man1 && rm -f rapl-read.1 proc-cputime.1 \
+	    kp-attribute.1 kp-aggregate.1 kp-fmt.1 kp-plot.1
 	rm -f $(DESTDIR)$(MANPREFIX)/man5/kp-records.5
+	cd $(DESTDIR)$(UNITDIR) && rm -f kp-energy-log.service kp-energy-log.timer
+	rm -f $(DESTDIR)$(UDEVDIR)/70-powercap.rules
+
+# make deb: kp_VERSION_ARCH.deb here, installed with Debian's paths, by
+# scripts/deb/build from the control files beside it.
+deb: all
+	MAKE="$(MAKE)" scripts/deb/build $(VERSION)
 
 clean:
 	rm -f $(BIN) $(CMD1:=.o) $(RAPLOBJ) $(ATTROBJ) $(AGGOBJ) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
-	    cmd/fmt/build.h
+	    cmd/fmt/build.h kp_*.deb
 
 FORCE:
 
-.PHONY: all check lint bench bench-model fuzz install uninstall clean
+.PHONY: all check lint bench bench-model fuzz install uninstall deb clean

@@ -3,6 +3,11 @@ VERSION = 0.1
 
 PREFIX = /usr/local
 MANPREFIX = $(PREFIX)/share/man
+# The systemd units and the udev rule go below PREFIX, where systemd and
+# udev look too (/usr/local/lib/systemd/system, /usr/local/lib/udev/rules.d);
+# make deb puts them in Debian's /lib/systemd/system and /lib/udev/rules.d.
+UNITDIR = $(PREFIX)/lib/systemd/system
+UDEVDIR = $(PREFIX)/lib/udev/rules.d
 
 PKG_CONFIG = pkg-config
 JANSSON_CFLAGS = `$(PKG_CONFIG) --cflags jansson`

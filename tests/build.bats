@@ -9,6 +9,10 @@ copy_tree() {
 	mkdir "$BATS_TEST_TMPDIR/src"
 	cp -R "$KP_ROOT"/Makefile "$KP_ROOT"/config.mk "$KP_ROOT"/cmd \
 	    "$KP_ROOT"/lib "$KP_ROOT"/man "$BATS_TEST_TMPDIR/src"
+	# What make install copies from scripts/ besides the programs.
+	mkdir "$BATS_TEST_TMPDIR/src/scripts"
+	cp "$KP_ROOT"/scripts/kp-plot "$KP_ROOT"/scripts/kp-energy-log.* \
+	    "$KP_ROOT"/scripts/70-powercap.rules "$BATS_TEST_TMPDIR/src/scripts"
 	make -C "$BATS_TEST_TMPDIR/src" clean >/dev/null
 }
 
@@ -46,16 +50,24 @@ copy_tree() {
 	./opt/kp/bin/kp-aggregate
 	./opt/kp/bin/kp-attribute
 	./opt/kp/bin/kp-fmt
+	./opt/kp/bin/kp-plot
 	./opt/kp/bin/proc-cputime
 	./opt/kp/bin/rapl-read
+	./opt/kp/lib/systemd/system/kp-energy-log.service
+	./opt/kp/lib/systemd/system/kp-energy-log.timer
+	./opt/kp/lib/udev/rules.d/70-powercap.rules
 	./opt/kp/share/man/man1/kp-aggregate.1
 	./opt/kp/share/man/man1/kp-attribute.1
 	./opt/kp/share/man/man1/kp-fmt.1
+	./opt/kp/share/man/man1/kp-plot.1
 	./opt/kp/share/man/man1/proc-cputime.1
 	./opt/kp/share/man/man1/rapl-read.1
 	./opt/kp/share/man/man5/kp-records.5
 	OUT
 	"$D/opt/kp/bin/kp-fmt" -f json < /dev/null
+	# The service runs the programs where PREFIX put them.
+	grep -q "^ExecStart=.* /opt/kp/bin/rapl-read --state " \
+	    "$D/opt/kp/lib/systemd/system/kp-energy-log.service"
 	run make -C "$BATS_TEST_TMPDIR/src" uninstall PREFIX=/opt/kp DESTDIR="$D"
 	assert_success
 	assert_equal "$(find "$D" -type f | wc -l)" 0
@@ -64,8 +76,11 @@ copy_tree() {
 @test "make clean leaves only the sources" {
 	copy_tree
 	make -C "$BATS_TEST_TMPDIR/src" >/dev/null
+	touch "$BATS_TEST_TMPDIR/src/kp_0.1_amd64.deb"	# as make deb names it
 	make -C "$BATS_TEST_TMPDIR/src" clean >/dev/null
-	run find "$BATS_TEST_TMPDIR/src" -name '*.o' -o -name '*.a' -o -type f -perm -u+x
+	run find "$BATS_TEST_TMPDIR/src" -path "$BATS_TEST_TMPDIR/src/scripts" \
+	    -prune -o \( -name '*.o' -o -name '*.a' -o -name '*.deb' -o \
+	    -type f -perm -u+x \) -print
 	assert_output ""
 }
 

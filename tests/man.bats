@@ -37,7 +37,7 @@ run_examples() {
 
 @test "each page has examples" {
 	local page
-	for page in kp-records.5 rapl-read.1 proc-cputime.1 kp-attribute.1 kp-aggregate.1 kp-fmt.1; do
+	for page in kp-records.5 rapl-read.1 proc-cputime.1 kp-attribute.1 kp-aggregate.1 kp-fmt.1 kp-plot.1; do
 		[ -n "$(man_examples "$page")" ] || fail "$page has no \$ examples"
 	done
 }
@@ -48,3 +48,4 @@ run_examples() {
 @test "kp-attribute(1) examples run" { run_examples kp-attribute.1; }
 @test "kp-aggregate(1) examples run" { run_examples kp-aggregate.1; }
 @test "kp-fmt(1) examples run" { run_examples kp-fmt.1; }
+@test "kp-plot(1) examples run" { PATH=$KP_ROOT/scripts:$PATH run_examples kp-plot.1; }

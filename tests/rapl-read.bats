@@ -35,21 +35,21 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	assert_help rapl-read
 	run -0 rapl-read -h
 	assert_line -n 0 \
-	    "usage: rapl-read [-h] [-i duration] [-n count] [-o file] [-z zone,...]"
+	    "usage: rapl-read [-hqv] [-i duration] [-n count] [-o file] [-z zone,...]"
 	assert_line '  -i, --interval duration       end an interval every duration (1s)'
 }
 
 @test "an unknown option or an operand is a usage error" {
 	run -2 rapl-read -x
 	assert_line -n 0 "rapl-read: invalid option -- 'x'"
-	assert_line -n 1 --partial "usage: rapl-read [-h]"
+	assert_line -n 1 --partial "usage: rapl-read [-hqv]"
 	run -2 --separate-stderr rapl-read --frobnicate
 	run -2 --separate-stderr rapl-read extra
 	assert_output ""
 	assert_equal "${stderr_lines[0]}" \
 	    "rapl-read: unexpected argument 'extra' (a command follows --)"
 	assert_equal "${stderr_lines[1]}" \
-	    "usage: rapl-read [-h] [-i duration] [-n count] [-o file] [-z zone,...]"
+	    "usage: rapl-read [-hqv] [-i duration] [-n count] [-o file] [-z zone,...]"
 }
 
 @test "a bad interval is a usage error naming the value" {
@@ -254,6 +254,47 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	run jq -s -c 'map(select(.type == "energy") |
 	    [.source, .estimated, .sockets]) | unique' <<< "$output"
 	assert_output '[["model",true,1]]'
+}
+
+@test "--state: the fallback is said once per state file, again when it changes; -v every run, -q never" {
+	local say="rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/empty/class/powercap': estimating energy (--source model)"
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	with_cpuinfo
+	# rapl-read(1), Sources: a cron job mails the line once, not every run.
+	SY=$BATS_TEST_TMPDIR/empty run_state
+	assert_success
+	assert_equal "$stderr" "$say"
+	assert_equal "$(jq -r .data.fallback_said "$S")" "${say#rapl-read: }"
+	SY=$BATS_TEST_TMPDIR/empty run_state
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line --partial '"type":"interval","seq":1,'
+	SY=$BATS_TEST_TMPDIR/empty run_state -v
+	assert_equal "$stderr" "$say"
+	SY=$BATS_TEST_TMPDIR/empty run_state --verbose
+	assert_equal "$stderr" "$say"
+	# A new state file is told again; -q tells nothing and keeps it untold.
+	rm "$S"
+	SY=$BATS_TEST_TMPDIR/empty run_state -q
+	assert_success
+	assert_equal "$stderr" ""
+	SY=$BATS_TEST_TMPDIR/empty run_state
+	assert_equal "$stderr" "$say"
+	# Another reason is news: said once more.
+	mv "$BATS_TEST_TMPDIR/empty" "$BATS_TEST_TMPDIR/other"
+	mkdir "$BATS_TEST_TMPDIR/other/class"
+	SY=$BATS_TEST_TMPDIR/other run_state
+	assert_equal "$stderr" "rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/other/class/powercap': estimating energy (--source model)"
+	SY=$BATS_TEST_TMPDIR/other run_state
+	assert_equal "$stderr" ""
+	# Without --state, every run says it, but under -q.
+	run --separate-stderr rapl-read --sysfs "$BATS_TEST_TMPDIR/other" \
+	    --proc "$P" -n 1 -i 10ms
+	assert_equal "$stderr" "rapl-read: no RAPL zones under '$BATS_TEST_TMPDIR/other/class/powercap': estimating energy (--source model)"
+	run -0 --separate-stderr rapl-read --quiet --sysfs "$BATS_TEST_TMPDIR/other" \
+	    --proc "$P" -n 1 -i 10ms
+	assert_equal "$stderr" ""
+	assert_line --partial '"zone":"platform",'
 }
 
 @test "the model: idle plus the busy share of the power range, on the row's curve" {

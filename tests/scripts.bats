@@ -3,6 +3,7 @@
 # DaemonSet and kp-plot, each validated and, where it can be, run.
 
 load test_helper
+load cron_helper
 
 setup() {
 	SCRIPTS=$KP_ROOT/scripts
@@ -10,9 +11,9 @@ setup() {
 }
 
 # Command $1 with the deployment's paths moved into the test's directory
-# and the programs taken from PATH.
+# and the programs taken from the tests' PATH, not the one it sets.
 localise() {
-	sed "s|/var/lib/kp|$BATS_TEST_TMPDIR/lib|g; s|/var/log/kp|$BATS_TEST_TMPDIR/log|g; s|/usr/local/bin/||g" <<<"$1"
+	sed "s|^PATH=[^;]*; ||; s|/var/lib/kp|$BATS_TEST_TMPDIR/lib|g; s|/var/log/kp|$BATS_TEST_TMPDIR/log|g; s|/usr/local/bin/||g" <<<"$1"
 }
 
 # Checks an energy log made by three runs: one header, then intervals 1, 2.
@@ -83,7 +84,7 @@ check_log() {
 
 @test "the README's crontab line appends one interval per run" {
 	local line i
-	line=$(grep -m 1 '^    \*/5 \* \* \* \* mkdir' "$KP_ROOT/README" | sed 's/^    \*\/5 \* \* \* \* //')
+	line=$(cron_commands | head -n 1)
 	[ -n "$line" ] || fail "no crontab line in the README"
 	line=$(localise "$line")
 	for i in 1 2 3; do
@@ -91,6 +92,27 @@ check_log() {
 		sleep 0.2
 	done
 	check_log "$BATS_TEST_TMPDIR/log/energy.csv"
+}
+
+@test "each crontab line of the README and scripts/, pasted alone, works as root after make install" {
+	local cmd n=0
+	# CI runs as root: there it never skips.
+	[ "$(id -u)" -eq 0 ] || skip "needs root: make install and unshare -m"
+	while IFS= read -r cmd; do
+		n=$((n + 1))
+		check_cron_line "$cmd"
+		mkdir "$BATS_TEST_TMPDIR/$n"
+		# make install's /usr/local and the line's directories, empty.
+		run -0 unshare -m bash -c 'set -e
+		    for d in /usr/local /var/lib /var/log; do
+			mount -t tmpfs tmpfs "$d"
+		    done
+		    make -s -C "$1" install >/dev/null
+		    "$1/tests/cron-run.sh" "$2" "$3"' _ "$KP_ROOT" \
+		    "$BATS_TEST_TMPDIR/$n" "$cmd"
+		check_cron_run "$BATS_TEST_TMPDIR/$n"
+	done < <(cron_commands)
+	[ "$n" -gt 0 ] || fail "no crontab line in the README or scripts/"
 }
 
 # Runs the log command(s) $@ twice on a log whose header is an older
@@ -120,7 +142,7 @@ check_fresh_log() {
 	pre=$(localise "$(sed -n 's/^ExecStartPre=//p' "$SCRIPTS/kp-energy-log.service")")
 	start=$(localise "$(sed -n 's/^ExecStart=//p' "$SCRIPTS/kp-energy-log.service")")
 	check_fresh_log "$pre" "$start"
-	line=$(grep -m 1 '^    \*/5 \* \* \* \* mkdir' "$KP_ROOT/README" | sed 's/^    \*\/5 \* \* \* \* //')
+	line=$(cron_commands | head -n 1)
 	check_fresh_log "sh -c $(printf '%q' "$(localise "$line")")"
 }
 
@@ -222,6 +244,12 @@ PY
 		# The PNG signature: \x89 P N G \r \n \x1a \n.
 		assert_equal "$(head -c 8 "$png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a
 	done
+	# A log of one interval (a cron log's second run): one time, drawn
+	# without gnuplot's warning of an empty range.
+	awk -F, 'NR == 1 || $1 == 1' "$csv" >"$BATS_TEST_TMPDIR/one.csv"
+	run -0 --separate-stderr "$SCRIPTS/kp-plot" -o "$png" "$BATS_TEST_TMPDIR/one.csv"
+	assert_equal "$stderr" ""
+	assert_equal "$(head -c 8 "$png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a
 	# Units, groups by a field and host levels, from the whole pipeline.
 	"$SCRIPTS/kp-gen" --intervals 4 --processes 30 >"$BATS_TEST_TMPDIR/gen"
 	kp-attribute <"$BATS_TEST_TMPDIR/gen" | kp-aggregate --level unit |
@@ -266,8 +294,10 @@ PY
 	assert_equal "$stderr" "kp-plot: no unit records of zone package or platform in the log"
 }
 
-@test "kp-plot: errors" {
+@test "kp-plot: errors; its usage is its manual's synopsis" {
 	local csv=$BATS_TEST_TMPDIR/log.csv
+	run -2 --separate-stderr "$SCRIPTS/kp-plot" -x
+	assert_equal "${stderr_lines[-1]}" "usage: $(man_synopsis kp-plot.1)"
 	kp-fmt -f csv <"$TWO" >"$csv"
 	run -2 --separate-stderr "$SCRIPTS/kp-plot" -t disk "$csv"
 	assert_equal "$stderr" "kp-plot: unknown type 'disk' (process, container, pod, vm, unit, group, host, unattributed)"
@@ -410,7 +440,7 @@ EOF2
 
 @test "the README's crontab line with a failing rapl-read: no stage's window moves" {
 	local line stub=$BATS_TEST_TMPDIR/stub f
-	line=$(grep -m 1 '^    \*/5 \* \* \* \* mkdir' "$KP_ROOT/README" | sed 's/^    \*\/5 \* \* \* \* //')
+	line=$(cron_commands | head -n 1)
 	line=$(localise "$line")
 	mkdir "$stub"
 	printf '#!/bin/sh\necho "rapl-read: no usable energy source" >&2\nexit 4\n' \

@@ -27,6 +27,8 @@ static const struct kp_option_help option_help[] = {
 	{ "-i, --interval duration", "end an interval every duration (1s)" },
 	{ "-n, --count count", "stop after count intervals" },
 	{ "-o, --output file", "write the records to file" },
+	{ "-q, --quiet", "do not say why --source auto fell back" },
+	{ "-v, --verbose", "say why on every --state run, not once" },
 	{ "-z, --zones zone,...", "only these zones; node: the total" },
 	{ "--idle-watts watts", "the model's power at idle" },
 	{ "--list", "print the counters found and exit" },
@@ -41,7 +43,7 @@ static const struct kp_option_help option_help[] = {
 	{ NULL, NULL }
 };
 static const struct kp_usage usage = {
-	"rapl-read [-h] [-i duration] [-n count] [-o file] [-z zone,...]\n"
+	"rapl-read [-hqv] [-i duration] [-n count] [-o file] [-z zone,...]\n"
 	"                 [--idle-watts watts] [--list] [--max-watts watts]\n"
 	"                 [--model-table file] [--node-name name] "
 	"[--per-socket]\n"
@@ -202,9 +204,11 @@ long_options(const struct source ***owner)
 		{ "output", required_argument, NULL, 'o' },
 		{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
 		{ "proc", required_argument, NULL, OPT_PROC },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "sysfs", required_argument, NULL, OPT_SYSFS },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, KP_OPT_VERSION },
 		{ "zones", required_argument, NULL, 'z' }
 	};
@@ -252,7 +256,7 @@ main(int argc, char *argv[])
 	int listing = 0, status = KP_EXIT_OK, ch, index;
 
 	kp_out_init();
-	while ((ch = getopt_long(argc, argv, "+hi:n:o:z:", longopts,
+	while ((ch = getopt_long(argc, argv, "+hi:n:o:qvz:", longopts,
 	    &index)) != -1) {
 		switch (ch) {
 		case 'i':
@@ -261,6 +265,12 @@ main(int argc, char *argv[])
 			break;
 		case 'o':
 			outpath = optarg;
+			break;
+		case 'q':
+			m.fallback_talk = -1;
+			break;
+		case 'v':
+			m.fallback_talk = 1;
 			break;
 		case 'z':
 			parse_zones(&m, optarg);
@@ -319,10 +329,11 @@ main(int argc, char *argv[])
 		st = kp_state_open(statepath, m.procdir, "rapl-read");
 		run_once(&m, st, statepath);
 		kp_state_close(st);
-	} else if (argc > 0)
-		status = run_command(&m, clock.interval_us, argv);
-	else
-		status = run_clock(&m, clock.interval_us, clock.count);
+	} else {
+		say_fallback(&m, NULL);
+		status = argc > 0 ? run_command(&m, clock.interval_us, argv) :
+		    run_clock(&m, clock.interval_us, clock.count);
+	}
 	close_sources(&m);
 	free(m.zones);
 	return kp_out_finish(status);

@@ -119,6 +119,12 @@ struct meter {
 					/* or NULL */
 	char host[256];			/* kp-host's node: a guest's tree */
 	int64_t host_interval_us;	/* kp-host's interval_us; or 0 */
+	/*
+	 * Why --source auto fell back, and to what: said on standard error
+	 * (see say_fallback); "" when the first source was used.
+	 */
+	char fallback[4 * PATH_MAX];
+	int fallback_talk;		/* -q: -1, -v: 1, else 0 */
 };
 
 /* source.c */
@@ -191,5 +197,6 @@ int load_state(struct meter *m, struct kp_state *st, const char *path,
     json_int_t *seq, json_int_t *mono_us);
 json_t *state_data(const struct meter *m, json_int_t seq, int64_t mono_us);
 void run_once(struct meter *m, struct kp_state *st, const char *path);
+void say_fallback(const struct meter *m, const char *said);
 
 #endif

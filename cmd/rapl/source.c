@@ -494,7 +494,8 @@ open_auto(struct meter *m)
 		if (status == 0) {
 			m->running[m->nrunning++] = src;
 			if (first[0] != '\0')
-				warnx("%s: %s%s (--source %s)", first,
+				snprintf(m->fallback, sizeof(m->fallback),
+				    "%s: %s%s (--source %s)", first,
 				    src->estimates ? "estimating energy" :
 				    "using ", src->estimates ? "" : src->what,
 				    src->name);
@@ -505,6 +506,23 @@ open_auto(struct meter *m)
 		if (last_auto(i))
 			unusable(src, status, why);
 	}
+}
+
+/*
+ * Says why --source auto fell back, unless -q.  said is the note a state
+ * file holds as said by an earlier run: the same note is not said again
+ * but with -v, so that a cron job mails it once, not every run
+ * (rapl-read(1), One-shot mode).
+ */
+void
+say_fallback(const struct meter *m, const char *said)
+{
+	if (m->fallback[0] == '\0' || m->fallback_talk < 0)
+		return;
+	if (m->fallback_talk == 0 && said != NULL &&
+	    strcmp(said, m->fallback) == 0)
+		return;
+	warnx("%s", m->fallback);
 }
 
 /* Two sources giving one zone would count it twice: a usage error. */
@@ -571,6 +589,7 @@ check_zones(const struct meter *m)
 		if (gives_zone(m, m->zones[i]))
 			continue;
 		zones_given(m, zones, sizeof(zones));
+		say_fallback(m, NULL);	/* why these are the zones here */
 		errx(KP_EXIT_NOSOURCE, "no source here gives zone '%s'; the "
 		    "zones here are: %s", m->zones[i],
 		    zones[0] != '\0' ? zones : "none");

@@ -134,6 +134,28 @@ state_data(const struct meter *m, json_int_t seq, int64_t mono_us)
 	return data;
 }
 
+/* The fallback note an earlier run said (say_fallback); NULL if none. */
+static const char *
+fallback_said(struct kp_state *st)
+{
+	json_t *data = kp_state_data_any_boot(st);
+
+	return json_string_value(json_object_get(data, "fallback_said"));
+}
+
+/*
+ * Keeps in data the fallback note now said, or, under -q, the one said
+ * before: a note that changes is said again.
+ */
+static void
+keep_fallback_said(const struct meter *m, json_t *data, const char *said)
+{
+	const char *note = m->fallback_talk < 0 ? said : m->fallback;
+
+	if (note != NULL && note[0] != '\0')
+		json_object_set_new(data, "fallback_said", json_string(note));
+}
+
 /*
  * One sample against the previous run's: at most one interval.  The state
  * that counts it is prepared before its records and committed after
@@ -146,8 +168,11 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 	json_int_t seq = 0, stored_us = 0;
 	struct kp_clock clk;
 	char what[PATH_MAX + 64];
+	const char *said = fallback_said(st);
+	json_t *data;
 	int usable, ended;
 
+	say_fallback(m, said);
 	usable = load_state(m, st, path, &seq, &stored_us);
 	kp_clock_start(&clk, 0);
 	sample(m, 0);
@@ -158,7 +183,9 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 		drop_impossible_steps(m, clk.dt_us);
 		seq = clk.seq;
 	}
-	kp_state_prepare_new(st, state_data(m, seq, clk.end_us));
+	data = state_data(m, seq, clk.end_us);
+	keep_fallback_said(m, data, said);
+	kp_state_prepare_new(st, data);
 	out_header(m);		/* a failed run writes nothing at all */
 	if (ended) {
 		emit(m, clk.seq, clk.dt_us);
