@@ -51,7 +51,7 @@ long_stream() {
 	assert_equal "$stderr" "kp-fmt: unknown format 'xml' (table, top, csv, json, prometheus, powercap)"
 	assert_output ""
 	run -2 --separate-stderr kp-fmt --format=x <"$TWO"
-	assert_equal "$stderr" "kp-fmt: unknown format 'x' (table, top, csv, json, prometheus)"
+	assert_equal "$stderr" "kp-fmt: unknown format 'x' (table, top, csv, json, prometheus, powercap)"
 }
 
 @test "unknown options and operands are usage errors" {
