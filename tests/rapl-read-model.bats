@@ -60,15 +60,21 @@ energy_field() {
 	EOF
 }
 
-@test "6/85 is Skylake, Cascade Lake or Cooper Lake by its stepping; an unknown one is intel-fallback" {
-	local stepping want
-	while read -r stepping want; do
-		sed "s/^stepping\t: .*/stepping\t: $stepping/" \
-		    "$CPUINFO/intel-skylake" > "$P/cpuinfo"
+# assert_rows FIELD: for each "VALUE ROW" line of standard input, the
+# Skylake cpuinfo with FIELD (as cpuinfo spells it, tabs as \t) set to
+# VALUE chooses ROW.
+assert_rows() {
+	local value want
+	while read -r value want; do
+		sed "s/^$1: .*/$1: $value/" "$CPUINFO/intel-skylake" > "$P/cpuinfo"
 		STAT_DELTA='0 0 0 1000'
 		model_run
-		assert_equal "$stepping $(energy_field model)" "$stepping $want"
-	done <<-EOF
+		assert_equal "$value $(energy_field model)" "$value $want"
+	done
+}
+
+@test "6/85 is Skylake, Cascade Lake or Cooper Lake by its stepping; an unknown one is intel-fallback" {
+	assert_rows 'stepping\t' <<-EOF
 	4 intel-skylake
 	7 intel-cascadelake
 	11 intel-cooperlake
@@ -77,14 +83,7 @@ energy_field() {
 }
 
 @test "a client die has its own row: Xeon E3 is model 42, Xeon E5 45" {
-	local model want
-	while read -r model want; do
-		sed "s/^model\t\t: .*/model\t\t: $model/" \
-		    "$CPUINFO/intel-skylake" > "$P/cpuinfo"
-		STAT_DELTA='0 0 0 1000'
-		model_run
-		assert_equal "$model $(energy_field model)" "$model $want"
-	done <<-EOF
+	assert_rows 'model\t\t' <<-EOF
 	42 intel-sandybridge-client
 	45 intel-sandybridge
 	58 intel-ivybridge-client
