@@ -60,20 +60,52 @@ energy_field() {
 	EOF
 }
 
-@test "6/85 is Skylake, Cascade Lake or Cooper Lake by its stepping; an unknown one is intel-fallback" {
-	local stepping want
-	while read -r stepping want; do
-		sed "s/^stepping\t: .*/stepping\t: $stepping/" \
-		    "$CPUINFO/intel-skylake" > "$P/cpuinfo"
+# assert_rows FIELD: for each "VALUE ROW" line of standard input, the
+# Skylake cpuinfo with FIELD (as cpuinfo spells it, tabs as \t) set to
+# VALUE chooses ROW.
+assert_rows() {
+	local value want
+	while read -r value want; do
+		sed "s/^$1: .*/$1: $value/" "$CPUINFO/intel-skylake" > "$P/cpuinfo"
 		STAT_DELTA='0 0 0 1000'
 		model_run
-		assert_equal "$stepping $(energy_field model)" "$stepping $want"
-	done <<-EOF
+		assert_equal "$value $(energy_field model)" "$value $want"
+	done
+}
+
+@test "6/85 is Skylake, Cascade Lake or Cooper Lake by its stepping; an unknown one is intel-fallback" {
+	assert_rows 'stepping\t' <<-EOF
 	4 intel-skylake
 	7 intel-cascadelake
 	11 intel-cooperlake
 	8 intel-fallback
 	EOF
+}
+
+@test "a client die has its own row: Xeon E3 is model 42, Xeon E5 45" {
+	assert_rows 'model\t\t' <<-EOF
+	42 intel-sandybridge-client
+	45 intel-sandybridge
+	58 intel-ivybridge-client
+	62 intel-ivybridge
+	60 intel-haswell-client
+	63 intel-haswell
+	30 intel-nehalem-client
+	26 intel-nehalem
+	46 intel-nehalem-ex
+	EOF
+}
+
+@test "the fit puts a server on its die's row by its CPU's name" {
+	local csv=$KP_ROOT/../shared/specpower/specpower.csv e3 e5
+	# SPEC's Sandy Bridge servers: Xeon E3-1200 (client die), the rest E5
+	# (rapl-read(1), The fit).
+	e3=$(grep -c ',Intel Xeon E3-12[0-9][0-9][^,]*,intel,Sandy Bridge,' "$csv")
+	e5=$(($(grep -c ',intel,Sandy Bridge,' "$csv") - e3))
+	[ "$e3" -gt 1 ] && [ "$e5" -gt 1 ]
+	run -0 "$KP_ROOT/scripts/fit-model"
+	assert_line --regexp "^row intel-sandybridge-client $e3 "
+	assert_line --regexp "^row intel-sandybridge $e5 "
 }
 
 @test "the model name and the hypervisor flag never change the figure" {
@@ -245,6 +277,7 @@ bad_table() {
 	run -0 "$KP_ROOT/scripts/bench-model" -n 200
 	assert_line -n 0 "rapl-read's model, leave-one-out over 5 SPECpower_ssj2008 results (SPEC, www.spec.org):"
 	assert_line -n 2 --regexp '^row +points +model +idle\+full +CCF$'
+	assert_line --regexp '^the model over all points: median [0-9]+\.[0-9]{2} %, p90 [0-9]+\.[0-9]{2} % \(goal <= 10 %, <= 30 %\)$'
 	# Given each server's own idle and full watts, only the curve
 	# between them errs: a few percent, where a wrong curve or usage
 	# ratio would be tens.

@@ -291,6 +291,50 @@ at_terminal() {
 	assert_output '["sleep",143]'
 }
 
+# The counter files process $1 holds open, from /proc: each file's
+# directory and name.
+open_counters() {
+	find "/proc/$1/fd" -type l -printf '%l\n' 2>/dev/null |
+	    grep -E '/(energy_uj|power1_average)$' |
+	    sed 's|.*/\([^/]*/[^/]*\)$|\1|' | LC_ALL=C sort
+}
+
+# valgrind_closed LOG: valgrind's report of the files its process held at
+# exit, LOG, says it held none of the counters.
+valgrind_closed() {
+	run -0 grep -c 'FILE DESCRIPTORS: .* at exit' "$1"
+	run -1 grep -E 'Open file descriptor [0-9]+: .*/(energy_uj|power1_average)$' "$1"
+}
+
+@test "each source lets go of its counters at every exit, a signal's too" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: valgrind cannot run it"
+	cp -R "$FIXTURES/sysfs-1socket/." "$SY/"
+	local out=$BATS_TEST_TMPDIR/out log=$BATS_TEST_TMPDIR/fds sig pid st held
+	local vg=(valgrind -q --track-fds=yes --log-file="$log")
+	# The end of -n: rapl-read(1), SIGNALS.
+	run -0 "${vg[@]}" rapl-read --sysfs "$SY" --source powercap,hwmon \
+	    -n 2 -i 10ms
+	valgrind_closed "$log"
+	for sig in TERM INT; do
+		rm -f "$out" "$log"
+		st=0
+		env --default-signal=INT "${vg[@]}" rapl-read --sysfs "$SY" \
+		    --source powercap,hwmon -i 10s > "$out" &
+		pid=$!
+		until grep -q '"type":"header"' "$out" 2>/dev/null; do
+			sleep 0.05
+		done
+		held=$(open_counters "$pid")
+		kill -"$sig" "$pid"
+		wait "$pid" || st=$?
+		# Held while it ran: two powercap counters, one meter.
+		assert_equal "$held" "$(printf '%s\n' hwmon1/power1_average \
+		    intel-rapl:0/energy_uj intel-rapl:0:0/energy_uj)"
+		assert_equal "$sig $st" "$sig $((128 + $(kill -l "$sig")))"
+		valgrind_closed "$log"
+	done
+}
+
 @test "-- CMD with -n or --state is a usage error" {
 	run -2 --separate-stderr rapl-read -n 1 -- true
 	assert_equal "$stderr" \

@@ -252,14 +252,17 @@ zone_sockets() {
 }
 
 @test "--list where nothing measures: the model's row, exit 4; --source hwmon lists meters" {
-	local p
+	local p idle full
 	P=$(fixture_copy proc-model) p=$P
 	with_cpuinfo
+	# The row's watts for 2 threads, 1 socket, as the fitted table has them.
+	idle=$(printf '%.1f' "$(table_watts amd-zen3 2 1 0)")
+	full=$(printf '%.1f' "$(table_watts amd-zen3 2 1 1)")
 	run -4 --separate-stderr rapl-read --sysfs "$BATS_TEST_TMPDIR/none" \
 	    --proc "$p" --list --idle-watts 1
 	assert_equal "$output" "$(cat <<-EOF
 	zone	socket	path	max_energy_range_uj	enabled	status
-	platform	-	$p/stat	-	-	estimate: row amd-zen3 for AuthenticAMD family 25 model 1 stepping 1, 2 threads, 1 sockets: 1.0 W idle to 3.8 W at full load
+	platform	-	$p/stat	-	-	estimate: row amd-zen3 for AuthenticAMD family 25 model 1 stepping 1, 2 threads, 1 sockets: 1.0 W idle to $full W at full load
 	EOF
 	)"
 	assert_equal "$stderr" "$(cat <<-EOF
@@ -268,7 +271,7 @@ zone_sockets() {
 	EOF
 	)"
 	run -0 --separate-stderr rapl-read --proc "$p" --list --source model
-	assert_line -n 1 --regexp "^platform	-	$p/stat	-	-	estimate: row amd-zen3 for .*: 0\.9 W idle to 3\.8 W at full load\$"
+	assert_line -n 1 --regexp "^platform	-	$p/stat	-	-	estimate: row amd-zen3 for .*: ${idle/./\\.} W idle to ${full/./\\.} W at full load\$"
 	run -1 --separate-stderr rapl-read --proc "$BATS_TEST_TMPDIR/none" \
 	    --list --source model
 	assert_line -n 1 "platform	-	$BATS_TEST_TMPDIR/none/stat	-	-	unreadable: stat: No such file or directory"
