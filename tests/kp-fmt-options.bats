@@ -73,6 +73,25 @@ EOF2
 	assert_equal "$stderr" "kp-fmt: unknown column 'joules' ($all)"
 	# Every listed column is accepted.
 	run -0 kp-fmt -f csv -o "$(kp-fmt --list-columns | paste -sd,)" <"$TWO"
+	# kp-fmt(1) names each of them.
+	local page col
+	page=$(mandoc -Tascii "$KP_ROOT/man/kp-fmt.1" | col -b)
+	for col in $(kp-fmt --list-columns); do
+		grep -qw -- "$col" <<< "$page" || fail "kp-fmt(1) names no column $col"
+	done
+}
+
+@test "csv: -o takes every identity and name field, as proc-cputime finds them" {
+	# kp-fmt(1), csv: the names of a container, a pod, a VM and a unit.
+	local k=$FIXTURES/streams/kepler-host.ndjson
+	run -0 kp-fmt -f csv -t process -o pid,ppid,kind,runtime,container_name,pod_name,pod_namespace,vm_id,vm_name,unit,exe <"$k"
+	assert_line -n 0 "pid,ppid,kind,runtime,container_name,pod_name,pod_namespace,vm_id,vm_name,unit,exe"
+	assert_line "2101,2050,container,containerd,nginx,web-7d9f8c6b5-x2x7q,shop,,,,/usr/sbin/nginx"
+	assert_line "4101,1,vm,,,,,5f1c3c5e-2d1b-4b7e-9a43-6b8e0f3a2c11,vm-alpha,,/usr/bin/qemu-system-x86_64"
+	assert_line "812,1,service,,,,,,,ssh.service,/usr/sbin/sshd"
+	# Of a group record too: a container's name and runtime.
+	run -0 kp-fmt -f csv -t container -o container_id,container_name,runtime <"$k"
+	assert_line "7314bba544dc8816f97a77d78cc61b6638f14df2476cb5af70055344810de2f5,nginx,containerd"
 }
 
 @test "-t chooses the record types of json" {
