@@ -98,6 +98,7 @@ struct fmt {
 
 	const char *input_name;
 	struct kp_reader *reader;	/* top waits on it for input */
+	size_t table_width;		/* top: the terminal's; 0: any */
 	int64_t summary_first_seq;	/* >= 0: the block is the summary */
 	int data_errors;		/* besides the reader's: exit 3 */
 	struct kp_map *zone_sources;	/* zone -> its source (source.c) */

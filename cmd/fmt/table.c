@@ -117,24 +117,71 @@ table_widths(const struct table *t, size_t *width)
 	}
 }
 
-/* Writes the table, if it has a row beside the header, and frees it. */
+/*
+ * Narrows the widest text columns, one place at a time, until the table
+ * fits max places (0: any), as top needs on a terminal: numbers keep
+ * their width, and a text column keeps at least its title's.
+ */
 static void
-table_print(struct kp_buf *out, struct table *t)
+table_fit(const struct table *t, size_t *width, size_t max)
+{
+	size_t col, total, widest;
+
+	for (;;) {
+		total = 2 * (t->ncols - 1);
+		widest = t->ncols;
+		for (col = 0; col < t->ncols; col++) {
+			total += width[col];
+			if (t->align[col] == 'l' &&
+			    width[col] > text_width(t->cells[col]) &&
+			    (widest == t->ncols || width[col] > width[widest]))
+				widest = col;
+		}
+		if (max == 0 || total <= max || widest == t->ncols)
+			return;
+		width[widest]--;
+	}
+}
+
+/* A cell cut to width places, its last an ellipsis, where it is wider. */
+static void
+put_cell(struct kp_buf *out, const char *cell, size_t width)
+{
+	char *cut;
+
+	if (text_width(cell) <= width || width == 0) {
+		put_str(out, cell);
+		return;
+	}
+	cut = term_text(cell, width - 1);
+	put_str(out, cut);
+	put_str(out, "\xe2\x80\xa6");	/* U+2026, an ellipsis */
+	free(cut);
+}
+
+/*
+ * Writes the table, if it has a row beside the header, in max places
+ * where it can (0: any), and frees it.
+ */
+static void
+table_print(struct kp_buf *out, struct table *t, size_t max)
 {
 	size_t width[TABLE_COLS] = { 0 };
-	size_t i, col, gap;
+	size_t i, col, w;
 
 	table_widths(t, width);
+	table_fit(t, width, max);
 	for (i = 0; t->ncells > t->ncols && i < t->ncells; i++) {
 		col = i % t->ncols;
-		gap = width[col] - text_width(t->cells[i]);
+		w = text_width(t->cells[i]);
+		w = w < width[col] ? width[col] - w : 0;
 		if (t->align[col] == 'r')
-			pad(out, gap);
-		put_str(out, t->cells[i]);
+			pad(out, w);
+		put_cell(out, t->cells[i], width[col]);
 		if (col == t->ncols - 1)
 			kp_buf_add(out, "\n", 1);
 		else
-			pad(out, t->align[col] == 'l' ? gap + 2 : 2);
+			pad(out, t->align[col] == 'l' ? w + 2 : 2);
 	}
 	for (i = 0; i < t->ncells; i++)
 		free(t->cells[i]);
@@ -533,7 +580,7 @@ processes(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
 		table_init(&t, "rllrrrl", head);
 	for (i = 0; i < n; i++)
 		process_row(ctx, &t, sel[i]);
-	table_print(out, &t);
+	table_print(out, &t, ctx->table_width);
 	free(sel);
 }
 
@@ -578,7 +625,7 @@ exited(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
 		table_init(&t, "rrllrrrl", head);
 	for (i = 0; i < n; i++)
 		exited_row(ctx, &t, sel[i]);
-	table_print(out, &t);
+	table_print(out, &t, ctx->table_width);
 	free(sel);
 }
 
@@ -687,7 +734,7 @@ groups(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
 		table_init(&t, "llrrrr", head);
 	for (i = 0; i < n; i++)
 		group_row(ctx, &t, sel[i], id_key, id_max);
-	table_print(out, &t);
+	table_print(out, &t, ctx->table_width);
 	free(sel);
 }
 
