@@ -210,6 +210,13 @@ cell_watts(char *buf, size_t len, const struct kp_record *rec,
 
 /* Energy in the unit of -u. */
 static const char *
+energy_text(const struct fmt *ctx, char *buf, size_t len, int64_t uj)
+{
+	return fmt_human(buf, len, uj / 1e6 / ctx->eunit->joules,
+	    ctx->eunit->units);
+}
+
+static const char *
 cell_energy(const struct fmt *ctx, char *buf, size_t len,
     const struct kp_record *rec, const char *key)
 {
@@ -217,8 +224,7 @@ cell_energy(const struct fmt *ctx, char *buf, size_t len,
 
 	if (!kp_rec_int(rec, key, &uj))
 		return "-";
-	return fmt_human(buf, len, uj / 1e6 / ctx->eunit->joules,
-	    ctx->eunit->units);
+	return energy_text(ctx, buf, len, uj);
 }
 
 static const char *
@@ -598,8 +604,66 @@ exited_row(const struct fmt *ctx, struct table *t,
 }
 
 /*
+ * The exited rows whose power the table shows as zero, below 0.005 mW,
+ * its last digit: many such rows would bury the few that count, so they
+ * are summed per zone into one "other ended" row.
+ */
+#define EXITED_SHOWN_MIN_W 5e-6
+struct ended_fold {
+	const char *zone;
+	int64_t count, energy_uj, cpu_us;
+	double watts;
+};
+
+/* Adds rec to its zone's fold in folds, which has room for one more. */
+static void
+ended_fold_add(struct ended_fold *folds, size_t *nfolds,
+    const struct kp_record *rec)
+{
+	const char *zone = str_or_dash(rec, "zone");
+	struct ended_fold *f;
+	int64_t v;
+
+	for (f = folds; f < folds + *nfolds && strcmp(f->zone, zone) != 0; f++)
+		;
+	if (f == folds + *nfolds) {
+		memset(f, 0, sizeof(*f));
+		f->zone = zone;
+		(*nfolds)++;
+	}
+	f->count += kp_rec_int(rec, "count", &v) ? v : 0;
+	f->energy_uj += kp_rec_int(rec, "energy_uj", &v) ? v : 0;
+	f->cpu_us += kp_rec_int(rec, "cpu_us", &v) ? v : 0;
+	f->watts += num(rec, "watts");
+}
+
+/* The cells of a zone's "other ended" row. */
+static void
+ended_fold_row(const struct fmt *ctx, struct table *t,
+    const struct ended_fold *f)
+{
+	char count[32], w[32], e[32], c[32], g[32];
+
+	snprintf(count, sizeof(count), "%lld", (long long)f->count);
+	table_cell(t, count, SIZE_MAX);
+	table_cell(t, "-", SIZE_MAX);
+	table_cell(t, "(other ended)", SIZE_MAX);
+	table_cell(t, f->zone, SIZE_MAX);
+	table_cell(t, fmt_human(w, sizeof(w), f->watts, watts_units),
+	    SIZE_MAX);
+	table_cell(t, energy_text(ctx, e, sizeof(e), f->energy_uj), SIZE_MAX);
+	if (ctx->has_carbon)
+		table_cell(t, fmt_human(g, sizeof(g),
+		    co2_grams(ctx, f->energy_uj), grams_units), SIZE_MAX);
+	table_cell(t, fmt_human(c, sizeof(c), f->cpu_us / 1e6,
+	    seconds_units), SIZE_MAX);
+	table_cell(t, "-", SIZE_MAX);
+}
+
+/*
  * Exited records: processes born and ended inside the interval, folded by
- * parent and comm, in a table of their own: they have no pid.
+ * parent and comm, in a table of their own under a line that says so:
+ * they have no pid.
  */
 static void
 exited(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
@@ -613,19 +677,27 @@ exited(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
 		"CPU", "CONTAINER"
 	};
 	const struct kp_record **sel;
+	struct ended_fold *folds;
 	struct table t;
-	size_t i, n;
+	size_t i, n, nfolds = 0;
 
 	sel = select_sorted(ctx, b, "exited", &n);
 	if (n > 0)
-		kp_buf_add(out, "\n", 1);
+		put_str(out, "\nended processes, by parent and command\n");
 	if (ctx->has_carbon)
 		table_init(&t, "rrllrrrrl", head_co2);
 	else
 		table_init(&t, "rrllrrrl", head);
+	folds = kp_reallocarray(NULL, n + 1, sizeof(*folds));
 	for (i = 0; i < n; i++)
-		exited_row(ctx, &t, sel[i]);
+		if (num(sel[i], "watts") >= EXITED_SHOWN_MIN_W)
+			exited_row(ctx, &t, sel[i]);
+		else
+			ended_fold_add(folds, &nfolds, sel[i]);
+	for (i = 0; i < nfolds; i++)
+		ended_fold_row(ctx, &t, &folds[i]);
 	table_print(out, &t, ctx->table_width);
+	free(folds);
 	free(sel);
 }
 
@@ -671,14 +743,15 @@ group_name(char *buf, size_t len, const struct kp_record *rec,
 	return v != NULL && v->kind == KP_V_STR ? v->str : "-";
 }
 
-/* The cells of one group row. */
+/* The cells of one group row; name, where not NULL, in place of its id. */
 static void
 group_row(const struct fmt *ctx, struct table *t, const struct kp_record *rec,
-    const char *id_key, size_t id_max)
+    const char *id_key, size_t id_max, const char *name)
 {
 	char w[32], e[32], c[32], g[32], procs[32], z[64], id[32];
 
-	table_cell(t, group_name(id, sizeof(id), rec, id_key), id_max);
+	table_cell(t, name != NULL ? name :
+	    group_name(id, sizeof(id), rec, id_key), id_max);
 	table_cell(t, zone_text(z, sizeof(z), rec), SIZE_MAX);
 	table_cell(t, cell_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
 	table_cell(t, cell_energy(ctx, e, sizeof(e), rec, "energy_uj"),
@@ -704,13 +777,14 @@ by_title(char *buf, size_t len, const struct kp_record *rec)
 }
 
 /*
- * Containers, pods, vms, units, groups by a field (id_key NULL, titled
- * by the field's name) or the host records of each level: type names the
- * records, id_key their id.
+ * The table of the group records in sel, titled title, or with id_key
+ * NULL by the field their "by" names; name, where not NULL, names every
+ * row.
  */
 static void
-groups(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
-    const char *type, const char *id_key, const char *title, size_t id_max)
+groups_table(const struct fmt *ctx, struct kp_buf *out,
+    const struct kp_record **sel, size_t n, const char *id_key,
+    const char *title, size_t id_max, const char *name)
 {
 	const char *head[] = {
 		title, "ZONE", "WATTS", "ENERGY", "CPU", "PROCS"
@@ -718,12 +792,10 @@ groups(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
 	const char *head_co2[] = {
 		title, "ZONE", "WATTS", "ENERGY", "CO2", "CPU", "PROCS"
 	};
-	const struct kp_record **sel;
 	struct table t;
 	char by[32];
-	size_t i, n;
+	size_t i;
 
-	sel = select_sorted(ctx, b, type, &n);
 	if (n > 0)
 		kp_buf_add(out, "\n", 1);
 	if (id_key == NULL && n > 0)
@@ -733,8 +805,76 @@ groups(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
 	else
 		table_init(&t, "llrrrr", head);
 	for (i = 0; i < n; i++)
-		group_row(ctx, &t, sel[i], id_key, id_max);
+		group_row(ctx, &t, sel[i], id_key, id_max, name);
 	table_print(out, &t, ctx->table_width);
+}
+
+/*
+ * Containers, pods, vms, units, groups by a field (id_key NULL, titled
+ * by the field's name): type names the records, id_key their id.
+ */
+static void
+groups(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
+    const char *type, const char *id_key, const char *title, size_t id_max)
+{
+	const struct kp_record **sel;
+	size_t n;
+
+	sel = select_sorted(ctx, b, type, &n);
+	groups_table(ctx, out, sel, n, id_key, title, id_max, NULL);
+	free(sel);
+}
+
+/* Whether the block has a group of level, a record type or a "by" field. */
+static int
+level_has_groups(const struct block *b, const char *level)
+{
+	static const char *const types[] = {
+		"container", "pod", "vm", "unit", NULL
+	};
+	const char *by;
+	size_t i;
+
+	if (str_in_list(types, level))
+		return block_has_type(b, level);
+	for (i = 0; i < b->n; i++)
+		if (rec_is(b->recs[i], "group") &&
+		    (by = kp_rec_str(b->recs[i], "by")) != NULL &&
+		    strcmp(by, level) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The host records of the levels that have groups: a level without any
+ * says only again what the node line says.  With none at all, those of
+ * the first level, as one row per zone of what is in no group.
+ */
+static void
+host_levels(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+{
+	const struct kp_record **sel;
+	const char *first = NULL;
+	size_t i, n, kept = 0;
+
+	sel = select_sorted(ctx, b, "host", &n);
+	for (i = 0; i < n; i++)
+		if (level_has_groups(b, str_or_dash(sel[i], "level")))
+			sel[kept++] = sel[i];
+	if (kept > 0 || n == 0) {
+		groups_table(ctx, out, sel, kept, "level", "HOST LEVEL",
+		    SIZE_MAX, NULL);
+		free(sel);
+		return;
+	}
+	for (i = 0; i < b->n && first == NULL; i++)
+		if (rec_is(b->recs[i], "host"))
+			first = str_or_dash(b->recs[i], "level");
+	for (i = 0; i < n; i++)
+		if (strcmp(str_or_dash(sel[i], "level"), first) == 0)
+			sel[kept++] = sel[i];
+	groups_table(ctx, out, sel, kept, "level", "HOST", SIZE_MAX,
+	    "not in any container, pod or VM");
 	free(sel);
 }
 
@@ -757,7 +897,7 @@ table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
 	groups(ctx, out, b, "vm", "vm_id", "VM", SIZE_MAX);
 	groups(ctx, out, b, "unit", "unit", "UNIT", SIZE_MAX);
 	groups(ctx, out, b, "group", NULL, "GROUP", SIZE_MAX);
-	groups(ctx, out, b, "host", "level", "HOST LEVEL", SIZE_MAX);
+	host_levels(ctx, out, b);
 }
 
 static void *
