@@ -19,7 +19,7 @@ volatile sig_atomic_t kp_stop_signal;
 static void (*before_death)(void);
 static sigset_t open_mask;	/* a producer's mask while it sleeps */
 static int producing;
-static int at_once;		/* the first signal ends the stage */
+static volatile sig_atomic_t at_once;	/* the first signal ends it */
 
 static void
 on_signal(int sig)

@@ -41,6 +41,7 @@ struct top {
 static volatile sig_atomic_t term_active;
 static volatile sig_atomic_t term_resized = 1;
 static int keys_fd = -1;	/* the terminal's keys; -1: none read */
+static int keys_gone;		/* it hung up: polled no more */
 static struct termios keys_saved;	/* its modes before */
 
 /* The terminal's modes as they were; what a handler may call. */
@@ -198,6 +199,9 @@ keys_read(struct top *t)
 			    t->ctx->data_errors > 0 ? KP_EXIT_DATAERR :
 			    KP_EXIT_OK));
 		}
+	/* A terminal hung up would be readable for ever: no more keys. */
+	if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		keys_gone = 1;
 }
 
 /* The reader's wait: keys read, and a redraw after a resize, until input. */
@@ -208,7 +212,8 @@ top_wait(int fd, void *arg)
 	struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { keys_fd, POLLIN, 0 } };
 
 	for (;;) {
-		if (poll(pfd, keys_fd >= 0 ? 2 : 1, -1) < 0) {
+		pfd[1].revents = 0;
+		if (poll(pfd, keys_fd >= 0 && !keys_gone ? 2 : 1, -1) < 0) {
 			if (errno != EINTR)
 				err(KP_EXIT_FAILURE, "poll");
 		} else if (pfd[1].revents != 0)
