@@ -33,6 +33,7 @@ struct order {
 	int64_t domain_ended;	/* the same since the last header, or -1 */
 	int64_t open_seq;	/* the interval whose records are open, or -1 */
 	int after_header;	/* the next record may go back to seq 1 */
+	int taken;		/* a record has been taken */
 };
 
 struct kp_reader {
@@ -59,7 +60,6 @@ struct kp_reader {
 	struct order before;	/* as it was before the last one taken */
 	int can_untake;		/* that one is the record just read */
 	int end_told;		/* the stream's end inside an interval */
-	int begun;		/* a line not blank has been read */
 };
 
 static const char *scan_value(struct kp_reader *r, char **pp, int depth,
@@ -539,12 +539,14 @@ new_field(struct kp_reader *r)
 
 static const char not_object[] = "not a JSON object";
 /*
- * Every kp stream begins with a record, a JSON object: a first line that
- * is not one is text of another kind (ls -l piped in), which would bring
- * a complaint per line; it is told once, and nothing more is read.
+ * Every kp stream begins with a record, a JSON object: a line that is not
+ * one before any record is taken is text of another kind (ls -l piped in),
+ * which would bring a complaint per line; it is told once, and nothing
+ * more is read.  Taken, not read: a line rejected, or a record refused, is
+ * as if it had not been read, as it is for the stage after.
  */
-static const char not_records[] = "not kp records: the first line is not a "
-    "JSON object (kp-records(5))";
+static const char not_records[] = "not kp records: not a JSON object, and "
+    "no record before it (kp-records(5))";
 
 /* The top-level members of the object at *pp into r->f. */
 static const char *
@@ -846,6 +848,7 @@ take(struct kp_reader *r, struct kp_record *rec)
 
 	r->before = *o;
 	r->can_untake = 1;
+	o->taken = 1;
 	rec->cut_seq = -1;
 	if (o->after_header && rec->seq == 1)
 		o->last_ended = 0;
@@ -943,11 +946,10 @@ kp_reader_read(struct kp_reader *r, struct kp_record *rec)
 	rec->len = len;
 	rec->lineno = r->lineno;
 	r->why = scan(r, line, len, rec);
-	if (r->why == not_object && !r->begun) {
+	if (r->why == not_object && !r->order.taken) {
 		r->fatal = 1;
 		r->why = not_records;
 	}
-	r->begun = 1;
 	if (r->why != NULL)
 		return -1;
 	take(r, rec);

@@ -179,7 +179,7 @@ run_cases() {
 	    > "$BATS_TEST_TMPDIR/in"
 	for stage in $STAGES; do
 		run -3 --separate-stderr run_stage "$stage" < "$BATS_TEST_TMPDIR/in"
-		assert_equal "$stderr" "$stage: <stdin>:1: not kp records: the first line is not a JSON object (kp-records(5))"
+		assert_equal "$stderr" "$stage: <stdin>:1: not kp records: not a JSON object, and no record before it (kp-records(5))"
 		assert_output ""
 	done
 }
