@@ -88,7 +88,7 @@ struct summary {
 	struct kp_buf pending;		/* the open interval's lines, */
 	long *pending_lineno;		/* each's line number */
 	size_t npending, pendingcap;
-	struct kp_map *procs_seen;	/* group's seen_key -> int64_t * */
+	struct kp_map *procs_seen;	/* seen_key -> int64_t * */
 };
 
 /*

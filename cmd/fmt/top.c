@@ -35,13 +35,13 @@ struct top {
 	struct kp_buf frame;	/* the last interval's table, a C string */
 	struct kp_buf screen;	/* the frame as drawn */
 	unsigned short rows, cols;
+	int keys_gone;		/* their terminal hung up: not polled */
 };
 
 /* Touched by the signal handlers. */
 static volatile sig_atomic_t term_active;
 static volatile sig_atomic_t term_resized = 1;
 static int keys_fd = -1;	/* the terminal's keys; -1: none read */
-static int keys_gone;		/* it hung up: polled no more */
 static struct termios keys_saved;	/* its modes before */
 
 /* The terminal's modes as they were; what a handler may call. */
@@ -195,13 +195,13 @@ keys_read(struct top *t)
 	while ((n = read(keys_fd, key, sizeof(key))) > 0)
 		if (memchr(key, 'q', (size_t)n) != NULL) {
 			term_leave();
-			exit(kp_out_finish(kp_reader_errors(t->ctx->reader) > 0 ||
-			    t->ctx->data_errors > 0 ? KP_EXIT_DATAERR :
+			exit(kp_out_finish(kp_reader_errors(t->ctx->reader) >
+			    0 || t->ctx->data_errors > 0 ? KP_EXIT_DATAERR :
 			    KP_EXIT_OK));
 		}
 	/* A terminal hung up would be readable for ever: no more keys. */
 	if (n == 0 || (errno != EAGAIN && errno != EINTR))
-		keys_gone = 1;
+		t->keys_gone = 1;
 }
 
 /* The reader's wait: keys read, and a redraw after a resize, until input. */
@@ -213,7 +213,8 @@ top_wait(int fd, void *arg)
 
 	for (;;) {
 		pfd[1].revents = 0;
-		if (poll(pfd, keys_fd >= 0 && !keys_gone ? 2 : 1, -1) < 0) {
+		if (poll(pfd, keys_fd >= 0 && !waiting->keys_gone ? 2 : 1,
+		    -1) < 0) {
 			if (errno != EINTR)
 				err(KP_EXIT_FAILURE, "poll");
 		} else if (pfd[1].revents != 0)
