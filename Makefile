@@ -11,16 +11,16 @@ BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
 RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
 	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/estimate.o \
 	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
-	cmd/rapl/state.o
+	cmd/rapl/terminal.o cmd/rapl/state.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
-	cmd/attribute/track.o cmd/attribute/state.o
+	cmd/attribute/track.o cmd/attribute/state.o cmd/attribute/spool.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
 	cmd/aggregate/end.o cmd/aggregate/state.o
-PROMOBJ = cmd/fmt/prom.o cmd/fmt/families.o cmd/fmt/labels.o \
-	cmd/fmt/series.o cmd/fmt/exited.o
+PROMOBJ = cmd/fmt/prom.o cmd/fmt/promout.o cmd/fmt/families.o \
+	cmd/fmt/labels.o cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
-	cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
-	cmd/fmt/summary.o cmd/fmt/source.o
+	cmd/fmt/rows.o cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
+	cmd/fmt/summary.o cmd/fmt/cmdblock.o cmd/fmt/source.o cmd/fmt/powercap.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1
 MAN5 = man/kp-records.5
 # lib/: the record protocol every stage speaks; lib/proc/: the engine that
@@ -29,10 +29,11 @@ PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
 	lib/liveness.o lib/map.o lib/parse.o lib/prockey.o lib/readfile.o \
 	lib/record.o lib/signal.o lib/state.o lib/usage.o lib/utf8.o \
 	lib/write.o lib/zones.o
-PROCOBJ = lib/proc/cgroup_counters.o lib/proc/cpuinfo.o \
+PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
 	lib/proc/exec_cgroups.o lib/proc/exit_account.o lib/proc/exit_queue.o \
 	lib/proc/exit_taskstats.o lib/proc/identity.o lib/proc/names.o \
-	lib/proc/procfs.o lib/proc/proctable.o lib/proc/sampler.o
+	lib/proc/options.o lib/proc/procfs.o lib/proc/proctable.o \
+	lib/proc/sampler.o lib/proc/vm_scope.o
 LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,
@@ -50,7 +51,8 @@ all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
 $(PROCOBJ): lib/proc/proc.h
-lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o: lib/proc/sampler.h
+lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o \
+    lib/proc/command.o lib/proc/vm_scope.o: lib/proc/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
 cmd/proc-cputime.o: lib/proc/proc.h
 $(FMTOBJ): lib/kp.h cmd/fmt/fmt.h config.mk

@@ -284,6 +284,7 @@ struct kp_node {
 
 /* readfile.c: a small file whole, NUL-terminated; its length, or -1 (errno). */
 int kp_read_file(int dirfd, const char *path, char *buf, size_t len);
+int kp_vpathf(char *buf, size_t len, const char *fmt, va_list ap);
 
 /* jsonfile.c: JSON files in blocks, not a byte or a token per system call. */
 json_t *kp_json_loadfd(int fd, json_error_t *jerr);	/* new; NULL: not JSON */
@@ -317,6 +318,13 @@ void kp_map_sweep(struct kp_map *m, int (*gone)(void *val, void *arg),
  * KP_LIVE_MAX of them; beyond, those seen least recently are let go.
  */
 #define KP_LIVE_MAX 20000
+
+/*
+ * How long a VM gone from the stream keeps its totals (kp-aggregate(1))
+ * and its powercap tree (kp-fmt(1)): a guest restarted, shut down for the
+ * night or moved back, comes again under the same uuid and goes on.
+ */
+#define KP_VM_KEEP_US (INT64_C(86400) * 1000000)
 int64_t kp_live_cut(int64_t *last_seq, size_t n, size_t keep);
 /*
  * A stage's workloads: map's values each hold the seq of their last
@@ -333,13 +341,18 @@ struct kp_live {
 	int told;		/* the warning was given */
 	int64_t cut, *seqs;
 	size_t nseqs;
+	int64_t full_seq;	/* the interval that alone fills the bound */
 };
 void kp_live_sweep(struct kp_live *l, int dense, int64_t seq);
+void kp_live_admit(struct kp_live *l, int dense, int64_t seq,
+    const char *name, long lineno);
 
 /* state.c: --state FILE, locked, replaced atomically. */
 int kp_replaced_open(const char *path, const char *instead);	/* -1: none */
 char *kp_replaced_temp(const char *path, const char *tag);
 void kp_replaced_clean(const char *path, const char *tag, int64_t min_age_s);
+int kp_replaced_write(const char *path, const char *tag, const char *text,
+    size_t len, mode_t mode);	/* -1 with errno */
 struct kp_state;
 struct kp_state *kp_state_open(const char *path, const char *procdir,
     const char *kind);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <unistd.h>
 
 #include "kp.h"
@@ -32,4 +33,19 @@ kp_read_file(int dirfd, const char *path, char *buf, size_t len)
 	close(fd);
 	buf[got] = '\0';
 	return (int)got;
+}
+
+/*
+ * A path made by fmt into buf of len bytes; -1 with ENAMETOOLONG where it
+ * does not fit, whose caller says what a cut path would have hidden.
+ */
+int
+kp_vpathf(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(buf, len, fmt, ap);
+
+	if (n >= 0 && (size_t)n < len)
+		return 0;
+	errno = ENAMETOOLONG;
+	return -1;
 }

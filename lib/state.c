@@ -519,3 +519,46 @@ kp_state_need_input(const struct kp_state *st, long lines_read)
 		errx(KP_EXIT_FAILURE, "<stdin>: empty input: the stage before "
 		    "failed; %s is not advanced", st->path);
 }
+
+/*
+ * path replaced by len bytes of text, atomically: written to a temporary
+ * of tag beside it, with mode, then renamed over it, so that a reader
+ * sees the old file or the new one whole, never a part (kp-fmt(1)'s
+ * powercap trees, read by a guest while the host writes).  -1 with errno,
+ * the temporary removed.
+ */
+int
+kp_replaced_write(const char *path, const char *tag, const char *text,
+    size_t len, mode_t mode)
+{
+	char *tmp = kp_replaced_temp(path, tag);
+	ssize_t n;
+	int fd, saved;
+
+	if ((fd = mkstemp(tmp)) < 0) {
+		free(tmp);
+		return -1;
+	}
+	for (n = 0; len > 0; text += n, len -= (size_t)n)
+		if ((n = write(fd, text, len)) < 0)
+			break;
+	if (n >= 0 && fchmod(fd, mode) < 0)
+		n = -1;
+	saved = errno;
+	if (close(fd) < 0 && n >= 0) {
+		n = -1;
+		saved = errno;
+	}
+	if (n >= 0 && rename(tmp, path) < 0) {
+		n = -1;
+		saved = errno;
+	}
+	if (n < 0) {
+		unlink(tmp);
+		free(tmp);
+		errno = saved;
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}

@@ -111,6 +111,113 @@ jobs_land() {
 	jobs_land
 }
 
+# reap_job NAME: a job of 300 ms in a fresh cgroup $POD_DIR/NAME, made
+# just before and removed just after, started and reaped by the runtime
+# of reaping_runtime; its counter's growth goes to $BATS_TEST_TMPDIR/jobs.
+reap_job() {
+	mkdir "$POD_DIR/$1"
+	echo "$POD_DIR/$1" >&8
+	REAPED=$((REAPED + 1))
+	until [ "$(grep -c reaped "$BATS_TEST_TMPDIR/runtime.out")" -ge "$REAPED" ]; do
+		sleep 0.01
+	done
+	echo "$1 $(cgroup_usage_us "$POD_DIR/$1")" >> "$BATS_TEST_TMPDIR/jobs"
+	rmdir "$POD_DIR/$1"
+}
+
+# reaping_runtime [COMMAND...]: proc-cputime as an ordinary user (run by
+# COMMAND, as_nobody by default), a filter, over a runtime
+# (tests/reapjobs.sh) in POD/runtime that reaps its jobs itself; job1
+# alone in interval 3, job2 and job3 in interval 4.  Sets $POD.
+reaping_runtime() {
+	local runtime
+	POD_DIR=$(new_cgroup pod)
+	runtime=$(new_cgroup pod/runtime)
+	POD=/${POD_DIR##*/}
+	REAPED=0
+	mkfifo "$BATS_TEST_TMPDIR/runtime.in"
+	CPUBURN=$KP_ROOT/tests/cpuburn sh -c 'echo $$ > "$1/cgroup.procs" &&
+	    exec sh "$2" 300' sh "$runtime" "$KP_ROOT/tests/reapjobs.sh" \
+	    < "$BATS_TEST_TMPDIR/runtime.in" > "$BATS_TEST_TMPDIR/runtime.out" 3>&- &
+	RUNTIME=$!
+	exec 8> "$BATS_TEST_TMPDIR/runtime.in"
+	await_in "$runtime/cgroup.procs" .
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	"${@:-as_nobody}" proc-cputime < "$BATS_TEST_TMPDIR/fifo" \
+	    > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" 3>&- &
+	exec 7> "$BATS_TEST_TMPDIR/fifo"
+	printf '%s\n' '{"type":"header","seq":0,"version":"1.0","producer":"test"}' >&7
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	reap_job job1
+	send_interval 3
+	await_line '"type":"interval","seq":3,'
+	reap_job job2
+	reap_job job3
+	send_interval 4
+	await_line '"type":"interval","seq":4,'
+	exec 7>&- 8>&-
+	wait
+}
+
+# in_cgroups SEQ JQ-TEST: the CPU time of interval SEQ's records whose
+# cgroup passes JQ-TEST.
+in_cgroups() {
+	jq -s --argjson s "$1" "[.[] | select(.seq == \$s and (.type == \"proc\" or
+	    .type == \"exited\") and (.cgroup // \"\" | $2)) | .cpu_us] | add // 0" \
+	    "$BATS_TEST_TMPDIR/out"
+}
+
+job_us() {
+	sed -n "s/^$1 //p" "$BATS_TEST_TMPDIR/jobs"
+}
+
+# near US WANT: US is 95 to 105 % of WANT, give or take the 2 clock ticks
+# by which a figure from a parent's cutime and cstime rounds.
+near() {
+	local slack_us
+	slack_us=$(ticks_us 2)
+	echo "$1 of $2 (give or take $slack_us us), wanted 95 to 105 %"
+	[ $((($1 + slack_us) * 100)) -ge $((95 * $2)) ] &&
+	    [ $((($1 - slack_us) * 100)) -le $((105 * $2)) ]
+}
+
+@test "live, unprivileged: a reaping parent's residue goes to its one ended child's exec-time cgroup; two that disagree stay in its own, held by the pod's counter" {
+	needs_root
+	reaping_runtime
+	cat "$BATS_TEST_TMPDIR/err" >&2
+	HZ=$(getconf CLK_TCK)
+	if events_unprivileged; then
+		near "$(in_cgroups 3 ". == \"$POD/job1\"")" "$(job_us job1)"
+	else
+		# Without the events, the counters alone: the pod holds it.
+		near "$(in_cgroups 3 "startswith(\"$POD\")")" "$(job_us job1)"
+	fi
+	# Two jobs in cgroups of their own: their residue is the runtime's,
+	# which its cgroup's counter cuts and the pod's leftover takes.
+	assert_equal "$(in_cgroups 4 "startswith(\"$POD/job\")")" 0
+	near "$(in_cgroups 4 "startswith(\"$POD\")")" \
+	    $(($(job_us job2) + $(job_us job3)))
+	run jq -s --arg p "$POD" '[.[] | select(.cgroup // "" | startswith($p)) |
+	    .excess_cpu_us // 0] | max' "$BATS_TEST_TMPDIR/out"
+	echo "excess $output us"
+	[ "$output" -le "$(ticks_us 2)" ]
+}
+
+@test "live, unprivileged, without the process events (another network namespace): said once; the pod's counter holds its jobs' CPU time" {
+	needs_root
+	reaping_runtime unshare -n setpriv --reuid=65534 --regid=65534 --clear-groups
+	run cat "$BATS_TEST_TMPDIR/err"
+	assert_output "proc-cputime: taskstats: registering for exit records needs CAP_NET_ADMIN: exit accounting from the reaping parents and the cgroup counters only"
+	HZ=$(getconf CLK_TCK)
+	assert_equal "$(in_cgroups 3 "startswith(\"$POD/job\")")" 0
+	near "$(in_cgroups 3 "startswith(\"$POD\")")" "$(job_us job1)"
+	near "$(in_cgroups 4 "startswith(\"$POD\")")" \
+	    $(($(job_us job2) + $(job_us job3)))
+}
+
 # replay LINES: tests/events-replay over the fixture tree $P.
 replay() {
 	[ -x "$KP_ROOT/tests/events-replay" ] ||

@@ -3,12 +3,16 @@
  * from its input instead of a listener, so that a test can set a race up
  * step by step that a live run hits only by chance.
  *
- *	facts-replay DIR
+ *	facts-replay DIR [CGROUP-ROOT]
  *
- * takes a sample of DIR, then reads lines:
+ * takes a sample of DIR, with the cgroup counters under CGROUP-ROOT if
+ * given, then reads lines:
  *
- *	fact PID PPID COMM CPU_US START_TICKS	a fact, held for the next
- *						sample, as if just heard
+ *	fact PID PPID COMM CPU_US START_TICKS [CGROUP]
+ *						a fact, held for the next
+ *						sample, as if just heard;
+ *						CGROUP: the v2 path the
+ *						process events gave it
  *	interval SEQ				a sample, whose records
  *						(interval SEQ) go to stdout
  *
@@ -27,11 +31,20 @@ add_fact(struct kp_exits *x, const char *line)
 {
 	struct kp_exit e;
 	long long pid, ppid, cpu_us, start;
+	char path[200], cgroup[210];
 
 	memset(&e, 0, sizeof(e));
-	if (sscanf(line, "fact %lld %lld %31s %lld %lld", &pid, &ppid, e.comm,
-	    &cpu_us, &start) != 5)
+	switch (sscanf(line, "fact %lld %lld %31s %lld %lld %199s", &pid,
+	    &ppid, e.comm, &cpu_us, &start, path)) {
+	case 6:
+		snprintf(cgroup, sizeof(cgroup), "0::%s\n", path);
+		e.cgroup = cgroup;
+		break;
+	case 5:
+		break;
+	default:
 		errx(1, "not a fact: %s", line);
+	}
 	e.pid = (pid_t)pid;
 	e.ppid = (pid_t)ppid;
 	e.cpu_ns = (uint64_t)cpu_us * 1000;
@@ -61,12 +74,12 @@ main(int argc, char *argv[])
 	struct kp_exits *x;
 	char line[256];
 
-	if (argc != 2)
-		errx(2, "usage: facts-replay dir");
+	if (argc != 2 && argc != 3)
+		errx(2, "usage: facts-replay dir [cgroup-root]");
 	kp_out_init();
 	s = kp_sampler_new(argv[1], 0);
-	if (kp_sampler_set_exits(s, KP_EXITS_PARENT | KP_EXITS_TASKSTATS,
-	    "") < 0)
+	if (kp_sampler_set_exits(s, KP_EXITS_PARENT | KP_EXITS_TASKSTATS |
+	    (argc == 3 ? KP_EXITS_CGROUP : 0), argc == 3 ? argv[2] : "") < 0)
 		errx(1, "no exit sources");
 	kp_sampler_set_facts(s, x = kp_exits_new(NULL));
 	if (kp_sampler_scan(s) < 0)

@@ -161,6 +161,34 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	assert_equal "$(jq -r 'select(.type == "host") | .total_uj' <<< "$output")" 0
 }
 
+@test "a restarted guest (new pids, same vm_id) keeps its vm total across --state runs, for a day after its processes end" {
+	# kp-aggregate(1), Records: a vm group whose processes all ended rests.
+	S=$BATS_TEST_TMPDIR/ag.state U='"vm_id":"8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b"'
+	process 1 package 10 7 "$U,\"state\":\"running\""
+	interval 1
+	process 2 package 10 2 "$U,\"state\":\"terminated\""
+	interval 2
+	run -0 kp-aggregate --level vm --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "vm") | "\(.seq) \(.state) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" \
+	    "1 running 7 2 terminated 9 "
+	: > "$IN"
+	interval 3 3600000000
+	process 4 package 20 5 "$U,\"state\":\"running\""
+	interval 4
+	run -0 kp-aggregate --level vm --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "vm") | "\(.seq) \(.state) \(.total_uj)"' <<< "$output")" "4 running 14"
+	# Past KP_VM_KEEP_US (a day) at rest, it is forgotten: a new start.
+	: > "$IN"
+	process 5 package 20 0 "$U,\"state\":\"terminated\""
+	interval 5
+	interval 6 86400000001
+	process 7 package 30 4 "$U,\"state\":\"running\""
+	interval 7
+	run -0 kp-aggregate --level vm --state "$S" < "$IN"
+	assert_equal "$(jq -r 'select(.type == "vm") | "\(.seq) \(.state) \(.total_uj)"' <<< "$output" | tr '\n' ' ')" \
+	    "5 terminated 14 7 running 4 "
+}
+
 @test "--state of many kilobytes is read whole: every group's total goes on" {
 	# lib/jsonfile.c hands jansson the file in blocks of a kilobyte:
 	# a state of many blocks must come back whole, not as a new baseline.
@@ -445,7 +473,7 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -c 'select(.type == "container" and .seq == 2) | [.container_id, .state]' <<< "$output")" '["a","running"]'
 }
 
-@test "a sparse stream that never says a process ended holds at most 20000" {
+@test "a sparse stream that never says a process ended holds at most 20000, inside an interval too" {
 	awk 'BEGIN {
 		for (k = 1; k <= 2; k++) {
 			printf "{\"type\":\"node\",\"seq\":%d,\"zone\":\"package\",\"energy_uj\":1}\n", k
@@ -455,7 +483,10 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 		}
 	}' > "$IN"
 	run -0 --separate-stderr kp-aggregate --level container --drop-processes < "$IN"
-	assert_equal "$stderr" "kp-aggregate: 24000 processes without an end, more than 20000: those seen least recently leave their groups"
+	# The 20001st is interval 2's 8001st process, after its node record
+	# at line 12003: line 20004.  The 12000 of interval 1 leave before it
+	# joins.
+	assert_equal "$stderr" "kp-aggregate: <stdin>:20004: 20000 processes without an end, 20000 at most: 12000 let go, those seen least recently leave their groups"
 	# Interval 1's members left; the groups go on with interval 2's.
 	assert_equal "$(jq -s -c '[.[] | select(.type == "container" and .seq == 2 and .state == "running")] | length' <<< "$output")" 7
 	assert_equal "$(jq -s '[.[] | select(.type == "container") | .energy_uj] | add' <<< "$output")" 24000
@@ -655,4 +686,25 @@ kp-aggregate: <stdin>:4: exited record whose energy_uj or cpu_us takes a sum pas
 		chain+=$output$'\n'
 	done
 	assert_equal "$one" "${chain%$'\n'}"
+}
+
+@test "a process whose record names another cgroup moves there from that record on; its earlier sums stay (kp-aggregate(1), Members)" {
+	# rapl-read -- CMD's command: seen once in rapl-read's cgroup, then
+	# in the cgroup it was moved to before its exec.
+	process 1 package 7 100 '"cgroup":"/rr"'
+	process 1 package 8 1 '"cgroup":"/rr"'
+	interval 1
+	process 2 package 7 40 '"cgroup":"/kp-command-7"'
+	process 2 package 8 1 '"cgroup":"/rr"'
+	interval 2
+	process 3 package 7 2 '"cgroup":"/kp-command-7","state":"terminated"'
+	interval 3
+	run -0 --separate-stderr kp-aggregate --by cgroup --drop-processes < "$IN"
+	run -0 jq -c 'select(.type == "group") | [.seq, .cgroup, .processes, .energy_uj, .total_uj, .state]' <<< "$output"
+	assert_output - <<-'OUT'
+	[1,"/rr",2,101,101,"running"]
+	[2,"/kp-command-7",1,40,40,"running"]
+	[2,"/rr",1,1,102,"running"]
+	[3,"/kp-command-7",1,2,42,"terminated"]
+	OUT
 }

@@ -57,7 +57,7 @@ field() {
 @test "-h and --help print the usage and the options on stdout, exit 0; --version" {
 	assert_help kp-attribute
 	run -0 kp-attribute -h
-	assert_line -n 0 "usage: kp-attribute [-h] [--denominator node|processes] [--idle none|proportional] [--max-terminated n] [--min-terminated-energy joules] [--proc dir] [--split ratio|baseline] [--baseline-watts [zone=]watts] [--state file]"
+	assert_line -n 0 "usage: kp-attribute [-ah] [--cgroup-root dir] [--denominator node|processes] [--exited sources]"
 	assert_line '      --split ratio|baseline          how the active energy is found'
 }
 
@@ -66,7 +66,7 @@ field() {
 	assert_equal "${stderr_lines[0]}" "kp-attribute: unrecognized option '--bogus'"
 	run -2 --separate-stderr kp-attribute file
 	assert_equal "${stderr_lines[0]}" "kp-attribute: unexpected argument 'file'"
-	[[ ${stderr_lines[1]} == "usage: kp-attribute [-h] "* ]]
+	[[ ${stderr_lines[1]} == "usage: kp-attribute [-ah] "* ]]
 }
 
 @test "ratio 0.4 on 100 J gives 40 J active and 60 J idle" {
@@ -158,6 +158,108 @@ field() {
 	assert_equal "$(field process pid)" 100
 	assert_equal "$(field process energy_uj)" 100000
 	assert_equal "$(field unattributed energy_uj)" 300000
+}
+
+# short_and_long OPTS...: one rapl-read --state run over $SY and $P, read by
+# kp-attribute sampling /proc itself with OPTS, and by proc-cputime with OPTS
+# then kp-attribute; each keeps its own state, both read the same energy.
+short_and_long() {
+	local d=$BATS_TEST_TMPDIR
+	rapl-read --sysfs "$SY" --proc "$P" --state "$d/rr.state" > "$d/rr.out"
+	kp-attribute "$@" --proc "$P" --state "$d/short.state" \
+	    < "$d/rr.out" > "$d/short.out"
+	proc-cputime "$@" --proc "$P" --state "$d/long.state" < "$d/rr.out" |
+	    kp-attribute --proc "$P" --state "$d/long.state2" > "$d/long.out"
+}
+
+@test "rapl-read | kp-attribute gives the records of rapl-read | proc-cputime | kp-attribute, names included" {
+	P=$(fixture_copy proc-identity)
+	SY=$(fixture_copy sysfs-1socket)
+	short_and_long -a --root "$FIXTURES/node-root"
+	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
+	for pid in 1001 1002 1017; do
+		sed -i 's/ 10 5 0 0 / 40 15 0 0 /' "$P/$pid/stat"
+	done
+	for f in $(find "$SY/devices" -name energy_uj); do
+		echo $(($(cat "$f") + 5000000)) > "$f"
+	done
+	short_and_long -a --root "$FIXTURES/node-root"
+	run -0 diff <(grep -v '"type":"header"' "$BATS_TEST_TMPDIR/short.out") \
+	    <(grep -v '"type":"header"' "$BATS_TEST_TMPDIR/long.out")
+	# Not empty, and named from --root's files: dense, as -a asks, so
+	# the idle processes of the tree have records too.
+	run -0 jq -r 'select(.type == "process" and .zone == "package" and
+	    .cpu_us > 0) | "\(.pid) \(.container_name)"' "$BATS_TEST_TMPDIR/short.out"
+	assert_output "$(printf '1001 web\n1002 proxy\n1017 hostnet')"
+	run -0 jq -s '[.[] | select(.type == "process" and .zone == "package")] | length' \
+	    "$BATS_TEST_TMPDIR/short.out"
+	[ "$output" -gt 30 ]
+	run -0 jq -r 'select(.type == "node" and .zone == "package") | .dense' \
+	    "$BATS_TEST_TMPDIR/short.out"
+	assert_output true
+}
+
+# sockets PID: the sockets process PID holds open.
+sockets() {
+	find "/proc/$1/fd" -lname 'socket:*' | wc -l
+}
+
+# feed_until FD OUT SEQ LINE...: writes the lines to FD, then waits for
+# interval SEQ to come out in OUT.
+feed_until() {
+	local fd=$1 out=$2 seq=$3
+	shift 3
+	printf '%s\n' "$@" >&"$fd"
+	until grep -q "\"type\":\"interval\",\"seq\":$seq," "$out"; do
+		sleep 0.01
+	done
+}
+
+@test "the exit listeners open at the first interval without a cpu record, never with --state" {
+	needs_root
+	local out=$BATS_TEST_TMPDIR/out in pid
+	local h='{"type":"header","seq":0,"version":"1.2","producer":"test"}'
+	local c1='{"type":"cpu","seq":1,"cpu_us":0,"total_cpu_us":100,"usage_ratio":0}'
+	local i1='{"type":"interval","seq":1,"dt_us":1000000}'
+	local i2='{"type":"interval","seq":2,"dt_us":1000000}'
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	kp-attribute < "$BATS_TEST_TMPDIR/fifo" > "$out" &
+	pid=$!
+	exec {in}> "$BATS_TEST_TMPDIR/fifo"
+	feed_until "$in" "$out" 1 "$h" "$c1" "$i1"
+	assert_equal "$(sockets "$pid")" 0
+	feed_until "$in" "$out" 2 "$i2"
+	# taskstats, and the process events where the kernel has them.
+	[ "$(sockets "$pid")" -ge 1 ]
+	exec {in}>&-
+	wait "$pid"
+	: > "$out"
+	kp-attribute --state "$BATS_TEST_TMPDIR/ka.state" \
+	    < "$BATS_TEST_TMPDIR/fifo" > "$out" &
+	pid=$!
+	exec {in}> "$BATS_TEST_TMPDIR/fifo"
+	feed_until "$in" "$out" 1 "$h" "$i1"
+	assert_equal "$(sockets "$pid")" 0
+	exec {in}>&-
+	wait "$pid"
+}
+
+@test "kp-attribute takes proc-cputime's sampling options, and not its clock's" {
+	P=$(fixture_copy proc-basic)
+	header
+	for opt in -a --all "--cgroup-root $BATS_TEST_TMPDIR" "--exited none" \
+	    "--keep-open 0" "--pods-log $BATS_TEST_TMPDIR" \
+	    "--podman-root $BATS_TEST_TMPDIR" "--root /" \
+	    "--taskstats-buffer 65536"; do
+		# shellcheck disable=SC2086 # an option and its argument
+		run -0 kp-attribute $opt --proc "$P" < "$IN"
+	done
+	for opt in "-i 1s" "-n 1" --head; do
+		# shellcheck disable=SC2086
+		run -2 --separate-stderr kp-attribute $opt --proc "$P" < "$IN"
+	done
+	run -2 --separate-stderr kp-attribute --exited nothing < "$IN"
+	assert_equal "$stderr" "kp-attribute: exited sources must be none or a list of parent, cgroup and taskstats: 'nothing'"
 }
 
 @test "sampling /proc itself, it accounts exits: a reaping parent's exited record gets its share" {
@@ -360,12 +462,62 @@ field() {
 }
 
 @test "scaling down is said in the unattributed record" {
-	header; energy 1 package 1000; cpu 1 100 100
-	proc 1 1 150; proc 1 2 50; interval 1
-	energy 2 package 1000; cpu 2 100 100; proc 2 1 50; interval 2
+	# 100 ms past the node's, beyond the 20 ms that clock ticks round
+	# two records by (kp-attribute(1), Arithmetic).
+	header; energy 1 package 1000; cpu 1 100000 100000
+	proc 1 1 150000; proc 1 2 50000; interval 1
+	energy 2 package 1000; cpu 2 100000 100000; proc 2 1 50000; interval 2
 	attribute
+	assert_equal "$(jq -s -c 'map(select(.type == "unattributed") |
+	    [.scaled_down, .excess_cpu_us])' <<< "$output")" \
+	    '[[true,100000],[false,null]]'
+	# Scaled by 100 / 200: 750 and 250 of interval 1's 1000 microjoules.
+	assert_equal "$(field process energy_uj | tr '\n' ' ')" "750 250 500 "
+}
+
+@test "records past the node's CPU by clock-tick rounding alone are not scaled down" {
+	# Two or three records with CPU may round 2 ticks x sqrt(n), at least
+	# 2 ticks: 20 ms at 100 ticks a second; five, 2 x 2 ticks = 40 ms.
+	# The record without CPU rounds nothing.
+	header; energy 1 package 1000; cpu 1 100000 100000
+	proc 1 1 70000; proc 1 2 50000; proc 1 3 0; interval 1
+	energy 2 package 1000; cpu 2 100000 100000
+	proc 2 1 70000; proc 2 2 50000; proc 2 3 1; interval 2
+	energy 3 package 1000; cpu 3 100000 100000
+	proc 3 1 50000; proc 3 2 20000; proc 3 3 20000; proc 3 4 20000
+	exited 3 1 20000; interval 3
+	energy 4 package 1000; cpu 4 100000 100000
+	proc 4 1 80000; proc 4 2 20000; proc 4 3 20000; proc 4 4 20000
+	exited 4 1 5000; interval 4
+	attribute
+	assert_success
+	# [scaled_down, excess_cpu_us, energy_uj] of each unattributed record:
+	# not scaled, the records still share all the active energy and
+	# nothing more, and the identity holds.
+	assert_equal "$(jq -s -c 'map(select(.type == "unattributed") |
+	    [.scaled_down, .excess_cpu_us, .energy_uj])' <<< "$output")" \
+	    '[[false,20000,0],[true,20001,0],[false,30000,0],[true,45000,0]]'
+	assert_equal "$(jq -s '[.[] | select(.seq == 1 and .type == "process") | .energy_uj] | add' <<< "$output")" 1000
+}
+
+@test "scaled_by names the cgroup that passed its counter the most that interval" {
+	header; energy 1 package 1000; cpu 1 100000 100000
+	proc 1 1 100000
+	printf '%s\n' \
+	    '{"type":"exited","seq":1,"count":0,"cpu_us":30000,"source":"cgroup","kind":"service","cgroup":"/system.slice/a.service","unit":"a.service","excess_cpu_us":7000}' \
+	    '{"type":"exited","seq":1,"count":0,"cpu_us":20000,"source":"cgroup","kind":"service","cgroup":"/system.slice/b.service","unit":"b.service","excess_cpu_us":9000}' \
+	    '{"type":"exited","seq":1,"count":0,"cpu_us":10000,"source":"cgroup","kind":"service","cgroup":"/system.slice/c.service","unit":"c.service"}' >> "$IN"
+	interval 1
+	# Within rounding, nothing is named.
+	energy 2 package 1000; cpu 2 100000 100000
+	proc 2 1 90000
+	printf '%s\n' '{"type":"exited","seq":2,"count":0,"cpu_us":20000,"source":"cgroup","kind":"service","cgroup":"/system.slice/b.service","unit":"b.service","excess_cpu_us":9000}' >> "$IN"
+	interval 2
+	attribute
+	assert_success
 	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "true false "
-	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "100 null "
+	assert_equal "$(field unattributed scaled_by | tr '\n' ' ')" "/system.slice/b.service null "
+	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "60000 10000 "
 }
 
 @test "a process born mid-interval, one dying, and pid reuse are three workloads" {
@@ -743,7 +895,7 @@ kp-attribute: <stdin>:4: the stream ends inside interval 3"
 	[ "$(jq '.data.procs | length' "$S")" -gt 20 ]
 }
 
-@test "a sparse stream that never says a process ended holds at most 20000" {
+@test "a sparse stream that never says a process ended holds at most 20000, inside an interval too" {
 	awk 'BEGIN {
 		for (k = 1; k <= 2; k++) {
 			printf "{\"type\":\"energy\",\"seq\":%d,\"zone\":\"package\",\"energy_uj\":24000}\n", k
@@ -756,7 +908,9 @@ kp-attribute: <stdin>:4: the stream ends inside interval 3"
 	local S=$BATS_TEST_TMPDIR/ka.state
 	run -0 --separate-stderr kp-attribute --proc "$FIXTURES/proc-basic" \
 	    --state "$S" < "$IN"
-	assert_equal "$stderr" "kp-attribute: 24000 processes without an end, more than 20000: those seen least recently are forgotten, and their totals start again if they come back"
+	# Interval 2's 8001st new process would be the 20001st: interval 1's
+	# 12000 go first, said at interval 2's interval record, line 24006.
+	assert_equal "$stderr" "kp-attribute: <stdin>:24006: 20000 processes without an end, 20000 at most: 12000 let go, those seen least recently are forgotten, and their totals start again if they come back"
 	assert_equal "$(jq '.data.procs | length' "$S")" 12000
 	# Every microjoule is still given: 2 each.
 	assert_equal "$(jq -s '[.[] | select(.type == "process") | .energy_uj] | add' <<< "$output")" 48000
@@ -810,8 +964,9 @@ xfield() {
 	# One exited record with no CPU time still gets its record, with 0.
 	assert_equal "$(xfield energy_uj)" "200 0 333 "
 	assert_equal "$(field unattributed energy_uj | tr '\n' ' ')" "400 0 "
-	# Processes and exited records over the node's CPU: scaled down.
-	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "false true "
+	# Processes and exited records over the node's CPU by less than
+	# clock ticks round: reported, not scaled down.
+	assert_equal "$(field unattributed scaled_down | tr '\n' ' ')" "false false "
 	assert_equal "$(field unattributed excess_cpu_us | tr '\n' ' ')" "null 50 "
 }
 
@@ -973,4 +1128,33 @@ kp-attribute: <stdin>:14: the stream ends inside interval 4"
 	    "$(printf '"hwmon",false,\n"hwmon",false,')"
 	assert_equal "$(field node zone meter)" ""
 	assert_equal "$(field process comm platform | paste -sd' ')" "nginx sshd nginx sshd"
+}
+
+@test "an interval past a MiB of lines waits in an unlinked file of TMPDIR, read back whole" {
+	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 1 --processes 8000 \
+	    --dense 1 > "$IN"
+	[ "$(wc -c < "$IN")" -gt $((2 << 20)) ]
+	mkdir "$BATS_TEST_TMPDIR/tmp"
+	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr kp-attribute < "$IN"
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
+	# Each process record carries its proc record's members, in order.
+	run -0 diff <(jq -c 'select(.type == "proc") | [.pid, .comm, .cgroup, .cpu_us]' "$IN") \
+	    <(jq -c 'select(.type == "process" and .zone == "dram") | [.pid, .comm, .cgroup, .cpu_us]' <<< "$output")
+	# Without energy, every line passes on as it came.
+	grep -v '"type":"energy"' "$IN" > "$BATS_TEST_TMPDIR/no-energy"
+	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr kp-attribute \
+	    < "$BATS_TEST_TMPDIR/no-energy"
+	assert_equal "$output" "$(cat "$BATS_TEST_TMPDIR/no-energy")"
+}
+
+@test "a full disk under an interval's spool is status 1, and the interval's records never go out" {
+	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 1 --processes 8000 \
+	    --dense 1 > "$IN"
+	# A file size limit fails the spool's write as a full disk would;
+	# standard output, a pipe, has none.
+	run --separate-stderr bash -o pipefail -c \
+	    '(trap "" XFSZ; ulimit -f 512; exec kp-attribute < "$1") | cat' _ "$IN"
+	assert_equal "$status" 1
+	assert_equal "$stderr" "kp-attribute: spooling an interval to \$TMPDIR: File too large"
+	refute_output --partial '"type":"node"'
 }

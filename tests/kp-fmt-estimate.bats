@@ -92,16 +92,16 @@ setup() {
 	assert_line -n 1 --partial "source hwmon, estimated"
 }
 
-# Every exposition of kp-fmt -f prometheus on stream $1 in its own file,
+# The exposition after each interval of stream $1 in its own file,
 # $BATS_TEST_TMPDIR/e.N.prom.
-expositions() {
-	kp-fmt -f prometheus <"$1" | awk -v d="$BATS_TEST_TMPDIR/e" \
+exposition_files() {
+	expositions "$1" | awk -v d="$BATS_TEST_TMPDIR/e" \
 	    'BEGIN { n = 1 } /^$/ { n++; next } { print > (d "." n ".prom") }'
 }
 
 @test "prometheus: a kp_energy_source_info sample per zone says the source, estimated and the model" {
 	local f
-	expositions "$M"
+	exposition_files "$M"
 	for f in "$BATS_TEST_TMPDIR"/e.1.prom "$BATS_TEST_TMPDIR"/e.2.prom; do
 		run -0 grep kp_energy_source_info "$f"
 		assert_output - <<'EOF2'

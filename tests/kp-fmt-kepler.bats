@@ -10,20 +10,20 @@ setup() {
 	STREAMS=$FIXTURES/streams
 	HOST=$STREAMS/kepler-host.ndjson
 	TWO=$STREAMS/two-intervals.ndjson
-	export -f last_samples
+	export -f last_samples expositions
 }
 
-# The samples of the last exposition of kp-fmt -f prometheus on file $1,
-# less kepler_build_info, whose revision changes with each commit.
+# The samples of kp-fmt -f prometheus on file $1, the exposition of its
+# last interval, less kepler_build_info, whose revision changes with each
+# commit.
 last_samples() {
-	kp-fmt -f prometheus "${@:2}" <"$1" | awk '/^$/ { n++; next }
-	    { out[n] = out[n] $0 "\n" } END { printf "%s", out[n - 1] }' |
-	    grep -v '^#' | grep -v '^kepler_build_info'
+	kp-fmt -f prometheus "${@:2}" <"$1" | grep -v '^#' |
+	    grep -v '^kepler_build_info'
 }
 
 @test "prometheus: the node's name from the header on every series, and in every exposition" {
 	local out=$BATS_TEST_TMPDIR/out
-	kp-fmt -f prometheus <"$HOST" >"$out"
+	expositions "$HOST" >"$out"
 	assert_equal "$(grep -v '^#' "$out" | grep -c .)" \
 	    "$(grep -c 'node_name="node-a"}' "$out")"
 	assert_equal "$(grep -c '^kepler_build_info{.*,node_name="node-a"} 1$' "$out")" 4
@@ -47,14 +47,14 @@ last_samples() {
 	  echo '{"type":"header","seq":0,"version":"1.1","producer":"rapl-read"}'
 	  grep '"seq":3,' "$HOST" | sed 's/"seq":3,/"seq":1,/'
 	} >"$BATS_TEST_TMPDIR/in"
-	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_node_cpu_watts{zone=\"package\""' _ "$BATS_TEST_TMPDIR/in"
+	run -0 bash -c 'expositions "$1" | grep "^kepler_node_cpu_watts{zone=\"package\""' _ "$BATS_TEST_TMPDIR/in"
 	assert_output - <<'EOF'
 kepler_node_cpu_watts{zone="package",path="",node_name="node-a"} 61.00000205
 kepler_node_cpu_watts{zone="package",path="",node_name="node-b"} 64.0000041
 kepler_node_cpu_watts{zone="package",path=""} 67.00000615
 EOF
 	# kepler_node_cpu_info goes with the header that gave it.
-	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep -c "^kepler_node_cpu_info"' _ "$BATS_TEST_TMPDIR/in"
+	run -0 bash -c 'expositions "$1" | grep -c "^kepler_node_cpu_info"' _ "$BATS_TEST_TMPDIR/in"
 	assert_output 4
 }
 
@@ -197,7 +197,7 @@ EOF
 	assert_output --regexp "runtime=\"docker\",pod_id=\"\",node_name=\"node-a\"\} $(awk -v u="$want" 'BEGIN { printf "%.6f", u / 1e6 }')\$"
 	run -0 bash -c 'last_samples "$1" | grep -c "^kepler_process_cpu_seconds_total"' _ "$HOST"
 	assert_output 9
-	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep -c "^# TYPE kepler_container_cpu_seconds_total counter$"' _ "$HOST"
+	run -0 bash -c 'expositions "$1" | grep -c "^# TYPE kepler_container_cpu_seconds_total counter$"' _ "$HOST"
 	assert_output 4
 }
 
@@ -257,7 +257,7 @@ EOF
 
 @test "prometheus: promtool passes every exposition of the fixture host" {
 	local f
-	kp-fmt -f prometheus <"$HOST" | awk -v d="$BATS_TEST_TMPDIR/e" 'BEGIN { n = 1 }
+	expositions "$HOST" | awk -v d="$BATS_TEST_TMPDIR/e" 'BEGIN { n = 1 }
 	    /^$/ { n++; next } { print > (d "." n ".prom") }'
 	for f in "$BATS_TEST_TMPDIR"/e.*.prom; do
 		run -0 promtool check metrics <"$f"
@@ -347,6 +347,85 @@ OUT
 	assert_equal "${stderr_lines[0]}" "kp-fmt: --max-terminated must be an integer from 0 to 1000000: 'x'"
 }
 
+# Process 7's records, seq $1 to $2, each with total_uj $3 x seq; the
+# last one terminated when $4 is "end"; an interval record per seq, with
+# a dense node record when $5 is "dense".
+job_stream() {
+	local i state
+	for ((i = $1; i <= $2; i++)); do
+		[ "$5" = dense ] && printf '{"type":"node","seq":%d,"zone":"package","energy_uj":1,"watts":1,"dense":true}\n' "$i"
+		state=running
+		[ "$i" = "$2" ] && [ "$4" = end ] && state=terminated
+		printf '{"type":"process","seq":%d,"zone":"package","pid":7,"starttime":1,"comm":"job","cpu_us":1000,"energy_uj":%d,"total_uj":%d,"watts":1,"state":"%s"}\n' \
+		    "$i" "$3" "$(($3 * i))" "$state"
+		printf '{"type":"interval","seq":%d,"dt_us":1000000}\n' "$i"
+	done
+}
+
+@test "prometheus: a workload that had a series gets its final total when it ends, whatever its size" {
+	# 1 J an interval: below --min-terminated-energy's 10 J when it ends.
+	job_stream 1 3 1000000 end >"$BATS_TEST_TMPDIR/in"
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_process_cpu_joules_total"' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 'kepler_process_cpu_joules_total{pid="7",comm="job",exe="",type="regular",zone="package",state="terminated",container_id="",pod_id="",vm_id=""} 3.000000'
+	# --max-terminated 0 bounds only those that never had a series.
+	run -0 bash -c 'kp-fmt -f prometheus --max-terminated 0 <"$1" | grep -c "state=\"terminated\""' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 2
+	# Remembered for the run: its series forgotten in a sparse stream
+	# after 5 intervals without a record, its end still shows.
+	{ job_stream 1 1 1000000; job_stream 9 9 1000000 end; } >"$BATS_TEST_TMPDIR/in"
+	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_process_cpu_joules_total"' _ "$BATS_TEST_TMPDIR/in"
+	assert_output --partial 'state="terminated",container_id="",pod_id="",vm_id=""} 9.000000'
+	# Ended in its first record: the threshold holds.
+	job_stream 1 1 1000000 end >"$BATS_TEST_TMPDIR/in"
+	run -1 bash -c 'kp-fmt -f prometheus <"$1" | grep -c "pid=\"7\""' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 0
+	# Absent from a dense interval, it ended: a record with its labels
+	# after that is another workload, which never had a series.
+	{ job_stream 1 1 1000000 x dense
+	  printf '{"type":"node","seq":2,"zone":"package","energy_uj":1,"watts":1,"dense":true}\n'
+	  printf '{"type":"interval","seq":2,"dt_us":1000000}\n'
+	  job_stream 3 3 1000000 end dense; } >"$BATS_TEST_TMPDIR/in"
+	run -1 bash -c 'kp-fmt -f prometheus <"$1" | grep -c "pid=\"7\""' _ "$BATS_TEST_TMPDIR/in"
+	assert_output 0
+}
+
+@test "prometheus: in a sparse stream the workloads that had a series are bounded while an interval is read" {
+	# Interval 1: 10001 processes, pid 2 among them; interval 2: 10000
+	# others, then pid 2 ends, with 2 J.
+	awk 'BEGIN {
+		f = "{\"type\":\"process\",\"seq\":%d,\"zone\":\"package\",\"pid\":%d,\"starttime\":1,\"comm\":\"p\",\"cpu_us\":1,\"energy_uj\":1000000,\"total_uj\":%d,\"watts\":1,\"state\":\"%s\"}\n"
+		for (i = 2; i <= 10002; i++)
+			printf f, 1, i, 1000000, "running"
+		print "{\"type\":\"interval\",\"seq\":1,\"dt_us\":1000000}"
+		for (i = 0; i < 10000; i++)
+			printf f, 2, 20000 + i, 1000000, "running"
+		printf f, 2, 2, 2000000, "terminated"
+		print "{\"type\":\"interval\",\"seq\":2,\"dt_us\":1000000}"
+	}' >"$BATS_TEST_TMPDIR/in"
+	# Cut at the 20001st, in interval 2: interval 1's are let go then,
+	# pid 2 among them, so its end, below 10 J, is not shown.
+	run -0 --separate-stderr kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/in"
+	assert_equal "$stderr" "kp-fmt: 20001 processes without an end, more than 20000: a terminated one of those let go is shown only above --min-terminated-energy"
+	refute_line --partial 'pid="2",'
+	assert_equal "$(grep -c '^kepler_process_cpu_joules_total' <<<"$output")" 10000
+	# Without the cut, its end is shown.
+	grep -v '"pid":2[0-9]\{4\},' "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/few"
+	run -0 --separate-stderr kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/few"
+	assert_line --regexp '^kepler_process_cpu_joules_total\{pid="2",.*state="terminated".*\} 2.000000$'
+}
+
+@test "prometheus: one exposition on standard output, when the input ends, each family's HELP and TYPE once; promtool passes it" {
+	run -0 kp-fmt -f prometheus <"$HOST"
+	assert_equal "$(grep -c '^# TYPE kepler_node_cpu_joules_total counter$' <<<"$output")" 1
+	assert_equal "$(grep -c '^kepler_build_info{' <<<"$output")" 1
+	refute_line ""
+	# The last interval's, as a scrape at the end finds it.
+	assert_equal "$output" "$(expositions "$HOST" | awk '/^$/ { n++; next } n == 3')"
+	kp-fmt -f prometheus <"$HOST" >"$BATS_TEST_TMPDIR/all.prom"
+	run -0 promtool check metrics <"$BATS_TEST_TMPDIR/all.prom"
+	assert_output ""
+}
+
 @test "prometheus: a dense stream gives every live process, container, pod and VM its series each interval, 0 W when idle" {
 	# pid 1003, alone in its container, never runs: its process and
 	# container are at 0 W.
@@ -354,7 +433,7 @@ OUT
 	    --containers 2 --pods 1 --zones package --dense 1 --churn 0 |
 	    jq -c 'if .type == "proc" and .pid == 1003 then .cpu_us = 0 else . end' |
 	    kp-attribute | kp-aggregate >"$BATS_TEST_TMPDIR/dense"
-	kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/dense" >"$BATS_TEST_TMPDIR/p"
+	expositions "$BATS_TEST_TMPDIR/dense" >"$BATS_TEST_TMPDIR/p"
 	run -0 grep -c '^kepler_process_cpu_watts{pid="1003",.*} 0$' "$BATS_TEST_TMPDIR/p"
 	assert_output 3
 	run -0 grep -c '^kepler_container_cpu_watts{container_id="22ac65ef[0-9a-f]*",.*} 0$' "$BATS_TEST_TMPDIR/p"
@@ -367,7 +446,7 @@ OUT
 	run -0 bash -c 'awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_process_cpu_watts/ { c[n]++ } END { print c[0] }" "$1"' _ "$BATS_TEST_TMPDIR/p"
 	assert_output 4
 	# --hide-idle leaves the idle process out, not its container.
-	kp-fmt -f prometheus --hide-idle <"$BATS_TEST_TMPDIR/dense" >"$BATS_TEST_TMPDIR/h"
+	expositions "$BATS_TEST_TMPDIR/dense" --hide-idle >"$BATS_TEST_TMPDIR/h"
 	run -1 grep -c 'pid="1003"' "$BATS_TEST_TMPDIR/h"
 	run -0 grep -c '^kepler_container_cpu_watts{container_id="22ac65ef[0-9a-f]*",.*} 0$' "$BATS_TEST_TMPDIR/h"
 	assert_output 3
@@ -382,7 +461,7 @@ OUT
 		    "$i" 1000 1000000 "$((i * 1000000))" | { [ "$i" = 2 ] && cat >/dev/null || cat; }
 		printf '{"type":"interval","seq":%d,"dt_us":1000000}\n' "$i"
 	done >"$BATS_TEST_TMPDIR/sparse"
-	run -0 bash -c 'kp-fmt -f prometheus <"$1" | awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_process_cpu_joules_total/ { print n, \$2 }"' _ "$BATS_TEST_TMPDIR/sparse"
+	run -0 bash -c 'expositions "$1" | awk "BEGIN { n = 0 } /^\$/ { n++ } /^kepler_process_cpu_joules_total/ { print n, \$2 }"' _ "$BATS_TEST_TMPDIR/sparse"
 	assert_output - <<'OUT'
 0 1.000000
 2 3.000000

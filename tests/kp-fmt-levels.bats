@@ -38,7 +38,7 @@ no_duplicate_series() {
 # a HELP and a TYPE for each family with samples.
 check_expositions() {
 	local f out=$BATS_TEST_TMPDIR/check.$RANDOM
-	kp-fmt -f prometheus "${@:2}" <"$1" >"$out"
+	expositions "$@" >"$out"
 	split_expositions "$out"
 	for f in "$out".*.prom; do
 		run -0 promtool check metrics <"$f"
@@ -69,14 +69,14 @@ check_expositions() {
 	# The last interval's records, as the samples of the last exposition.
 	want=$(jq -r 'select(.seq == 3 and .type == "unit") |
 	    "kp_unit_cpu_joules_total{unit=\"\(.unit)\",zone=\"\(.zone)\",state=\"\(.state)\"} \(.total_uj)"' "$LEVELS" | sort)
-	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS" |
 	    grep '^kp_unit_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
 	assert_equal "$got" "$want"
 	want=$(jq -r 'select(.seq == 3 and .type == "host") |
 	    "kp_host_cpu_joules_total{level=\"\(.level)\",zone=\"\(.zone)\"} \(.total_uj)"' "$LEVELS" | sort)
-	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS" |
 	    grep '^kp_host_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
@@ -84,7 +84,7 @@ check_expositions() {
 	# A group's label is the value of the field it is grouped by.
 	want=$(jq -r 'select(.seq == 3 and .type == "group") |
 	    "kp_group_cpu_joules_total{by=\"comm\",group=\"\(.comm)\",zone=\"\(.zone)\",state=\"\(.state)\"} \(.total_uj)"' "$BY" | sort)
-	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$BY" | awk '/^$/ { n++ } n == 2' |
+	got=$(kp-fmt -f prometheus --min-terminated-energy 0 <"$BY" |
 	    grep '^kp_group_cpu_joules_total' |
 	    awk '{ printf "%s %d\n", $1, $2 * 1e6 + 0.5 }' | sort)
 	[ -n "$want" ]
@@ -95,7 +95,7 @@ check_expositions() {
 	local n
 	n=$(jq -r 'select(.type == "container" and .state == "terminated") | .zone' "$LEVELS" | wc -l)
 	[ "$n" -gt 0 ]
-	run -0 kp-fmt -f prometheus --min-terminated-energy 0 <"$LEVELS"
+	run -0 expositions "$LEVELS" --min-terminated-energy 0
 	assert_equal "$(grep -c '^kepler_container_cpu_joules_total{.*state="terminated"}' <<<"$output")" "$n"
 }
 
@@ -257,14 +257,19 @@ node_less_shares() {
 	refute_line --partial '  as  '
 }
 
-@test "exited: rows the table shows as 0 W fold into one other ended row per zone, under a line that says what they are" {
-	# kp-fmt(1), table: three cron jobs of 1 uW each, below 0.005 mW.
-	local ex=$BATS_TEST_TMPDIR/exited.ndjson
+# The exited fixture with three cron jobs of 1 uW each, below the 0.005 mW
+# that a table shows (kp-fmt(1), table).
+tiny_exited() {
 	awk '{ print }
 	    /"type":"exited","seq":1,"zone":"package","count":1,/ {
 		for (i = 1; i <= 3; i++)
 			printf "{\"type\":\"exited\",\"seq\":1,\"zone\":\"package\",\"count\":2,\"ppid\":%d,\"comm\":\"sh%d\",\"kind\":\"service\",\"cgroup\":\"/system.slice/cron.service\",\"unit\":\"cron.service\",\"cpu_us\":%d,\"energy_uj\":1,\"watts\":0.000001}\n", 880 + i, i, 10 * i
-	    }' "$FIXTURES/streams/exited.ndjson" > "$ex"
+	    }' "$FIXTURES/streams/exited.ndjson"
+}
+
+@test "exited: rows the table shows as 0 W fold into one other ended row per zone, under a line that says what they are" {
+	local ex=$BATS_TEST_TMPDIR/exited.ndjson
+	tiny_exited > "$ex"
 	run -0 kp-fmt -f table < "$ex"
 	assert_line "ended processes, by parent and command"
 	assert_line "     1   880  date           package  37.5 mW  37.5 mJ  10.0 ms  -"
@@ -290,6 +295,27 @@ node_less_shares() {
 	assert_line --regexp '^not in any container, pod or VM +package +37\.5 mW '
 	assert_equal "$(grep -c '^not in any container' <<< "$output")" 4
 	refute_line --regexp '^(container|pod|vm|unit) '
+}
+
+@test "exited: with -n, the other ended row sums every record shown as 0 W, beside the rows of highest power" {
+	# kp-fmt(1), -n and Memory: the fold is kept beside the -n rows, not
+	# one of them, and sums the records that -n would have dropped too.
+	local ex=$BATS_TEST_TMPDIR/exited.ndjson
+	tiny_exited > "$ex"
+	run -0 kp-fmt -f table -n 1 < "$ex"
+	assert_line "   120  4300  cc1            package   4.50 W   4.50 J   1.20 s  0f1e2d3c4b5a"
+	assert_line "     6     -  (other ended)  package  0.00 mW  0.00 mJ  0.06 ms  -"
+	refute_line --partial "  as  "
+	refute_line --partial "  date  "
+}
+
+@test "table: -n counts the HOST LEVEL rows of the levels that have groups, not of those left out" {
+	# Pod and vm host rows have the most power, but no pod or VM groups.
+	run -0 kp-fmt -f table -n 2 < "$FIXTURES/streams/exited.ndjson"
+	assert_line --regexp '^HOST LEVEL +ZONE '
+	assert_line --regexp '^unit +package +7\.12 W '
+	assert_line --regexp '^unit +dram +712 mW '
+	refute_line --regexp '^(container|pod|vm) '
 }
 
 @test "exited: csv has a row for each, with ppid and count on asking; the zones add up" {
@@ -339,7 +365,7 @@ node_less_shares() {
 	local ex=$FIXTURES/streams/exited.ndjson
 	check_expositions "$ex"
 	check_expositions "$ex" --carbon-intensity 300
-	kp-fmt -f prometheus --min-terminated-energy 0 <"$ex" >"$BATS_TEST_TMPDIR/p"
+	expositions "$ex" --min-terminated-energy 0 >"$BATS_TEST_TMPDIR/p"
 	run -0 cat "$BATS_TEST_TMPDIR/p"
 	# No process series for them, and no pid or ppid on theirs.
 	refute_output --regexp 'kepler_process[a-z_]*\{[^}]*comm="cc1"'
@@ -374,7 +400,7 @@ node_less_shares() {
 {"type":"cpu","seq":2,"cpu_us":1000000,"total_cpu_us":1000000,"usage_ratio":1}
 {"type":"interval","seq":2,"dt_us":1000000}
 EOF
-	run -0 bash -c 'kp-attribute <"$1" | kp-fmt -f prometheus | grep "^kp_exited"' _ "$BATS_TEST_TMPDIR/in.ndjson"
+	run -0 bash -c 'kp-attribute <"$1" >"$1.attr" && expositions "$1.attr" | grep "^kp_exited"' _ "$BATS_TEST_TMPDIR/in.ndjson"
 	assert_output - <<'EOF'
 kp_exited_cpu_joules_total{comm="sh",type="regular",container_id="",pod_id="",vm_id="",unit="",zone="package"} 2.000000
 kp_exited_cpu_watts{comm="sh",type="regular",container_id="",pod_id="",vm_id="",unit="",zone="package"} 2
@@ -385,7 +411,7 @@ EOF
 	for seq in $(seq 3 62); do
 		printf '{"type":"energy","seq":%d,"zone":"package","energy_uj":4000000,"watts":4.0}\n{"type":"cpu","seq":%d,"cpu_us":1000000,"total_cpu_us":1000000,"usage_ratio":1}\n{"type":"interval","seq":%d,"dt_us":1000000}\n' "$seq" "$seq" "$seq"
 	done >>"$BATS_TEST_TMPDIR/in.ndjson"
-	run -0 bash -c 'kp-attribute <"$1" | kp-fmt -f prometheus | grep -c "^kp_exited_cpu_joules_total"' _ "$BATS_TEST_TMPDIR/in.ndjson"
+	run -0 bash -c 'kp-attribute <"$1" >"$1.attr" && expositions "$1.attr" | grep -c "^kp_exited_cpu_joules_total"' _ "$BATS_TEST_TMPDIR/in.ndjson"
 	assert_output 60
 	# A stream that never had one has no such series.
 	run -0 kp-fmt -f prometheus <"$LEVELS"
@@ -455,7 +481,7 @@ sources_stream() {
 	assert_line -n 1 '1,100,make,0,30000'
 	assert_line -n 2 '1,,,0,50000'
 	check_expositions "$BATS_TEST_TMPDIR/s.ndjson"
-	run -0 kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/s.ndjson"
+	run -0 expositions "$BATS_TEST_TMPDIR/s.ndjson"
 	# A series per comm and group: the cgroup's, without a comm, is comm "".
 	assert_line 'kp_exited_cpu_joules_total{comm="make",type="regular",container_id="",pod_id="",vm_id="",unit="a.service",zone="package"} 0.030000'
 	assert_line 'kp_exited_cpu_joules_total{comm="",type="regular",container_id="",pod_id="",vm_id="",unit="a.service",zone="package"} 0.050000'

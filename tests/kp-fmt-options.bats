@@ -273,7 +273,7 @@ kp-fmt: <stdin>:7: interval 2 ends after interval 2: a replay or a disorder"
 }
 
 @test "prometheus: a counter whose input total is reset never goes backwards" {
-	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$STREAMS/total-reset.ndjson"
+	run -0 bash -c 'expositions "$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$STREAMS/total-reset.ndjson"
 	assert_output - <<'EOF2'
 9.000000
 11.000000
@@ -294,7 +294,7 @@ totals_stream() {
 @test "prometheus: an input total that falls to zero never takes a counter back" {
 	local in=$BATS_TEST_TMPDIR/in
 	totals_stream 0 3000000 0 4000000 >"$in"
-	run -0 bash -c 'kp-fmt -f prometheus <"$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$in"
+	run -0 bash -c 'expositions "$1" | grep "^kepler_container_cpu_joules_total" | cut -d" " -f2' _ "$in"
 	assert_output - <<'EOF2'
 0.000000
 3.000000
@@ -306,7 +306,8 @@ EOF2
 	run -3 --separate-stderr kp-fmt -f prometheus <"$in"
 	assert_equal "$stderr" 'kp-fmt: <stdin>:1: "total_uj" is not a non-negative integer
 kp-fmt: <stdin>:5: "total_uj" is not a non-negative integer'
-	assert_equal "$(grep '^kepler_container_cpu_joules_total' <<<"$output" | cut -d' ' -f2 | paste -sd' ')" "3.000000 4.000000"
+	# The last interval's exposition: 3 J kept, 4 J added to none lost.
+	assert_equal "$(grep '^kepler_container_cpu_joules_total' <<<"$output" | cut -d' ' -f2)" "4.000000"
 }
 
 @test "a counter or sum past its limit is held there, reported, exit 3" {
@@ -317,7 +318,7 @@ kp-fmt: <stdin>:5: "total_uj" is not a non-negative integer'
 		echo '{"type":"interval","seq":'$seq',"dt_us":1000000}'
 	done >"$in"
 	run -3 --separate-stderr kp-fmt -f prometheus <"$in"
-	assert_equal "$(grep -c '^kepler_node_cpu_joules_total{zone="package",path=""} 9223372036854.775807$' <<<"$output")" 2
+	assert_equal "$(grep -c '^kepler_node_cpu_joules_total{zone="package",path=""} 9223372036854.775807$' <<<"$output")" 1
 	assert_equal "$stderr" 'kp-fmt: <stdin>:15: kepler_node_cpu_joules_total{zone="package",path=""} passes 9223372036854.775807 J, held there'
 	# A summary's sum of energy_uj is held at 2^60, so that every stage
 	# reads the record it writes.
@@ -337,7 +338,7 @@ kp-fmt: <stdin>:5: "total_uj" is not a non-negative integer'
 		echo '{"type":"node","seq":2,"zone":"package","energy_uj":5,"total_uj":5}'
 		echo '{"type":"interval","seq":2,"dt_us":1000000}'
 	} >"$in"
-	run -3 --separate-stderr bash -c 'kp-fmt -f prometheus <"$1" >"$1.out"; s=$?; grep "^kepler_node_cpu_joules_total" "$1.out" | cut -d" " -f2; exit $s' _ "$in"
+	run -3 --separate-stderr bash -c 'expositions "$1" >"$1.out"; s=$?; grep "^kepler_node_cpu_joules_total" "$1.out" | cut -d" " -f2; exit $s' _ "$in"
 	assert_output - <<'EOF2'
 9223372036854.775807
 9223372036854.775807
@@ -380,10 +381,11 @@ forget_stream() {
 	done >"$BATS_TEST_TMPDIR/forget"
 }
 
-# The last sample of family $1 that kp-fmt -f prometheus writes, in the
-# last interval listed (an interval without records has none).
+# The last sample of family $1 that kp-fmt -f prometheus writes after
+# an interval, in the last interval listed (an interval without records
+# has none).
 forget_sample() {
-	kp-fmt -f prometheus <"$BATS_TEST_TMPDIR/forget" | grep "^$1" |
+	expositions "$BATS_TEST_TMPDIR/forget" | grep "^$1" |
 	    tail -n 1 | cut -d' ' -f2
 }
 

@@ -111,7 +111,8 @@ two_crowds() {
 @test "--summary holds at most 20000 workloads that never end, and says so" {
 	two_crowds "" > "$BATS_TEST_TMPDIR/in"
 	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
-	assert_equal "$stderr" "kp-fmt: --summary: 24000 workloads without an end, more than 20000, the least recently seen folded into other rows; one that comes back starts a new row"
+	# Said when the 20001st comes, in interval 2.
+	assert_equal "$stderr" "kp-fmt: --summary: 20001 workloads without an end, more than 20000, the least recently seen folded into other rows; one that comes back starts a new row"
 	# The total is whole.
 	assert_equal "$(jq -s '[.[] | select(.type == "proc") | .cpu_us] | add' <<< "$output")" 24000
 	# In a dense stream, a process without a record has ended: none held.
@@ -124,6 +125,34 @@ two_crowds() {
 	    "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/node"
 	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/node"
 	assert_equal "$stderr" ""
+}
+
+# A sparse stream: interval 1 has 10001 processes, pid 2 among them with
+# 5000 us and 5 J; interval 2, 10000 others, then pid 2 again with as
+# much; its state there is $1, running if not given.
+crowd_then_one() {
+	awk -v state="${1:-running}" 'BEGIN {
+		f = "{\"type\":\"process\",\"seq\":%d,\"zone\":\"package\",\"pid\":%d,\"starttime\":1,\"comm\":\"p\",\"cpu_us\":%d,\"energy_uj\":%d,\"total_uj\":%d,\"watts\":1,\"state\":\"%s\"}\n"
+		for (i = 2; i <= 10002; i++)
+			printf f, 1, i, i == 2 ? 5000 : 1, i == 2 ? 5000000 : 1000,
+			    i == 2 ? 5000000 : 1000, "running"
+		print "{\"type\":\"interval\",\"seq\":1,\"dt_us\":1000000}"
+		for (i = 0; i < 10000; i++)
+			printf f, 2, 20000 + i, 1, 1000, 1000, "running"
+		printf f, 2, 2, 5000, 5000000, 10000000, state
+		print "{\"type\":\"interval\",\"seq\":2,\"dt_us\":1000000}"
+	}'
+}
+
+@test "--summary's bound on workloads that never end holds while an interval is summed" {
+	crowd_then_one > "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	# Cut at the 20001st, in interval 2: interval 1's are folded then,
+	# pid 2 among them, whose record after that starts a new row.
+	assert_equal "$stderr" "kp-fmt: --summary: 20001 workloads without an end, more than 20000, the least recently seen folded into other rows; one that comes back starts a new row"
+	assert_equal "$(jq -c 'select(.type == "process" and .pid == 2) | .cpu_us' <<< "$output")" 5000
+	# The total is whole.
+	assert_equal "$(jq -s '[.[] | select(.type == "process") | .cpu_us] | add' <<< "$output")" 30000
 }
 
 @test "--summary-rows takes 1 to 1000000" {
@@ -190,4 +219,40 @@ two_crowds() {
 	# Without the process records, the last interval's.
 	run -0 bash -c 'kp-fmt --summary -f json -t container < "$1" | jq -s "[.[] | .processes] | max"' _ "$in"
 	assert_output "$(jq -s '[.[] | select(.type == "container" and .seq == 10) | .processes] | max' "$in")"
+}
+
+# An attributed rapl-read -- CMD stream: the command sh, pid 7, in its own
+# cgroup /kp-command-7, ends in interval 2.
+command_stream() {
+	cat > "$BATS_TEST_TMPDIR/in" <<-'IN'
+	{"type":"header","seq":0,"version":"1.2","producer":"rapl-read"}
+	{"type":"node","seq":1,"zone":"package","energy_uj":10000001,"active_uj":10000001,"idle_uj":0,"estimated":true}
+	{"type":"process","seq":1,"zone":"package","pid":7,"ppid":6,"starttime":100,"comm":"sh","state":"running","cgroup":"/kp-command-7","cpu_us":300000,"energy_uj":3000001}
+	{"type":"process","seq":1,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":700000,"energy_uj":7000000}
+	{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1000000}
+	{"type":"command","seq":2,"pid":7,"ppid":6,"starttime":100,"comm":"sh","cpu_us":402000,"cgroup":"/kp-command-7","cgroup_cpu_us":402100,"status":0}
+	{"type":"node","seq":2,"zone":"package","energy_uj":5000003,"active_uj":5000003,"idle_uj":0,"estimated":true}
+	{"type":"process","seq":2,"zone":"package","pid":7,"ppid":6,"starttime":100,"comm":"sh","state":"terminated","cgroup":"/kp-command-7","cpu_us":100000,"energy_uj":1000002}
+	{"type":"exited","seq":2,"zone":"package","count":0,"source":"cgroup","cgroup":"/kp-command-7","cpu_us":2000,"energy_uj":20003}
+	{"type":"process","seq":2,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":398000,"energy_uj":3979998}
+	{"type":"interval","seq":2,"ts":"2026-11-22T00:00:01.500000Z","dt_us":500000}
+	IN
+}
+
+@test "--summary: the command's block, its tree's joules the exact sum of its cgroup's records, beside the machine's (kp-fmt(1), The command's energy)" {
+	command_stream
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	run -0 jq -c 'select(.type == "command")' <<< "$output"
+	assert_output '{"type":"command","seq":2,"zone":"package","pid":7,"comm":"sh","status":0,"cpu_us":402000,"cgroup":"/kp-command-7","energy_uj":4020006,"credited_cpu_us":402000,"watts":2.680004,"machine_uj":15000004,"dt_us":1500000,"estimated":true}'
+	# As a table: one short block.
+	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/in"
+	assert_line -n 2 'command  sh  pid 7  status 0  tree cpu 402 ms'
+	assert_line -n 3 '  package  4.020006 J  mean 2.68 W  cpu 402 ms  of the machine'"'"'s 15.000004 J over 1.50 s, estimated'
+}
+
+@test "--summary: a command without a cgroup of its own has the machine's joules alone, and says why" {
+	command_stream
+	sed -i 's|,"cgroup":"/kp-command-7","cgroup_cpu_us":402100||' "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/in"
+	assert_line -n 3 '  package  its tree'"'"'s share unknown (no cgroup of its own)  the machine'"'"'s 15.000004 J over 1.50 s, estimated'
 }

@@ -7,8 +7,8 @@ setup() {
 	STREAMS=$FIXTURES/streams
 	TWO=$STREAMS/two-intervals.ndjson
 	USAGE='usage: kp-fmt [-Hh] [-f format] [-n rows] [-o columns] [-t types] [-u unit]
-              [--carbon-intensity g_per_kwh] [--hide-idle] [--list-columns]
-              [--max-terminated n] [--min-terminated-energy joules]
+              [--carbon-intensity g_per_kwh] [--dir dir] [--hide-idle]
+              [--list-columns] [--max-terminated n] [--min-terminated-energy joules]
               [--node-name name] [--summary] [--summary-rows rows] [--textfile path]'
 }
 
@@ -48,10 +48,10 @@ long_stream() {
 
 @test "an unknown format exits 2 and lists the formats" {
 	run -2 --separate-stderr kp-fmt -f xml <"$TWO"
-	assert_equal "$stderr" "kp-fmt: unknown format 'xml' (table, top, csv, json, prometheus)"
+	assert_equal "$stderr" "kp-fmt: unknown format 'xml' (table, top, csv, json, prometheus, powercap)"
 	assert_output ""
 	run -2 --separate-stderr kp-fmt --format=x <"$TWO"
-	assert_equal "$stderr" "kp-fmt: unknown format 'x' (table, top, csv, json, prometheus)"
+	assert_equal "$stderr" "kp-fmt: unknown format 'x' (table, top, csv, json, prometheus, powercap)"
 }
 
 @test "unknown options and operands are usage errors" {
@@ -178,7 +178,7 @@ EOF
 }
 
 @test "prometheus: Kepler's families, exact joules, gauges from watts" {
-	run -0 --separate-stderr kp-fmt -f prometheus --min-terminated-energy 0 <"$TWO"
+	run -0 --separate-stderr expositions "$TWO" --min-terminated-energy 0
 	assert_line 'kepler_process_cpu_joules_total{pid="42",comm="burn",exe="",type="container",zone="package",state="running",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 12.500000'
 	assert_line 'kepler_process_cpu_watts{pid="1500",comm="qemu-system-x86",exe="",type="vm",zone="dram",state="running",container_id="",pod_id="",vm_id="qemu-1-ubuntu"} 0.084375'
 	assert_line 'kepler_process_cpu_watts{pid="4242",comm="gzip",exe="",type="container",zone="package",state="terminated",container_id="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899",pod_id="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",vm_id=""} 0'
@@ -200,21 +200,22 @@ EOF
 	assert_equal "$stderr" ""
 }
 
-@test "prometheus: HELP and TYPE once per family, an empty line per interval" {
+@test "prometheus: one exposition of the two intervals, HELP and TYPE once per family" {
 	local out=$BATS_TEST_TMPDIR/out
 	kp-fmt -f prometheus <"$TWO" >"$out"
-	# 21 families in each of the two intervals, kepler_build_info, the
-	# CPU seconds of processes and containers, and kp_energy_source_info
-	# among them.
-	assert_equal "$(grep -c '^# HELP ' "$out")" 42
-	assert_equal "$(grep -c '^# TYPE ' "$out")" 42
-	assert_equal "$(grep '^# TYPE ' "$out" | sort | uniq -c | awk '$1 != 2' | wc -l)" 0
-	assert_equal "$(grep -c '^# TYPE kepler_node_cpu_joules_total counter$' "$out")" 2
-	assert_equal "$(grep -c '^# TYPE kepler_process_cpu_watts gauge$' "$out")" 2
-	assert_equal "$(grep -c '^$' "$out")" 2
-	assert_equal "$(tail -n 1 "$out")" ""
-	# One usage ratio sample per interval, though there are two zones.
-	assert_equal "$(grep -c '^kepler_node_cpu_usage_ratio ' "$out")" 2
+	# 21 families, kepler_build_info, the CPU seconds of processes and
+	# containers, and kp_energy_source_info among them.
+	assert_equal "$(grep -c '^# HELP ' "$out")" 21
+	assert_equal "$(grep -c '^# TYPE ' "$out")" 21
+	assert_equal "$(grep '^# TYPE ' "$out" | sort | uniq -c | awk '$1 != 1' | wc -l)" 0
+	assert_equal "$(grep -c '^# TYPE kepler_node_cpu_joules_total counter$' "$out")" 1
+	assert_equal "$(grep -c '^# TYPE kepler_process_cpu_watts gauge$' "$out")" 1
+	assert_equal "$(grep -c '^$' "$out")" 0
+	# The second interval's counters.
+	assert_equal "$(grep '^kepler_node_cpu_joules_total{zone="package"' "$out")" \
+	    'kepler_node_cpu_joules_total{zone="package",path=""} 5076.000123'
+	# One usage ratio sample, though there are two zones.
+	assert_equal "$(grep -c '^kepler_node_cpu_usage_ratio ' "$out")" 1
 	# Every sample is a name with labels and a value: no timestamps.
 	assert_equal "$(grep -v '^#' "$out" | grep -v '^$' |
 	    grep -cvE '^[a-z_]+(\{([^" ]|"([^"\\]|\\.)*")*\})? [0-9.e+-]+$')" 0
@@ -224,7 +225,7 @@ EOF
 	# rapl-read's own records: the node's energy and power alone, the
 	# counter kp-fmt's sum of the intervals' energy, and where it comes
 	# from (a 1.0 model's estimate, which named no model).
-	run -0 kp-fmt -f prometheus <"$STREAMS/energy-only.ndjson"
+	run -0 expositions "$STREAMS/energy-only.ndjson"
 	assert_equal "$(grep -c '^# TYPE ' <<<"$output")" 8
 	assert_line 'kp_energy_source_info{zone="package",source="model",estimated="true",model=""} 1'
 	assert_equal "$(grep -c '^# TYPE kepler_build_info gauge$' <<<"$output")" 2
@@ -427,13 +428,17 @@ peak_kib() {
 	tail -n 1 "$BATS_TEST_TMPDIR/rss"
 }
 
-@test "json and csv keep no copy of an interval's records: the peak stays within its size + 32 MiB (kp-fmt(1), Memory)" {
+# One interval of 20,000 processes, some 16 MB, in $IN, and $OUT for
+# kp-fmt's output: kept as records, kp-fmt's formats cost 5 to 9 times it.
+one_interval() {
 	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan's shadow memory is not kp-fmt's"
 	IN=$BATS_TEST_TMPDIR/in OUT=$BATS_TEST_TMPDIR/out
-	# One interval of 20,000 processes, some 16 MB: the records, kept,
-	# cost kp-fmt about 5 times that.
 	"$KP_ROOT/scripts/kp-gen" --intervals 1 --processes 20000 --dense 1 |
 	    kp-attribute | kp-aggregate > "$IN"
+}
+
+@test "json and csv keep no copy of an interval's records: the peak stays within its size + 32 MiB (kp-fmt(1), Memory)" {
+	one_interval
 	local goal_kib=$(($(wc -c < "$IN") / 1024 + 32 * 1024)) kib
 	kib=$(peak_kib -f json)
 	[ "$kib" -le "$goal_kib" ] || fail "json: $kib KiB, more than $goal_kib"
@@ -445,6 +450,44 @@ peak_kib() {
 	assert_equal "$(wc -l < "$OUT")" "$(($(wc -l < "$IN") - 1))"
 	run -0 grep -c -v ',1000000,2026-11-22T00:00:01.000000Z$' "$OUT"
 	assert_output 1
+	# The default columns: the rows held, some 60 % of the interval, go
+	# out as their gaps are filled, never held twice.
+	kib=$(peak_kib -f csv)
+	((kib <= $(wc -c < "$IN") * 9 / 10 / 1024)) || fail "csv: $kib KiB, more than 90 % of the interval"
+	assert_equal "$(wc -l < "$OUT")" "$(($(wc -l < "$IN") - 1))"
+}
+
+@test "table keeps rows, not records: the peak stays within the interval's size + 32 MiB, and -n keeps only the rows shown (kp-fmt(1), Memory)" {
+	one_interval
+	local size_kib=$(($(wc -c < "$IN") / 1024)) kib
+	kib=$(peak_kib -f table)
+	((kib <= size_kib + 32 * 1024)) || fail "table: $kib KiB, more than $size_kib + 32 MiB"
+	# A row for every process record, in each zone.
+	assert_equal "$(grep -cE '^ *[0-9]+  [a-z]' "$OUT")" "$(grep -c '"type":"process"' "$IN")"
+	# -n 10: ten rows a table, a heap of them, whatever the interval.
+	kib=$(peak_kib -f table -n 10)
+	((kib <= size_kib / 4)) || fail "table -n 10: $kib KiB, more than a quarter of the interval's $size_kib"
+	assert_equal "$(grep -cE '^ *[0-9]+  [a-z]' "$OUT")" 10
+	# Those of highest power, as the whole table's first ten.
+	assert_equal "$(grep -E '^ *[0-9]+  [a-z]' "$OUT" | tr -s ' ')" \
+	    "$(kp-fmt -f table < "$IN" | grep -E '^ *[0-9]+  [a-z]' | head -n 10 | tr -s ' ')"
+}
+
+@test "prometheus and --textfile take records as read: the peak stays within the interval's size + 32 MiB, though the exposition is larger (kp-fmt(1), Memory)" {
+	one_interval
+	local goal_kib=$(($(wc -c < "$IN") / 1024 + 32 * 1024)) kib
+	kib=$(peak_kib -f prometheus)
+	((kib <= goal_kib)) || fail "prometheus: $kib KiB, more than $goal_kib"
+	# The exposition, larger than the interval, is whole: a process
+	# series in each zone.
+	(($(wc -c < "$OUT") > $(wc -c < "$IN")))
+	assert_equal "$(grep -c '^kepler_process_cpu_joules_total' "$OUT")" \
+	    "$(grep -c '"type":"process".*"state":"running"' "$IN")"
+	run -0 promtool check metrics < "$OUT"
+	mv "$OUT" "$OUT.prom"
+	kib=$(peak_kib --textfile "$BATS_TEST_TMPDIR/kp.prom")
+	((kib <= goal_kib)) || fail "--textfile: $kib KiB, more than $goal_kib"
+	cmp "$BATS_TEST_TMPDIR/kp.prom" "$OUT.prom"
 }
 
 @test "--summary keeps an interval as its lines until its interval record, each name once, each workload's fields in an array of their number and their short values in place: under 6 times the interval (kp-fmt(1), Memory)" {

@@ -166,3 +166,81 @@ q() {
 	run grep -c '"type":"interval","seq":2' "$out"
 	assert_output 1
 }
+
+# A VM on the host of proc-basic: swtpm and QEMU in its machine scope.
+add_vm() {
+	local pid
+	for pid in 400 401; do
+		mkdir -p "$P/$pid"
+		echo '0::/machine.slice/machine-qemu\x2d3\x2dweb\x2d01.scope' > "$P/$pid/cgroup"
+	done
+	echo '400 (swtpm) S 1 400 400 0 -1 4194560 0 0 0 0 10 10 0 0 20 0 1 0 7100 0 0' > "$P/400/stat"
+	echo '401 (qemu-system-x86) S 1 401 401 0 -1 4194560 0 0 0 0 1000 500 0 0 20 0 1 0 7200 0 0' > "$P/401/stat"
+	printf '%s\0' /usr/bin/swtpm socket --tpm2 > "$P/400/cmdline"
+	printf '%s\0' /usr/bin/qemu-system-x86_64 -name guest=web-01 \
+	    -uuid 8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b > "$P/401/cmdline"
+}
+
+# The host's pipeline, with --state, into the VMs' powercap trees in $D/vms.
+host_to_tree() {
+	rapl-read --sysfs "$SY" --proc "$P" --state "$D/rr.state" |
+	    proc-cputime --proc "$P" --state "$D/pc.state" |
+	    kp-attribute --proc "$P" --state "$D/ka.state" |
+	    kp-aggregate --level vm --state "$D/ag.state" | tee "$D/host" |
+	    kp-fmt -f powercap --dir "$D/vms"
+}
+
+# The guest's pipeline, with --state, on the tree its host keeps for it.
+guest_from_tree() {
+	rapl-read --sysfs "$D/vms/8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b" \
+	    --source powercap --proc "$GP" --state "$D/g-rr.state" |
+	    proc-cputime --proc "$GP" --state "$D/g-pc.state" |
+	    kp-attribute --proc "$GP" --state "$D/g-ka.state" | kp-fmt -f json
+}
+
+@test "a VM's energy, host to guest: the guest's rapl-read gives what the host attributed to the VM, to the uJ" {
+	# kp-fmt(1), Powercap trees; rapl-read(1), Energy from the host.
+	GP=$D/guest-proc
+	cp -R "$FIXTURES/proc-basic" "$GP"
+	add_vm
+	mkdir "$D/vms"
+	reset_counters
+	host_to_tree
+	# Host interval 1: the tree begins.
+	add_energy package 30000000 >/dev/null
+	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
+	sed -i 's/ 1000 500 / 1100 550 /' "$P/401/stat"
+	host_to_tree
+	first=$(jq -r 'select(.type == "vm" and .zone == "package") | .energy_uj' "$D/host")
+	[ "$first" -gt 0 ]
+	guest_from_tree > "$D/guest"
+	# Host interval 2, then the guest's: the guest's energy is the VM's.
+	add_energy package 20000000 >/dev/null
+	add_energy dram 1000000 >/dev/null
+	printf 'cpu  6600 0 2200 81100 1100 0 0 0 0 0\n' > "$P/stat"
+	sed -i 's/ 1100 550 / 1160 580 /' "$P/401/stat"
+	sed -i 's/ 10 10 / 15 13 /' "$P/400/stat"
+	host_to_tree
+	printf 'cpu  6200 0 2050 80300 1020 0 0 0 0 0\n' > "$GP/stat"
+	sed -i 's/ 3000 1000 / 3060 1020 /' "$GP/100/stat"
+	guest_from_tree > "$D/guest"
+	vm_uj=$(jq -r 'select(.type == "vm" and .zone == "package") | .energy_uj' "$D/host")
+	[ "$vm_uj" -gt 0 ]
+	assert_equal "$(jq -r 'select(.type == "node" and .zone == "package") | "\(.source) \(.host) \(.estimated) \(.energy_uj)"' "$D/guest")" \
+	    "host worker-1 false $vm_uj"
+	assert_equal "$(jq -r 'select(.type == "node" and .zone == "dram") | .energy_uj' "$D/guest")" \
+	    "$(jq -r 'select(.type == "vm" and .zone == "dram") | .energy_uj' "$D/host")"
+	# The VM's one id, QEMU's and swtpm's: both shared the VM's energy.
+	assert_equal "$(jq -r 'select(.type == "vm" and .zone == "package") | .processes' "$D/host")" 2
+	# In the guest, as on a host: process + unattributed + idle = energy.
+	run jq -s -r 'group_by(.zone)[] | select(.[0].zone != null) |
+	    (map(select(.type == "node"))[0]) as $n |
+	    select((map(select(.type == "process" or .type == "unattributed") |
+	    .energy_uj) | add) + $n.idle_uj != $n.energy_uj) | .[0].zone' "$D/guest"
+	assert_output ""
+	[ "$(jq -r 'select(.type == "process" and .zone == "package" and .pid == 100) | .energy_uj' "$D/guest")" -gt 0 ]
+	# Kepler's VM families carry the uuid as vm_id and the guest's name,
+	# which the dashboards' VM panels show (tests/fixtures/kepler).
+	run -0 bash -c 'kp-fmt -f prometheus < "$1" | grep "^kepler_vm_cpu_joules_total{.*zone=\"package\""' _ "$D/host"
+	assert_output --regexp '^kepler_vm_cpu_joules_total\{vm_id="8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b",vm_name="web-01",hypervisor="kvm",'
+}

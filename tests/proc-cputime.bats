@@ -363,7 +363,7 @@ run_state() {
 	    "$(printf 'bad\357\277\275name.service')"
 }
 
-@test "the cgroup and command line of a process are read once, and again for a reused pid" {
+@test "the cgroup and command line of a process are read once while its comm stays, and again for a reused pid" {
 	add_proc 900 qemu-system-x86 5 5 90000 /system.slice/a.service
 	printf -- '-uuid\0first-uuid\0' > "$P/900/cmdline"
 	start_filter -a --proc "$P"
@@ -385,6 +385,72 @@ run_state() {
 	3 90000 terminated a.service first-uuid
 	3 95000 running c.service third-uuid
 	OUT
+}
+
+@test "a process whose comm changes has exec'd: its cgroup, exe and command line are read again (proc-cputime(1), Identity fields)" {
+	# rapl-read -- CMD's command, seen between its fork and its exec,
+	# then moved to its own cgroup and run as sh.
+	add_proc 900 rapl-read 1 0 90000 /user.slice/rr.scope
+	ln -s /usr/bin/rapl-read "$P/900/exe"
+	start_filter -a --proc "$P"
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	add_proc 900 sh 5 5 90000 /kp-command-900
+	ln -sfn /usr/bin/dash "$P/900/exe"
+	send_interval 2
+	await_line '"type":"interval","seq":2'
+	printf '0::/elsewhere\n' > "$P/900/cgroup"
+	send_interval 3
+	exec 7>&-
+	wait "$FILTER"
+	run -0 jq -r 'select(.pid == 900) | "\(.seq) \(.comm) \(.cgroup) \(.exe)"' "$BATS_TEST_TMPDIR/out"
+	assert_output - <<-'OUT'
+	1 rapl-read /user.slice/rr.scope /usr/bin/rapl-read
+	2 sh /kp-command-900 /usr/bin/dash
+	3 sh /kp-command-900 /usr/bin/dash
+	OUT
+}
+
+# The command record rapl-read -- CMD writes when CMD has ended, before
+# that interval's interval record: command SEQ PID STARTTIME.
+send_command() {
+	printf '{"type":"command","seq":%d,"pid":%d,"ppid":800,"starttime":%d,"comm":"sh","cpu_us":300000,"cgroup":"/kp-command-%d","status":0}\n' \
+	    "$1" "$2" "$3" "$2" >&7
+}
+
+@test "rapl-read's command record names and places its command, last seen before its exec, at its end (rapl-read(1), Measuring a command)" {
+	add_proc 800 rapl-read 1 1 50000 /user.slice/rr.scope
+	add_proc 901 rapl-read 0 0 99990 /user.slice/rr.scope 800
+	ln -s /usr/bin/rapl-read "$P/901/exe"
+	start_filter --proc "$P"
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	# It exec'd sh, burnt 30 ticks, and rapl-read reaped it.
+	rm -r "$P/901"
+	set_child_ticks 800 20 10
+	advance_node
+	send_command 2 901 99990
+	send_interval 2
+	exec 7>&-
+	wait "$FILTER"
+	# The exe read before its exec was that of rapl-read: left out.
+	run -0 jq -c 'select(.type == "proc") | [.seq, .pid, .comm, .cgroup, .cpu_us, .state, .exe]' "$BATS_TEST_TMPDIR/out"
+	assert_output "[2,901,\"sh\",\"/kp-command-901\",$(ticks_us 30),\"terminated\",null]"
+}
+
+@test "rapl-read's command record gives a command no scan saw its reaper's CPU time, named and placed" {
+	add_proc 800 rapl-read 1 1 50000 /user.slice/rr.scope
+	start_filter --proc "$P"
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	set_child_ticks 800 20 10
+	advance_node
+	send_command 2 902 100500
+	send_interval 2
+	exec 7>&-
+	wait "$FILTER"
+	run -0 jq -c 'select(.type == "proc" or .type == "exited") | [.type, .seq, .pid, .comm, .cgroup, .cpu_us, .state]' "$BATS_TEST_TMPDIR/out"
+	assert_output "[\"proc\",2,902,\"sh\",\"/kp-command-902\",$(ticks_us 30),\"terminated\"]"
 }
 
 # Microseconds of CPU time pid $1 has used, from schedstat (nanoseconds)

@@ -121,3 +121,20 @@ within() {
 	echo "$3 of $4: $(($3 * 1000 / $4)) per mille, wanted $1 to $2 %"
 	[ $(($3 * 100)) -ge $(($1 * $4)) ] && [ $(($3 * 100)) -le $(($2 * $4)) ]
 }
+
+# The counter of cgroup directory $1, in microseconds.
+cgroup_usage_us() {
+	if [ -e "$1/cpu.stat" ]; then
+		sed -n 's/^usage_usec //p' "$1/cpu.stat"
+	else
+		echo $(($(cat "$1/cpuacct.usage") / 1000))
+	fi
+}
+
+# Whether this kernel lets a process without privilege hear the process
+# events: Linux 6.6 and later (proc-cputime(1), "Exit accounting").
+events_unprivileged() {
+	local major minor
+	IFS=. read -r major minor _ <<< "$(uname -r)"
+	[ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "${minor%%[!0-9]*}" -ge 6 ]; }
+}

@@ -69,8 +69,9 @@ start_node_exporter() {
 @test "promtool check metrics accepts the exposition of a fixture run" {
 	local f
 	for f in two-intervals no-totals odd-names total-reset; do
-		kp-fmt -f prometheus <"$STREAMS/$f.ndjson" >"$BATS_TEST_TMPDIR/$f.all"
-		# One exposition per interval, each ended by an empty line.
+		expositions "$STREAMS/$f.ndjson" >"$BATS_TEST_TMPDIR/$f.all"
+		# The exposition after each interval, each ended by an empty
+		# line.
 		awk -v d="$BATS_TEST_TMPDIR/$f" 'BEGIN { n = 1 }
 		    /^$/ { n++; next } { print > (d "." n ".prom") }' \
 		    "$BATS_TEST_TMPDIR/$f.all"

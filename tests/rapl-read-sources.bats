@@ -204,6 +204,54 @@ zone_sources() {
 	assert_output true
 }
 
+# Runs rapl-read with its arguments at a terminal (script(1) gives it
+# one), its output as the terminal shows it, less carriage returns.
+at_terminal() {
+	local line
+	set -o pipefail
+	printf -v line '%q ' rapl-read "$@"
+	script -qec "$line" /dev/null | tr -d '\r'
+}
+
+@test "-- CMD at a terminal: its stdout stays there, records go only to -o's file, and a block at its end gives the run's joules, the records' sum (rapl-read(1), Measuring a command)" {
+	local rec=$BATS_TEST_TMPDIR/records
+	run -3 at_terminal -o "$rec" --sysfs "$SY" --source hwmon -i 100ms -- \
+	    sh -c 'echo to-stdout; sleep 0.25; exit 3'
+	local tty=$output
+	assert_line -n 0 'to-stdout'
+	refute_line --partial '{"type"'
+	# The block: the elapsed time is the intervals', the joules the sum
+	# of the zone's energy records, to the microjoule.
+	run -0 jq -s -r '([.[] | select(.type == "interval") | .dt_us] | add) as $dt |
+	    ([.[] | select(.type == "energy" and .zone == "platform") | .energy_uj] | add) as $uj |
+	    ([.[] | select(.type == "command")][0].cpu_us) as $cpu |
+	    "rapl-read: sh: status 3  elapsed \($dt / 1e6 * 1000 | round / 1000) s  tree cpu \($cpu / 1e6 * 1000 | round / 1000) s",
+	    "  platform  \($uj / 1e6 | floor).\($uj % 1000000 + 1000000 | tostring | .[1:]) J"' "$rec"
+	local expected=("${lines[@]}")
+	run printf '%s\n' "$tty"
+	# jq prints 0.25 where printf's %.3f gives 0.250: compare numbers.
+	[[ "${lines[1]}" =~ ^rapl-read:\ sh:\ status\ 3\ \ elapsed\ ([0-9.]+)\ s\ \ tree\ cpu\ ([0-9.]+)\ s$ ]]
+	[[ "${expected[0]}" =~ elapsed\ ([0-9.]+)\ s\ \ tree\ cpu\ ([0-9.]+) ]]
+	local want_s=${BASH_REMATCH[1]} want_cpu=${BASH_REMATCH[2]}
+	[[ "${lines[1]}" =~ elapsed\ ([0-9.]+)\ s\ \ tree\ cpu\ ([0-9.]+) ]]
+	assert_equal "$(awk -v a="${BASH_REMATCH[1]}" -v b="$want_s" 'BEGIN { print (a == b) }')" 1
+	assert_equal "$(awk -v a="${BASH_REMATCH[2]}" -v b="$want_cpu" 'BEGIN { print (a == b) }')" 1
+	assert_line -n 2 --partial "${expected[1]}  mean "
+	assert_line -n 3 "  its tree's share: rapl-read -- sh | proc-cputime | kp-attribute | kp-fmt --summary"
+}
+
+@test "-- CMD at a terminal without -o: no record is written at all; in a pipeline with -o, the command's stdout is rapl-read's own" {
+	run -0 at_terminal --sysfs "$SY" --source hwmon -i 100ms -- echo to-stdout
+	assert_line -n 0 'to-stdout'
+	refute_line --partial '{"type"'
+	run -0 --separate-stderr bash -c 'rapl-read -o "$1" --sysfs "$2" --source hwmon -i 100ms -- echo to-stdout | cat' _ \
+	    "$BATS_TEST_TMPDIR/records" "$SY"
+	assert_output 'to-stdout'
+	assert_equal "$stderr" ""
+	run -0 jq -s -c 'map(.type)' "$BATS_TEST_TMPDIR/records"
+	assert_output '["header","command","energy","interval"]'
+}
+
 @test "-- CMD: several intervals, then the last one at its exit" {
 	run --separate-stderr rapl-read --sysfs "$SY" --source hwmon -i 100ms -- sleep 0.35
 	assert_success

@@ -35,7 +35,7 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	assert_help rapl-read
 	run -0 rapl-read -h
 	assert_line -n 0 \
-	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
+	    "usage: rapl-read [-h] [-i duration] [-n count] [-o file] [-z zone,...]"
 	assert_line '  -i, --interval duration       end an interval every duration (1s)'
 }
 
@@ -49,7 +49,7 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	assert_equal "${stderr_lines[0]}" \
 	    "rapl-read: unexpected argument 'extra' (a command follows --)"
 	assert_equal "${stderr_lines[1]}" \
-	    "usage: rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--idle-watts watts]"
+	    "usage: rapl-read [-h] [-i duration] [-n count] [-o file] [-z zone,...]"
 }
 
 @test "a bad interval is a usage error naming the value" {

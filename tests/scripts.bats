@@ -47,6 +47,27 @@ check_log() {
 	assert_output --partial "Unknown key 'OnUnitActiveSek'"
 }
 
+@test "the guest's powercap tree: libvirt's virtiofs <filesystem> validates against domain.rng, the guest's mount unit verifies" {
+	# rapl-read(1), Energy from the host.
+	command -v virt-xml-validate >/dev/null ||
+	    fail "virt-xml-validate is not installed (libvirt-clients, in the README's apt-get list)"
+	run -0 virt-xml-validate "$SCRIPTS/vm-powercap.xml" domain
+	run -0 xmllint --noout --xpath 'string(//filesystem[driver/@type="virtiofs"]/target/@dir)' "$SCRIPTS/vm-powercap.xml"
+	assert_output kp-host
+	# A filesystem libvirt would reject is seen as one.
+	sed 's/virtiofs/virtiofz/' "$SCRIPTS/vm-powercap.xml" > "$BATS_TEST_TMPDIR/bad.xml"
+	run -3 virt-xml-validate "$BATS_TEST_TMPDIR/bad.xml" domain
+	# The guest's side: the tag mounted where the unit's name says.
+	run -0 systemd-analyze verify --man=no "$SCRIPTS/run-kphost.mount"
+	assert_output ""
+	run -0 grep -Fx -e 'What=kp-host' -e 'Where=/run/kphost' -e 'Type=virtiofs' -e 'Options=ro,nofail' "$SCRIPTS/run-kphost.mount"
+	assert_equal "${#lines[@]}" 4
+	run -0 grep -Fx '#   kp-host /run/kphost virtiofs ro,nofail 0 0' "$SCRIPTS/run-kphost.mount"
+	cp "$SCRIPTS/run-kphost.mount" "$BATS_TEST_TMPDIR/kp-host.mount"
+	run -1 systemd-analyze verify --man=no "$BATS_TEST_TMPDIR/kp-host.mount"
+	assert_output --partial "Where= setting doesn't match unit name"
+}
+
 @test "the service appends one interval per run to a CSV log with one header" {
 	local pre start i
 	pre=$(localise "$(sed -n 's/^ExecStartPre=//p' "$SCRIPTS/kp-energy-log.service")")

@@ -97,3 +97,23 @@ host_zone() {
 		echo platform
 	fi
 }
+
+# expositions FILE [OPTION...]: kp-fmt -f prometheus's exposition after
+# each interval of FILE, each followed by an empty line, as a scrape after
+# each would find it: to standard output kp-fmt writes one, the last, when
+# its input ends (kp-fmt(1), prometheus).  Records after the last interval
+# record are the input's last, incomplete interval.  The status is the
+# last run's.
+expositions() {
+	local i n rc=0
+	n=$(grep -c '"type":"interval"' "$1")
+	grep -q '"type":"interval"' <(tail -n 1 "$1") || n=$((n + 1))
+	for ((i = 1; i <= n; i++)); do
+		awk -v k="$i" '{ print } /"type":"interval"/ && ++c == k { exit }' \
+		    "$1" | kp-fmt -f prometheus "${@:2}"
+		rc=$?
+		echo
+	done
+	return "$rc"
+}
+export -f expositions

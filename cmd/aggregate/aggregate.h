@@ -28,6 +28,8 @@ struct group {
 	long live;		/* member processes not yet terminated */
 	int listed;		/* in this interval's list */
 	int ended;
+	int resting;		/* a VM's, ended, kept for its return */
+	int64_t rest_us;	/* since it ended, in the stream's time */
 };
 
 /* A level of grouping: the record type it writes and the field it groups by. */
@@ -66,6 +68,7 @@ struct options {
  */
 struct agg {
 	struct options opt;
+	const char *input_name;	/* the stream's, in messages */
 	struct level levels[LEVELS_MAX];
 	size_t nlevels;
 	struct kp_zones zones;

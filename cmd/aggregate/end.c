@@ -117,8 +117,18 @@ emit_hosts(struct agg *a, struct level *lv, const struct zone_order *order,
 }
 
 /*
+ * A VM's group outlives its processes: a guest restarted comes back under
+ * the same vm_id, and its totals go on (kp-aggregate(1), Records).
+ */
+static int
+is_vm_level(const struct level *lv)
+{
+	return !lv->by && strcmp(lv->type, "vm") == 0;
+}
+
+/*
  * The interval's sums cleared, at its end or when it was cut short; ended
- * groups forgotten.  Returns the index of the first item after level l's.
+ * groups forgotten, a VM's put to rest.  Returns the index of the first item after level l's.
  */
 static size_t
 clear_level(struct agg *a, size_t l, size_t first)
@@ -137,7 +147,11 @@ clear_level(struct agg *a, size_t l, size_t first)
 		memset(g->energy_uj, 0, sizeof(g->energy_uj));
 		g->touched = 0;
 		g->listed = 0;
-		if (g->ended) {
+		if (g->ended && is_vm_level(lv)) {
+			g->ended = 0;
+			g->resting = 1;
+			g->rest_us = 0;
+		} else if (g->ended) {
 			kp_map_remove(lv->groups, g->id);
 			level_free(g);
 		}
@@ -198,6 +212,29 @@ sort_zones(const struct kp_zones *zones, struct zone_order *order)
 	    (void *)zones);
 }
 
+/* A resting VM group, older by the interval; forgotten past the keep. */
+static int
+rested(void *val, void *dt_us)
+{
+	struct group *g = val;
+
+	if (!g->resting)
+		return 0;
+	g->rest_us += *(int64_t *)dt_us;
+	return g->rest_us > KP_VM_KEEP_US;
+}
+
+static void
+rest_vms(struct agg *a, int64_t dt_us)
+{
+	size_t l;
+
+	for (l = 0; l < a->nlevels; l++)
+		if (is_vm_level(&a->levels[l]))
+			kp_map_sweep(a->levels[l].groups, rested, &dt_us,
+			    level_free);
+}
+
 /*
  * The interval ends: after the members it let go (kp-aggregate(1),
  * Records), for each level, its groups in order of zone and id, then its
@@ -221,6 +258,7 @@ end_interval(struct agg *a, int64_t seq, int64_t dt_us)
 			i++;
 	}
 	clear_sums(a);
+	rest_vms(a, dt_us);
 }
 
 /*

@@ -198,7 +198,7 @@ run(struct agg *a, struct kp_reader *r, struct kp_state *st)
 int
 main(int argc, char *argv[])
 {
-	struct agg a = { .nlevels = 0 };
+	struct agg a = { .nlevels = 0, .input_name = "<stdin>" };
 	const char *statepath;
 	struct kp_state *st = NULL;
 	struct kp_reader *r;
@@ -213,7 +213,7 @@ main(int argc, char *argv[])
 		load_state(&a, st, statepath);
 	}
 	kp_signals_catch(NULL);
-	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	r = kp_reader_open(STDIN_FILENO, a.input_name);
 	run(&a, r, st);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));

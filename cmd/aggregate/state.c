@@ -25,10 +25,12 @@ save_group(const char *key, void *val, void *arg)
 	 * A group without a live member, left by a stream that ended inside
 	 * an interval, would come back with nothing to end it.
 	 */
-	if (g->live <= 0)
+	if (g->live <= 0 && !g->resting)
 		return;
 	o = json_pack("{s:s,s:o}", "id", key, "totals",
 	    kp_zones_save(&c->a->zones, g->total_uj));
+	if (g->resting)
+		json_object_set_new(o, "rest_us", json_integer(g->rest_us));
 	if (g->pod)
 		json_object_set_new(o, "pod", json_string(g->pod));
 	json_array_append_new(c->json, o);
@@ -80,6 +82,18 @@ value_ok(const char *id)
 	return ok;
 }
 
+/* A VM's group at rest, as stored: how long since it ended. */
+static void
+rest_load(struct group *g, json_t *rest)
+{
+	json_int_t us = json_integer_value(rest);
+
+	if (!json_is_integer(rest) || us < 0 || us > KP_VM_KEEP_US)
+		return;
+	g->resting = 1;
+	g->rest_us = us;
+}
+
 /* A level's stored groups, their totals and pods. */
 static void
 load_groups(struct agg *a, struct level *lv, json_t *gs, const char *path)
@@ -101,6 +115,7 @@ load_groups(struct agg *a, struct level *lv, json_t *gs, const char *path)
 		g = group_get(lv, id, strlen(id));
 		kp_zones_load(&a->zones, json_object_get(v, "totals"),
 		    g->total_uj);
+		rest_load(g, json_object_get(v, "rest_us"));
 		/* A group stored twice keeps its first pod. */
 		if (pod != NULL && g->pod == NULL)
 			g->pod = kp_strdup(pod);
@@ -125,8 +140,10 @@ load_members(struct agg *a, json_t *mem)
 		for (l = 0; l < a->nlevels; l++) {
 			id = kp_json_str(ids, a->levels[l].field);
 			if (id != NULL && (m->g[l] = kp_map_get(
-			    a->levels[l].groups, id)) != NULL)
+			    a->levels[l].groups, id)) != NULL) {
 				m->g[l]->live++;
+				m->g[l]->resting = 0;
+			}
 		}
 		kp_map_put(a->members, key, m);
 	}

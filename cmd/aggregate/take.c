@@ -69,29 +69,62 @@ sums_fit(struct agg *a, const struct kp_record *rec, struct member *m, int z,
 	return 1;
 }
 
-/* A new member: the group it joins at each level, and that group's pod. */
+/* The group of level l that a member joins, named id, and its pod. */
+static struct group *
+group_join(struct agg *a, size_t l, const struct kp_record *rec,
+    const struct kp_field *id)
+{
+	const struct kp_field *pod;
+	struct group *g = group_get(&a->levels[l], id->raw, id->rawlen);
+
+	g->live++;
+	g->ended = g->resting = 0;
+	if (g->pod == NULL && strcmp(a->levels[l].field, "container_id") == 0 &&
+	    (pod = kp_rec_get(rec, "pod_id")) != NULL && pod->kind == KP_V_STR)
+		g->pod = kp_strndup(pod->raw, pod->rawlen);
+	return g;
+}
+
+/* A new member: the group it joins at each level. */
 static struct member *
 member_new(struct agg *a, const struct kp_record *rec, const char *key)
 {
-	const struct kp_field *id, *pod;
+	const struct kp_field *id;
 	struct member *m = kp_calloc(1, sizeof(*m));
+	size_t l;
+
+	for (l = 0; l < a->nlevels; l++)
+		if ((id = kp_rec_get(rec, a->levels[l].field)) != NULL)
+			m->g[l] = group_join(a, l, rec, id);
+	kp_map_put(a->members, key, m);
+	return m;
+}
+
+/*
+ * A member whose record names other groups than it joined, as a process
+ * that rapl-read -- CMD or systemd moved and that exec'd does: from this
+ * record on it counts in the groups the record names; its earlier sums
+ * stay where they were (kp-aggregate(1), "Members").
+ */
+static void
+member_move(struct agg *a, struct member *m, const struct kp_record *rec)
+{
+	const struct kp_field *id;
 	struct group *g;
 	size_t l;
 
 	for (l = 0; l < a->nlevels; l++) {
-		if ((id = kp_rec_get(rec, a->levels[l].field)) == NULL)
+		id = kp_rec_get(rec, a->levels[l].field);
+		g = id != NULL ? group_find(&a->levels[l], id->raw,
+		    id->rawlen) : NULL;
+		if (g == m->g[l] && (g != NULL || id == NULL))
 			continue;
-		m->g[l] = g = group_get(&a->levels[l], id->raw, id->rawlen);
-		g->live++;
-		g->ended = 0;
-		if (g->pod == NULL && strcmp(a->levels[l].field,
-		    "container_id") == 0 &&
-		    (pod = kp_rec_get(rec, "pod_id")) != NULL &&
-		    pod->kind == KP_V_STR)
-			g->pod = kp_strndup(pod->raw, pod->rawlen);
+		if (m->g[l] != NULL && --m->g[l]->live <= 0) {
+			m->g[l]->ended = 1;
+			list_group(a, l, m->g[l]);
+		}
+		m->g[l] = id != NULL ? group_join(a, l, rec, id) : NULL;
 	}
-	kp_map_put(a->members, key, m);
-	return m;
 }
 
 /*
@@ -245,8 +278,12 @@ add_process(struct agg *a, const struct kp_record *rec)
 	if (!sums_fit(a, rec, m, z, cpu_us, energy_uj))
 		return OVERFLOWS;
 	a->zones_seen |= UINT64_C(1) << z;
-	if ((joined = m == NULL))
+	if ((joined = m == NULL)) {
+		kp_live_admit(&a->live, a->dense, rec->seq, a->input_name,
+		    rec->lineno);
 		m = member_new(a, rec, key);
+	} else
+		member_move(a, m, rec);
 	member_names(a, m, rec, joined);
 	m->last_seq = rec->seq;
 	add_sums(a, m, z, cpu_us, energy_uj);

@@ -6,6 +6,7 @@
  *	split.c	a zone's energy split into shares, and the records written
  *	track.c	the run, the processes' totals, their ends, and each
  *		interval's end
+ *	spool.c	an interval's lines and identity texts, in a file
  *	state.c	the totals kept by --state across runs
  *
  * The run is one struct attr, which main.c makes and passes to each part;
@@ -15,6 +16,19 @@
 #define ATTRIBUTE_H
 
 #include "proc/proc.h"
+
+/*
+ * Texts added one after another and read back in that order: the last
+ * bytes in memory, the rest in an unlinked file (spool.c).
+ */
+struct spool {
+	int fd;			/* -1 until the memory is full */
+	size_t flushed;		/* bytes in the file */
+	char *tail;		/* the bytes after them */
+	size_t ntail;
+	char *win;		/* some of the file's, read back */
+	size_t winoff, nwin, capwin;
+};
 
 /* One energy record of the interval. */
 struct energy {
@@ -28,9 +42,9 @@ struct energy {
 /* One proc record of the interval. */
 struct proc {
 	int64_t pid, starttime, cpu_us;
+	size_t id_off, line_off;	/* its identity members, as JSON text, */
+	uint32_t id_len, line_len;	/* in ids, and its line in lines */
 	int terminated;
-	size_t id_off, id_len;		/* its identity members, as JSON text */
-	size_t line_off, line_len;	/* its line in lines; 0, 0 if sampled */
 	struct workload *w;		/* its totals */
 };
 
@@ -42,8 +56,8 @@ struct proc {
  */
 struct exited {
 	int64_t cpu_us;
-	size_t id_off, id_len;		/* its other members, as JSON text */
-	size_t line_off, line_len;	/* its line in lines */
+	size_t id_off, line_off;	/* its other members, as JSON text, */
+	uint32_t id_len, line_len;	/* in ids, and its line in lines */
 };
 
 /* What one interval brings before its interval record arrives. */
@@ -59,9 +73,14 @@ struct interval {
 	int64_t cpu_us, total_cpu_us;
 	int64_t procs_us;	/* sum of the procs' and exited records' */
 				/* cpu_us, checked to fit */
+	size_t nrounded;	/* of those records, the ones with CPU */
+	int64_t worst_excess_us;	/* the largest excess_cpu_us of an */
+	size_t worst_off, worst_len;	/* exited record, and its cgroup */
+					/* in text, as JSON; 0, 0: none */
 	double ratio;
-	struct kp_buf text;	/* identity texts */
-	struct kp_buf lines;	/* consumed lines, to pass on if unused */
+	struct kp_buf text;	/* the energy records' sources, scaled_by */
+	struct spool ids;	/* the proc and exited records' identities */
+	struct spool lines;	/* consumed lines, to pass on if unused */
 	int64_t seq;		/* theirs; -1 before the first */
 };
 
@@ -77,17 +96,22 @@ struct share {
 	int64_t pid, starttime;	/* exited: 0 and its place in the interval */
 };
 
-/* A process's cumulative totals, per zone. */
+/*
+ * A process's cumulative totals, per zone: room for the zones the run had
+ * when it last had energy, not for every zone a run may have, as a host
+ * has processes by the hundred thousand.
+ */
 struct workload {
-	int64_t total_uj[KP_ZONES_MAX];
 	int64_t last_seq;	/* of its last record */
+	size_t nzones;		/* total_uj's; a zone beyond has 0 */
+	int64_t total_uj[];
 };
 
 /* A process that ended in an interval without energy, to report later. */
 struct ended {
 	char *id;		/* identity members, as JSON text */
 	size_t id_len;
-	struct workload w;
+	int64_t total_uj[KP_ZONES_MAX];
 };
 
 enum split_mode { SPLIT_RATIO, SPLIT_BASELINE };
@@ -96,7 +120,7 @@ enum denom_mode { DENOM_NODE, DENOM_PROCESSES };
 
 /* The options: set by main.c before the stream is read, read only after. */
 struct options {
-	const char *procdir;
+	struct kp_sample_opts sample;	/* as proc-cputime's */
 	enum split_mode split_mode;
 	enum idle_mode idle_mode;
 	enum denom_mode denom_mode;
@@ -119,6 +143,7 @@ struct node_totals {
  */
 struct attr {
 	struct options opt;
+	const char *input_name;		/* the stream's, in messages */
 	struct kp_zones zones;
 	struct node_totals node_total[KP_ZONES_MAX];
 	int64_t unattributed_total[KP_ZONES_MAX];
@@ -136,16 +161,24 @@ struct attr {
 	size_t nshares;
 };
 
+/* spool.c */
+size_t spool_add(struct spool *sp, const char *s, size_t len);
+void spool_clear(struct spool *sp);
+void spool_free(struct spool *sp);
+const char *spool_get(struct spool *sp, size_t off, size_t len);
+void spool_lines(struct spool *sp, void (*out)(const char *line, size_t len));
+
 /* hold.c */
 void check_live(struct kp_reader *r, const struct kp_record *rec, int64_t dt_us);
 int consumed(const struct kp_record *rec);
+void drop_records(struct interval *iv);
 void hold(struct attr *a, struct kp_reader *r, const struct kp_record *rec,
     struct interval *iv);
 void hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,
     int64_t seq);
 void interval_clear(struct interval *iv);
 void pass_cut(struct interval *iv);
-void pass_lines(struct kp_buf *lines);
+void pass_lines(struct spool *lines);
 void pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq);
 
 /* split.c */
@@ -153,7 +186,7 @@ void attribute_zone(struct attr *a, struct interval *iv,
     const struct energy *e, int64_t seq, int64_t dt_us);
 int reportable(const struct attr *a, const struct workload *w);
 void shares_reserve(struct attr *a, size_t n);
-int64_t sum_total(const struct attr *a, const struct workload *w);
+int64_t sum_uj(const int64_t *total_uj, size_t n);
 
 /* track.c */
 void attr_free(struct attr *a);
@@ -163,6 +196,7 @@ void end_interval(struct attr *a, struct kp_reader *r, struct interval *iv,
     const struct kp_record *rec, struct kp_sampler *s);
 struct workload *workload(struct attr *a, int64_t pid, int64_t starttime,
     int create);
+void workload_totals(const struct workload *w, int64_t *total_uj);
 
 /* state.c */
 int id_ok(const char *id);

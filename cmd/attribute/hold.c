@@ -38,14 +38,27 @@ energy_zone(struct attr *a, const struct kp_record *rec)
 	return kp_zone_index(&a->zones, key, strlen(key));
 }
 
+/* The interval's proc and exited records, and what they summed, let go. */
+void
+drop_records(struct interval *iv)
+{
+	iv->nprocs = iv->nexited = 0;
+	iv->procs_us = 0;
+	iv->nrounded = 0;
+	iv->worst_excess_us = 0;
+	iv->worst_off = iv->worst_len = 0;
+}
+
 void
 interval_clear(struct interval *iv)
 {
-	iv->nenergy = iv->nprocs = iv->nexited = 0;
-	iv->procs_us = 0;
+	drop_records(iv);
+	iv->nenergy = 0;
 	iv->seq = -1;
 	iv->has_cpu = iv->has_total = iv->dense = 0;
-	iv->text.len = iv->lines.len = 0;
+	iv->text.len = 0;
+	spool_clear(&iv->ids);
+	spool_clear(&iv->lines);
 }
 
 /* Appends member key of rec to the identity text, if rec has it. */
@@ -96,20 +109,22 @@ cpu_adds(struct interval *iv, int64_t cpu_us)
 	    sum_us > KP_AMOUNT_MAX)
 		return 0;
 	iv->procs_us = sum_us;
+	iv->nrounded += cpu_us > 0;
 	return 1;
 }
 
 /*
  * What the node record says of where its energy comes from, as the
  * energy record says it (kp-attribute(1)): its source, whether it is
- * estimated, and, for an estimate, the model and what it was given.
+ * estimated, for an estimate the model and what it was given, and for a
+ * guest's energy the VM host that measured it.
  */
 static void
 copy_source(struct kp_buf *b, const struct kp_record *rec)
 {
 	static const char *const keys[] = {
-		"source", "estimated", "model", "threads", "sockets", "path",
-		NULL
+		"source", "estimated", "host", "model", "threads", "sockets",
+		"path", NULL
 	};
 	const char *const *k;
 
@@ -187,7 +202,7 @@ copy_identity(struct kp_buf *b, const struct kp_record *rec)
 }
 
 static const char *
-hold_proc(struct interval *iv, const struct kp_record *rec)
+hold_proc(struct attr *a, struct interval *iv, const struct kp_record *rec)
 {
 	struct proc *p;
 	int64_t pid = 0, cpu_us = 0, starttime = 0;
@@ -210,9 +225,10 @@ hold_proc(struct interval *iv, const struct kp_record *rec)
 	p->cpu_us = cpu_us;
 	p->line_off = p->line_len = 0;
 	p->terminated = kp_rec_terminated(rec);
-	p->id_off = iv->text.len;
-	copy_identity(&iv->text, rec);
-	p->id_len = iv->text.len - p->id_off;
+	a->out.len = 0;
+	copy_identity(&a->out, rec);
+	p->id_off = spool_add(&iv->ids, a->out.s, a->out.len);
+	p->id_len = (uint32_t)a->out.len;
 	return NULL;
 }
 
@@ -243,13 +259,33 @@ copy_field(struct kp_buf *b, const struct kp_field *f)
 }
 
 /*
+ * The cgroup whose exited record says it passed its counter by the most
+ * this interval: the one a scaled down interval names (kp-attribute(1)).
+ */
+static void
+note_excess(struct interval *iv, const struct kp_record *rec)
+{
+	const struct kp_field *f;
+	int64_t excess_us;
+
+	if (!kp_rec_int(rec, "excess_cpu_us", &excess_us) ||
+	    excess_us <= iv->worst_excess_us ||
+	    (f = kp_rec_get(rec, "cgroup")) == NULL || f->kind != KP_V_STR)
+		return;
+	iv->worst_excess_us = excess_us;
+	iv->worst_off = iv->text.len;
+	kp_buf_add(&iv->text, f->raw, f->rawlen);
+	iv->worst_len = f->rawlen;
+}
+
+/*
  * An exited record: its CPU time joins the shares' denominator as a
  * process's does, and all its members but those written here with its
  * share are kept to be written on.  The reader has checked that it has
  * count, cpu_us, ppid and comm (kp-records(5)).
  */
 static const char *
-hold_exited(struct interval *iv, const struct kp_record *rec)
+hold_exited(struct attr *a, struct interval *iv, const struct kp_record *rec)
 {
 	struct exited *x;
 	int64_t cpu_us = 0;
@@ -266,11 +302,13 @@ hold_exited(struct interval *iv, const struct kp_record *rec)
 	x = &iv->exited[iv->nexited++];
 	x->cpu_us = cpu_us;
 	x->line_off = x->line_len = 0;
-	x->id_off = iv->text.len;
+	a->out.len = 0;
 	for (i = 0; i < rec->nf; i++)
 		if (!written_here(rec->f[i].key))
-			copy_field(&iv->text, &rec->f[i]);
-	x->id_len = iv->text.len - x->id_off;
+			copy_field(&a->out, &rec->f[i]);
+	x->id_off = spool_add(&iv->ids, a->out.s, a->out.len);
+	x->id_len = (uint32_t)a->out.len;
+	note_excess(iv, rec);
 	return NULL;
 }
 
@@ -283,8 +321,8 @@ hold_record(struct attr *a, struct interval *iv, const struct kp_record *rec)
 	if (strcmp(rec->type, "cpu") == 0)
 		return hold_cpu(iv, rec);
 	if (strcmp(rec->type, "exited") == 0)
-		return hold_exited(iv, rec);
-	return hold_proc(iv, rec);
+		return hold_exited(a, iv, rec);
+	return hold_proc(a, iv, rec);
 }
 
 /*
@@ -313,30 +351,67 @@ hold(struct attr *a, struct kp_reader *r, const struct kp_record *rec,
     struct interval *iv)
 {
 	const char *why;
+	size_t off;
 
 	if ((why = hold_record(a, iv, rec)) != NULL) {
 		kp_reader_refuse(r, "%s record %s", rec->type, why);
 		return;
 	}
+	a->out.len = 0;
+	kp_buf_add(&a->out, rec->line, rec->len);
+	kp_buf_add(&a->out, "\n", 1);
+	off = spool_add(&iv->lines, a->out.s, a->out.len);
 	if (strcmp(rec->type, "proc") == 0) {
-		iv->procs[iv->nprocs - 1].line_off = iv->lines.len;
-		iv->procs[iv->nprocs - 1].line_len = rec->len;
+		iv->procs[iv->nprocs - 1].line_off = off;
+		iv->procs[iv->nprocs - 1].line_len = (uint32_t)rec->len;
 	} else if (strcmp(rec->type, "exited") == 0) {
-		iv->exited[iv->nexited - 1].line_off = iv->lines.len;
-		iv->exited[iv->nexited - 1].line_len = rec->len;
+		iv->exited[iv->nexited - 1].line_off = off;
+		iv->exited[iv->nexited - 1].line_len = (uint32_t)rec->len;
 	}
-	kp_buf_add(&iv->lines, rec->line, rec->len);
-	kp_buf_add(&iv->lines, "\n", 1);
 	iv->seq = rec->seq;
 }
 
-/* The lines of the sampler's records, to be read as records. */
+/* A sample's records on their way to be held, a chunk at a time. */
+struct sampled {
+	struct attr *a;
+	struct interval *iv;
+	struct kp_buf lines;
+};
+
+/* The chunk of the sample's lines so far, read and held as records. */
+static void
+hold_chunk(struct sampled *sm)
+{
+	const char *procdir = sm->a->opt.sample.procdir, *why;
+	struct kp_reader *sr;
+	struct kp_record rec;
+
+	sr = kp_reader_open_mem(sm->lines.s, sm->lines.len, procdir);
+	while (kp_reader_read(sr, &rec) > 0)
+		if ((why = hold_record(sm->a, sm->iv, &rec)) != NULL)
+			errx(KP_EXIT_FAILURE, "%s: a sampled %s record %s",
+			    procdir, rec.type, why);
+	if (kp_reader_errors(sr) > 0 || kp_reader_why(sr) != NULL)
+		errx(KP_EXIT_FAILURE, "%s: a sampled record: %s", procdir,
+		    kp_reader_why(sr));
+	kp_reader_close(sr);
+	sm->lines.len = 0;
+}
+
+/*
+ * A line of the sampler's records, held a chunk at a time so that a
+ * sample is never in memory whole.
+ */
 static void
 keep_sampled(const char *type, const char *line, size_t len, void *arg)
 {
+	struct sampled *sm = arg;
+
 	(void)type;
-	kp_buf_add(arg, line, len);
-	kp_buf_add(arg, "\n", 1);
+	kp_buf_add(&sm->lines, line, len);
+	kp_buf_add(&sm->lines, "\n", 1);
+	if (sm->lines.len >= 1 << 20)
+		hold_chunk(sm);
 }
 
 /* This stage's own sample of /proc, held as upstream records would be. */
@@ -344,34 +419,23 @@ void
 hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,
     int64_t seq)
 {
-	const char *procdir = a->opt.procdir;
-	struct kp_buf lines = { NULL, 0, 0 };
-	struct kp_reader *sr;
-	struct kp_record rec;
-	const char *why;
+	struct sampled sm = { a, iv, { NULL, 0, 0 } };
 
-	kp_sampler_emit(s, seq, keep_sampled, &lines);
-	sr = kp_reader_open_mem(lines.s, lines.len, procdir);
-	while (kp_reader_read(sr, &rec) > 0)
-		if ((why = hold_record(a, iv, &rec)) != NULL)
-			errx(KP_EXIT_FAILURE, "%s: a sampled %s record %s",
-			    procdir, rec.type, why);
-	if (kp_reader_errors(sr) > 0 || kp_reader_why(sr) != NULL)
-		errx(KP_EXIT_FAILURE, "%s: a sampled record: %s", procdir,
-		    kp_reader_why(sr));
-	kp_reader_close(sr);
-	free(lines.s);
+	kp_sampler_emit(s, seq, keep_sampled, &sm);
+	hold_chunk(&sm);
+	free(sm.lines.s);
+}
+
+static void
+out_line(const char *line, size_t len)
+{
+	kp_out_raw(line, len);
 }
 
 void
-pass_lines(struct kp_buf *lines)
+pass_lines(struct spool *lines)
 {
-	const char *p = lines->s, *end = lines->s + lines->len, *nl;
-
-	for (; p < end; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		kp_out_raw(p, (size_t)(nl - p));
-	}
+	spool_lines(lines, out_line);
 }
 
 /*
@@ -438,11 +502,11 @@ pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
 		    "kp-records(5))", (long long)seq, iv->nexited);
 	for (i = 0; i < iv->nprocs; i++) {
 		p = &iv->procs[i];
-		kp_out_raw(iv->lines.s + p->line_off, p->line_len);
+		kp_out_raw(spool_get(&iv->lines, p->line_off, p->line_len),
+		    p->line_len);
 	}
 	for (i = 0; i < iv->nexited; i++)
-		kp_out_raw(iv->lines.s + iv->exited[i].line_off,
-		    iv->exited[i].line_len);
-	iv->nprocs = iv->nexited = 0;
-	iv->procs_us = 0;
+		kp_out_raw(spool_get(&iv->lines, iv->exited[i].line_off,
+		    iv->exited[i].line_len), iv->exited[i].line_len);
+	drop_records(iv);
 }

@@ -25,14 +25,14 @@ enum {
 	OPT_IDLE,
 	OPT_MAX_TERMINATED,
 	OPT_MIN_TERMINATED_ENERGY,
-	OPT_PROC,
 	OPT_SPLIT,
 	OPT_STATE
 };
 
 /* The options' defaults (kp-attribute(1)). */
 static const struct options default_options = {
-	.procdir = "/proc", .split_mode = SPLIT_RATIO, .idle_mode = IDLE_NONE,
+	.sample = KP_SAMPLE_OPTS_INIT,
+	.split_mode = SPLIT_RATIO, .idle_mode = IDLE_NONE,
 	.denom_mode = DENOM_NODE, .baseline_default = -1,
 	.max_terminated = 500, .min_terminated_uj = 0,
 };
@@ -44,18 +44,46 @@ static const struct kp_option_help option_help[] = {
 	{ "--idle none|proportional", "how the idle energy is given out" },
 	{ "--max-terminated n", "ended processes kept per interval" },
 	{ "--min-terminated-energy joules", "ended processes kept above" },
-	{ "--proc dir", "read processes' names from dir" },
 	{ "--split ratio|baseline", "how the active energy is found" },
 	{ "--state file", "carry intervals over runs, kept in file" },
+	KP_SAMPLE_HELP,
 	{ NULL, NULL }
 };
 static const struct kp_usage usage = {
-	"kp-attribute [-h] [--denominator node|processes] "
-	"[--idle none|proportional] [--max-terminated n] "
-	"[--min-terminated-energy joules] [--proc dir] "
-	"[--split ratio|baseline] [--baseline-watts [zone=]watts] "
-	"[--state file]", option_help
+	"kp-attribute [-ah] [--cgroup-root dir] [--denominator node|processes] "
+	"[--exited sources]\n"
+	"                    [--idle none|proportional] [--keep-open count] "
+	"[--max-terminated n]\n"
+	"                    [--min-terminated-energy joules] "
+	"[--pods-log dir] [--podman-root dir]\n"
+	"                    [--proc dir] [--root dir] [--split ratio|baseline] "
+	"[--baseline-watts [zone=]watts]\n"
+	"                    [--state file] [--taskstats-buffer bytes]",
+	option_help
 };
+
+/*
+ * The listeners of the sample this stage takes itself, as proc-cputime's:
+ * opened when the first interval without a cpu record ends, and never in a
+ * --state run, whose sample hears nothing between runs (kp-attribute(1),
+ * Sampling /proc).
+ */
+struct listen {
+	struct kp_exits *x;	/* or NULL */
+	struct kp_clock clk;	/* serves x while the input is awaited */
+	int tried;
+};
+
+static void
+listen_once(struct attr *a, struct listen *l, struct kp_reader *r,
+    struct kp_sampler *s)
+{
+	if (l->tried)
+		return;
+	l->tried = 1;
+	l->x = kp_sample_listen(s, &a->opt.sample);
+	kp_sample_wait(r, &l->clk, l->x);
+}
 
 /*
  * The stream, interval by interval.  With --state, the state that counts
@@ -67,27 +95,34 @@ static void
 run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
     struct kp_state *st)
 {
+	struct listen l = { NULL, { 0 }, st != NULL };
 	struct interval iv;
 	struct kp_record rec;
 
 	memset(&iv, 0, sizeof(iv));
 	iv.seq = -1;
-	/* Never NULL, so that offsets into them are always defined. */
-	iv.text.cap = iv.lines.cap = 256;
+	/* Never NULL, so that offsets into it are always defined. */
+	iv.text.cap = 256;
 	iv.text.s = kp_malloc(iv.text.cap);
-	iv.lines.s = kp_malloc(iv.lines.cap);
+	iv.ids.fd = iv.lines.fd = -1;
 	kp_state_hold(st);
 	while (kp_reader_next(r, &rec) > 0) {
 		if (rec.cut_seq >= 0)
 			pass_cut(&iv);
 		if (strcmp(rec.type, "interval") == 0) {
+			if (!iv.has_cpu)
+				listen_once(a, &l, r, s);
 			end_interval(a, r, &iv, &rec, s);
 			kp_state_interval_end(st, kp_state_due(st) ?
 			    state_data(a, s) : NULL);
 		} else if (consumed(&rec))
 			hold(a, r, &rec, &iv);
-		else
+		else {
+			/* names the command when it samples /proc itself */
+			if (strcmp(rec.type, "command") == 0)
+				kp_sampler_command(s, &rec);
 			kp_out_raw(rec.line, rec.len);
+		}
 	}
 	/* The stream ended inside an interval, which the reader reported. */
 	pass_lines(&iv.lines);
@@ -95,7 +130,10 @@ run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
 	free(iv.procs);
 	free(iv.exited);
 	free(iv.text.s);
-	free(iv.lines.s);
+	spool_free(&iv.ids);
+	spool_free(&iv.lines);
+	kp_sampler_set_facts(s, NULL);
+	kp_exits_free(l.x);
 }
 
 static void
@@ -140,15 +178,17 @@ parse_options(struct options *o, const char **statepath, int argc,
 		    OPT_MAX_TERMINATED },
 		{ "min-terminated-energy", required_argument, NULL,
 		    OPT_MIN_TERMINATED_ENERGY },
-		{ "proc", required_argument, NULL, OPT_PROC },
 		{ "split", required_argument, NULL, OPT_SPLIT },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "version", no_argument, NULL, KP_OPT_VERSION },
+		KP_SAMPLE_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ah", longopts, NULL)) != -1) {
+		if (kp_sample_option(&o->sample, ch, optarg))
+			continue;
 		switch (ch) {
 		case OPT_BASELINE_WATTS:
 			parse_baseline(o, optarg);
@@ -168,9 +208,6 @@ parse_options(struct options *o, const char **statepath, int argc,
 		case OPT_MIN_TERMINATED_ENERGY:
 			o->min_terminated_uj = kp_parse_joules_uj(optarg,
 			    "--min-terminated-energy");
-			break;
-		case OPT_PROC:
-			o->procdir = optarg;
 			break;
 		case OPT_SPLIT:
 			o->split_mode = choice(optarg, "ratio", "baseline",
@@ -193,7 +230,7 @@ parse_options(struct options *o, const char **statepath, int argc,
 int
 main(int argc, char *argv[])
 {
-	struct attr a = { .opt = default_options };
+	struct attr a = { .opt = default_options, .input_name = "<stdin>" };
 	const char *statepath = NULL;
 	struct kp_state *st = NULL;
 	struct kp_sampler *s;
@@ -204,18 +241,19 @@ main(int argc, char *argv[])
 	kp_out_init();
 	parse_options(&a.opt, &statepath, argc, argv);
 	attr_init(&a);
-	s = kp_sampler_new(a.opt.procdir, 0);
+	s = kp_sample_new(&a.opt.sample);
 	/* Its exited records are attributed as upstream ones would be. */
-	(void)kp_sampler_set_exits(s, KP_EXITS_PARENT | KP_EXITS_CGROUP, NULL);
+	kp_sample_exits(s, &a.opt.sample);
 	if (statepath) {
-		st = kp_state_open(statepath, a.opt.procdir, "kp-attribute");
+		st = kp_state_open(statepath, a.opt.sample.procdir,
+		    "kp-attribute");
 		load_state(&a, st, statepath, s);
 	}
 	/* The baseline for sampling /proc here, should upstream bring no CPU. */
 	if (!kp_sampler_has_baseline(s))
 		(void)kp_sampler_scan(s);
 	kp_signals_catch(NULL);
-	r = kp_reader_open(STDIN_FILENO, "<stdin>");
+	r = kp_reader_open(STDIN_FILENO, a.input_name);
 	run(&a, r, s, st);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));
@@ -223,6 +261,7 @@ main(int argc, char *argv[])
 	kp_reader_close(r);
 	kp_state_close(st);
 	kp_sampler_free(s);
+	kp_sample_free(&a.opt.sample);
 	attr_free(&a);
 	for (i = 0; i < a.opt.nbaseline; i++)
 		free(a.opt.baseline_zone[i]);

@@ -185,18 +185,35 @@ emit_process(struct attr *a, int64_t seq, int z, const char *id,
 	kp_out_buf(&a->out);
 }
 
+/*
+ * Records whose CPU time passes the node's by no more than the clock
+ * ticks' rounding allow (proc-cputime(1), Exit accounting) are not scaled
+ * down: that excess is rounding, said in excess_cpu_us alone.  Beyond, it
+ * is, and scaled_by names the cgroup that passed its counter the most.
+ */
 static void
-emit_unattributed(struct attr *a, int64_t seq, int z, const struct share *sh,
-    int64_t excess_us, int64_t dt_us)
+put_excess(struct attr *a, const struct interval *iv, int64_t excess_us)
+{
+	int scaled = excess_us > kp_ticks_rounding_us(iv->nrounded);
+
+	kp_buf_bool(&a->out, "scaled_down", scaled);
+	if (excess_us > 0)
+		kp_buf_int(&a->out, "excess_cpu_us", excess_us);
+	if (scaled && iv->worst_len > 0)
+		kp_buf_raw(&a->out, "scaled_by", iv->text.s + iv->worst_off,
+		    iv->worst_len);
+}
+
+static void
+emit_unattributed(struct attr *a, const struct interval *iv, int z,
+    const struct share *sh, int64_t excess_us, int64_t seq, int64_t dt_us)
 {
 	a->unattributed_total[z] += sh->active_uj + sh->idle_uj;
 	kp_buf_rec(&a->out, "unattributed", seq);
 	put_zone(a, z);
 	share_members(a, sh, dt_us);
 	kp_buf_int(&a->out, "total_uj", a->unattributed_total[z]);
-	kp_buf_bool(&a->out, "scaled_down", excess_us > 0);
-	if (excess_us > 0)
-		kp_buf_int(&a->out, "excess_cpu_us", excess_us);
+	put_excess(a, iv, excess_us);
 	kp_out_buf(&a->out);
 }
 
@@ -205,7 +222,7 @@ emit_unattributed(struct attr *a, int64_t seq, int z, const struct share *sh,
  * each with its share: its own members, and the energy of the zone.
  */
 static void
-emit_exited(struct attr *a, const struct interval *iv, int z, int64_t seq,
+emit_exited(struct attr *a, struct interval *iv, int z, int64_t seq,
     const struct share *sh, int64_t dt_us)
 {
 	const struct exited *x;
@@ -215,7 +232,8 @@ emit_exited(struct attr *a, const struct interval *iv, int z, int64_t seq,
 		x = &iv->exited[i];
 		kp_buf_rec(&a->out, "exited", seq);
 		put_zone(a, z);
-		kp_buf_add(&a->out, iv->text.s + x->id_off, x->id_len);
+		kp_buf_add(&a->out, spool_get(&iv->ids, x->id_off, x->id_len),
+		    x->id_len);
 		share_members(a, &sh[i], dt_us);
 		kp_out_buf(&a->out);
 	}
@@ -252,15 +270,15 @@ fill_shares(struct attr *a, const struct interval *iv)
 	return i;
 }
 
-/* Over all zones; at most INT64_MAX, as each zone's total may be near it. */
+/* Over n zones; at most INT64_MAX, as each zone's total may be near it. */
 int64_t
-sum_total(const struct attr *a, const struct workload *w)
+sum_uj(const int64_t *total_uj, size_t n)
 {
 	int64_t sum = 0;
 	size_t z;
 
-	for (z = 0; z < a->zones.n; z++)
-		if (__builtin_add_overflow(sum, w->total_uj[z], &sum))
+	for (z = 0; z < n; z++)
+		if (__builtin_add_overflow(sum, total_uj[z], &sum))
 			return INT64_MAX;
 	return sum;
 }
@@ -269,7 +287,8 @@ sum_total(const struct attr *a, const struct workload *w)
 int
 reportable(const struct attr *a, const struct workload *w)
 {
-	return w == NULL || sum_total(a, w) >= a->opt.min_terminated_uj;
+	return w == NULL || sum_uj(w->total_uj, w->nzones) >=
+	    a->opt.min_terminated_uj;
 }
 
 /* One zone of one interval: node, processes, exited, unattributed. */
@@ -308,16 +327,17 @@ attribute_zone(struct attr *a, struct interval *iv, const struct energy *e,
 		    a->shares[i].idle_uj;
 		if (a->shares[i].cpu_us > 0 || iv->dense ||
 		    (p->terminated && reportable(a, w)))
-			emit_process(a, seq, e->zone, iv->text.s + p->id_off,
-			    p->id_len, &a->shares[i], dt_us, total_uj);
+			emit_process(a, seq, e->zone, spool_get(&iv->ids,
+			    p->id_off, p->id_len), p->id_len, &a->shares[i],
+			    dt_us, total_uj);
 	}
 	memset(&a->shares[u + 1], 0, sizeof(a->shares[u + 1]));
 	for (k = 0; k < a->nended; k++)
 		emit_process(a, seq, e->zone, a->ended[k].id,
 		    a->ended[k].id_len, &a->shares[u + 1], dt_us,
-		    a->ended[k].w.total_uj[e->zone]);
+		    a->ended[k].total_uj[e->zone]);
 	emit_exited(a, iv, e->zone, seq, &a->shares[n], dt_us);
-	emit_unattributed(a, seq, e->zone, &a->shares[u], excess_us, dt_us);
+	emit_unattributed(a, iv, e->zone, &a->shares[u], excess_us, seq, dt_us);
 }
 
 /* Room for n shares: one per process and exited record, and two more. */

@@ -53,22 +53,23 @@ load_node(struct attr *a, json_t *node, const char *path)
 static void
 load_procs(struct attr *a, json_t *procs, const char *path)
 {
-	int64_t pid, starttime;
-	struct workload w;
+	int64_t pid, starttime, total_uj[KP_ZONES_MAX];
+	struct workload *w;
 	const char *key;
 	json_t *v;
 
 	json_object_foreach(procs, key, v) {
 		if (!kp_proc_key_parse(key, &pid, &starttime))
 			continue;
-		memset(&w, 0, sizeof(w));
-		kp_zones_load(&a->zones, v, w.total_uj);
-		if (!totals_within(a, w.total_uj)) {
+		memset(total_uj, 0, sizeof(total_uj));
+		kp_zones_load(&a->zones, v, total_uj);
+		if (!totals_within(a, total_uj)) {
 			warnx("%s: unusable totals of process '%s' in the "
 			    "state file, left out", path, key);
 			continue;
 		}
-		*workload(a, pid, starttime, 1) = w;
+		w = workload(a, pid, starttime, 1);
+		memcpy(w->total_uj, total_uj, w->nzones * sizeof(*total_uj));
 	}
 }
 
@@ -82,8 +83,8 @@ id_ok(const char *id)
 static void
 load_ended(struct attr *a, json_t *list, const char *path)
 {
+	int64_t total_uj[KP_ZONES_MAX];
 	struct ended *e;
-	struct workload w;
 	json_t *v;
 	size_t i;
 
@@ -97,10 +98,10 @@ load_ended(struct attr *a, json_t *list, const char *path)
 			    "JSON members in the state file, left out", path);
 			continue;
 		}
-		memset(&w, 0, sizeof(w));
+		memset(total_uj, 0, sizeof(total_uj));
 		kp_zones_load(&a->zones, json_object_get(v, "totals"),
-		    w.total_uj);
-		if (!totals_within(a, w.total_uj)) {
+		    total_uj);
+		if (!totals_within(a, total_uj)) {
 			warnx("%s: unusable totals of a terminated process in "
 			    "the state file, left out", path);
 			continue;
@@ -108,7 +109,7 @@ load_ended(struct attr *a, json_t *list, const char *path)
 		a->ended = kp_reallocarray(a->ended, a->nended + 1,
 		    sizeof(*a->ended));
 		e = &a->ended[a->nended++];
-		e->w = w;
+		memcpy(e->total_uj, total_uj, sizeof(total_uj));
 		e->id = kp_strdup(kp_json_str(v, "id"));
 		e->id_len = strlen(e->id);
 	}
@@ -164,9 +165,11 @@ static void
 save_workload(const char *key, void *val, void *arg)
 {
 	struct save_ctx *c = arg;
+	int64_t total_uj[KP_ZONES_MAX];
 
+	workload_totals(val, total_uj);
 	json_object_set_new(c->procs, key,
-	    kp_zones_save(&c->a->zones, ((struct workload *)val)->total_uj));
+	    kp_zones_save(&c->a->zones, total_uj));
 }
 
 static json_t *
@@ -199,7 +202,7 @@ state_data(const struct attr *a, struct kp_sampler *s)
 	for (i = 0; i < a->nended; i++)
 		json_array_append_new(list, json_pack("{s:s%,s:o}",
 		    "id", a->ended[i].id, a->ended[i].id_len, "totals",
-		    kp_zones_save(&a->zones, a->ended[i].w.total_uj)));
+		    kp_zones_save(&a->zones, a->ended[i].total_uj)));
 	data = json_pack("{s:o,s:o,s:o,s:o}", "node", save_node(a),
 	    "unattributed", kp_zones_save(&a->zones, a->unattributed_total),
 	    "procs", c.procs, "terminated", list);

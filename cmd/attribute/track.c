@@ -57,18 +57,40 @@ attr_reset(struct attr *a)
 	attr_init(a);
 }
 
+/*
+ * Process pid, starttime's totals; create: made if it has none, with room
+ * for every zone the run has now.
+ */
 struct workload *
 workload(struct attr *a, int64_t pid, int64_t starttime, int create)
 {
 	char key[KP_PROC_KEY_MAX];
 	struct workload *w;
+	size_t n = a->zones.n;
 
 	kp_proc_key(key, sizeof(key), pid, starttime);
-	if ((w = kp_map_get(a->workloads, key)) == NULL && create) {
-		w = kp_calloc(1, sizeof(*w));
-		kp_map_put(a->workloads, key, w);
+	w = kp_map_get(a->workloads, key);
+	if (!create || (w != NULL && w->nzones >= n))
+		return w;
+	if (w == NULL) {
+		w = kp_malloc(sizeof(*w));
+		w->last_seq = 0;
+		w->nzones = 0;
 	}
+	w = kp_reallocarray(w, 1, sizeof(*w) + n * sizeof(w->total_uj[0]));
+	memset(&w->total_uj[w->nzones], 0, (n - w->nzones) *
+	    sizeof(w->total_uj[0]));
+	w->nzones = n;
+	kp_map_put(a->workloads, key, w);
 	return w;
+}
+
+/* w's totals into total_uj, KP_ZONES_MAX of them. */
+void
+workload_totals(const struct workload *w, int64_t *total_uj)
+{
+	memset(total_uj, 0, KP_ZONES_MAX * sizeof(*total_uj));
+	memcpy(total_uj, w->total_uj, w->nzones * sizeof(*total_uj));
 }
 
 static void
@@ -87,7 +109,7 @@ forget(struct attr *a, int64_t pid, int64_t starttime)
  */
 static void
 track_ended(struct attr *a, const struct proc *p, const struct workload *w,
-    const char *text)
+    struct spool *ids)
 {
 	struct ended *ended = a->ended;
 	size_t j, min = 0;
@@ -95,10 +117,11 @@ track_ended(struct attr *a, const struct proc *p, const struct workload *w,
 
 	if ((size_t)a->opt.max_terminated == a->nended) {
 		for (j = 1; j < a->nended; j++)
-			if (sum_total(a, &ended[j].w) <
-			    sum_total(a, &ended[min].w))
+			if (sum_uj(ended[j].total_uj, KP_ZONES_MAX) <
+			    sum_uj(ended[min].total_uj, KP_ZONES_MAX))
 				min = j;
-		if (sum_total(a, w) <= sum_total(a, &ended[min].w))
+		if (sum_uj(w->total_uj, w->nzones) <=
+		    sum_uj(ended[min].total_uj, KP_ZONES_MAX))
 			return;
 		free(ended[min].id);
 		ended[min] = ended[--a->nended];
@@ -106,9 +129,9 @@ track_ended(struct attr *a, const struct proc *p, const struct workload *w,
 	ended = a->ended = kp_reallocarray(ended, a->nended + 1,
 	    sizeof(*ended));
 	e = &ended[a->nended++];
-	e->w = *w;
+	workload_totals(w, e->total_uj);
 	e->id_len = p->id_len;
-	e->id = kp_strndup(text + p->id_off, p->id_len);
+	e->id = kp_strndup(spool_get(ids, p->id_off, p->id_len), p->id_len);
 }
 
 /* Processes that ended in this interval have had their last share. */
@@ -131,8 +154,35 @@ retire(struct attr *a, struct interval *iv, int attributed)
 		w = workload(a, p->pid, p->starttime, 0);
 		if (!attributed && w != NULL && reportable(a, w) &&
 		    a->opt.max_terminated > 0)
-			track_ended(a, p, w, iv->text.s);
+			track_ended(a, p, w, &iv->ids);
 		forget(a, p->pid, p->starttime);
+	}
+}
+
+/*
+ * The totals of the interval's processes: those held are seen first, so
+ * that making room for the others, where a sparse stream holds its most
+ * (kp-attribute(1), End of stream), lets none of them go.
+ */
+static void
+hold_workloads(struct attr *a, struct interval *iv,
+    const struct kp_record *rec)
+{
+	struct proc *p;
+	size_t i;
+
+	for (i = 0; i < iv->nprocs; i++) {
+		p = &iv->procs[i];
+		if ((p->w = workload(a, p->pid, p->starttime, 0)) != NULL)
+			p->w->last_seq = rec->seq;
+	}
+	for (i = 0; i < iv->nprocs; i++) {
+		p = &iv->procs[i];
+		if (p->w == NULL && workload(a, p->pid, p->starttime, 0) == NULL)
+			kp_live_admit(&a->live, iv->dense, rec->seq,
+			    a->input_name, rec->lineno);
+		p->w = workload(a, p->pid, p->starttime, 1);
+		p->w->last_seq = rec->seq;
 	}
 }
 
@@ -156,19 +206,14 @@ end_interval(struct attr *a, struct kp_reader *r, struct interval *iv,
 			check_live(r, rec, dt_us);
 		if (kp_sampler_scan(s) < 0)
 			errx(KP_EXIT_FAILURE, "%s", kp_sampler_error(s));
-		iv->nprocs = iv->nexited = 0;
-		iv->procs_us = 0;
+		drop_records(iv);
 		hold_sampled(a, iv, s, rec->seq);
 	}
 	if (iv->nenergy == 0)
 		pass_lines(&iv->lines);
 	shares_reserve(a, iv->nprocs + iv->nexited + 2);
 	if (iv->nenergy > 0)
-		for (i = 0; i < iv->nprocs; i++) {
-			iv->procs[i].w = workload(a, iv->procs[i].pid,
-			    iv->procs[i].starttime, 1);
-			iv->procs[i].w->last_seq = rec->seq;
-		}
+		hold_workloads(a, iv, rec);
 	for (i = 0; i < iv->nenergy; i++)
 		attribute_zone(a, iv, &iv->energy[i], rec->seq, dt_us);
 	retire(a, iv, iv->nenergy > 0);

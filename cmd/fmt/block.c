@@ -231,6 +231,19 @@ rec_is_unattributed_exited(const struct kp_record *rec)
 	return rec_is(rec, "exited") && kp_rec_get(rec, "zone") == NULL;
 }
 
+/*
+ * Whether rec says its interval is dense: every live workload has a
+ * record in it (kp-records(5), Record type cpu).
+ */
+int
+rec_says_dense(const struct kp_record *rec)
+{
+	const struct kp_field *f = kp_rec_get(rec, "dense");
+
+	return (rec_is(rec, "cpu") || rec_is(rec, "node")) && f != NULL &&
+	    f->kind == KP_V_TRUE;
+}
+
 /* The field that a group record's "by" names, or NULL. */
 const struct kp_field *
 by_field(const struct kp_record *rec)

@@ -330,6 +330,19 @@ csv_row(struct fmt *ctx, struct csv *c, struct kp_buf *out,
 }
 
 /*
+ * The text made so far goes out once it is worth a write: the held rows
+ * of a large interval, copied to it whole, would cost their size twice.
+ */
+static void
+out_pass(struct fmt *ctx)
+{
+	if (ctx->out.len < (64 << 10))
+		return;
+	kp_out_bytes(ctx->out.s, ctx->out.len);
+	ctx->out.len = 0;
+}
+
+/*
  * The rows held, their gaps filled from interval (NULL: left empty) and
  * from what their zones' records last said.
  */
@@ -342,6 +355,7 @@ csv_rows_held(struct fmt *ctx, struct csv *c,
 	if (c->rows.len == 0)
 		return;
 	for (i = 0; i < c->ngaps; i++) {
+		out_pass(ctx);
 		kp_buf_add(&ctx->out, c->rows.s + from, c->gaps[i].at - from);
 		if (c->gaps[i].zone >= 0)
 			zone_cell(ctx, &ctx->out, c->zones[c->gaps[i].zone],

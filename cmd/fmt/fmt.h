@@ -32,9 +32,18 @@ int block_has_type(const struct block *b, const char *type);
 int block_has_node(const struct block *b, const char *zone);
 int rec_is(const struct kp_record *rec, const char *type);
 int rec_is_unattributed_exited(const struct kp_record *rec);
+int rec_says_dense(const struct kp_record *rec);
 const struct kp_field *by_field(const struct kp_record *rec);
 int str_in_list(const char *const *list, const char *s);
 int type_wanted(const struct fmt *ctx, const char *type);
+
+/* cmdblock.c: --summary's block for rapl-read -- CMD's command. */
+struct cmd_energy;
+struct cmd_energy *cmd_energy_new(void);
+int cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec);
+void cmd_energy_lines(const struct cmd_energy *c, struct kp_buf *b,
+    int64_t seq, int64_t dt_us);
+void cmd_energy_free(struct cmd_energy *c);
 
 /* units.c: energy shown by the human formats in the unit of -u. */
 struct unit {
@@ -76,7 +85,7 @@ struct format {
 	void (*record)(struct fmt *ctx, void *st, const struct kp_record *rec);
 };
 extern const struct format fmt_table, fmt_top, fmt_csv, fmt_json,
-    fmt_prometheus, fmt_textfile, fmt_summary;
+    fmt_prometheus, fmt_textfile, fmt_summary, fmt_powercap;
 
 /* The one struct the parts share: the command line and the run's state. */
 struct fmt {
@@ -91,6 +100,7 @@ struct fmt {
 	int summary;			/* --summary */
 	size_t summary_rows;		/* --summary-rows */
 	const char *textfile;		/* --textfile */
+	const char *dir;		/* --dir: -f powercap's trees */
 	const char *node_name;		/* --node-name */
 	long long max_terminated;	/* --max-terminated */
 	int64_t min_terminated_uj;	/* --min-terminated-energy */
@@ -104,6 +114,36 @@ struct fmt {
 	struct kp_map *zone_sources;	/* zone -> its source (source.c) */
 	struct kp_buf out;		/* stdout's text of the interval */
 };
+
+/*
+ * rows.c: the rows of table's workload tables, each its cells as text
+ * after the bytes that sort it; with keep[kind] (-n), that table holds no
+ * more.
+ */
+enum { NROW_KINDS = 8 };
+struct row {
+	double watts;
+	uint32_t order;		/* read: the last tie-break */
+	uint32_t ident_len;	/* bytes of data before the cells */
+	uint32_t ncells;
+	char data[];		/* the identity, then each cell NUL-ended */
+};
+struct rowset {
+	struct row **v;
+	size_t n, cap;
+};
+struct rows {
+	struct rowset kind[NROW_KINDS];
+	size_t keep[NROW_KINDS];	/* rows kept per table; 0: all */
+	uint32_t read;
+	struct kp_buf ident;	/* scratch */
+};
+void rows_add(struct rows *r, size_t kind, const struct kp_record *rec,
+    char *const *cells, size_t ncells);
+void rows_sort(struct rows *r);
+const char *row_cells(const struct row *row);
+void rows_clear(struct rows *r);
+void rows_free(struct rows *r);
 
 /* table.c, for top: one interval's table as text in out. */
 void table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,

@@ -130,11 +130,11 @@ node_name(const struct prom *p)
 
 /*
  * {name="value",...} of a record, node_name last, or nothing for a series
- * without labels; the node zone's families have no zone label.
+ * without labels, less the labels in leave_out, a NULL-ended list.
  */
-void
-labels_make(const struct prom *p, struct kp_buf *b, const struct family *f,
-    const struct kp_record *rec, int node_zone)
+static void
+labels_less(const struct prom *p, struct kp_buf *b, const struct family *f,
+    const struct kp_record *rec, const char *const *leave_out)
 {
 	const char *name;
 	size_t i, n = 0;
@@ -145,7 +145,7 @@ labels_make(const struct prom *p, struct kp_buf *b, const struct family *f,
 		name = f->labels[i];
 		if (*name == '?' && kp_rec_get(rec, ++name) == NULL)
 			continue;
-		if (node_zone && strcmp(name, "zone") == 0)
+		if (str_in_list(leave_out, name))
 			continue;
 		if (*name == '=')
 			label_pair(b, &n, name + 1, label_mapped(name + 1, rec),
@@ -159,6 +159,30 @@ labels_make(const struct prom *p, struct kp_buf *b, const struct family *f,
 		b->len = 0;
 	else
 		kp_buf_add(b, "}", 1);
+}
+
+/* A record's labels; the node zone's families have no zone label. */
+void
+labels_make(const struct prom *p, struct kp_buf *b, const struct family *f,
+    const struct kp_record *rec, int node_zone)
+{
+	static const char *const zone[] = { "zone", NULL };
+
+	labels_less(p, b, f, rec, node_zone ? zone : zone + 1);
+}
+
+/*
+ * What names a workload in family f across its records and zones: its
+ * labels less zone, and less state, which its last record changes to
+ * terminated.
+ */
+void
+labels_workload(const struct prom *p, struct kp_buf *b,
+    const struct family *f, const struct kp_record *rec)
+{
+	static const char *const zone_state[] = { "zone", "state", NULL };
+
+	labels_less(p, b, f, rec, zone_state);
 }
 
 /* Ready for the records of a block of n. */
@@ -196,16 +220,21 @@ labels_of(struct prom *p, const struct family *f, const struct block *b,
 	return &l->text[i];
 }
 
+/* Whether rec's zone is the node zone, which has no zone label. */
+int
+rec_in_node_zone(const struct kp_record *rec)
+{
+	const char *zone = kp_rec_str(rec, "zone");
+
+	return zone != NULL && strcmp(zone, "node") == 0;
+}
+
 /* Whether record i of b is of the node zone, looked up once a block. */
 int
 in_node_zone(struct labels *l, const struct block *b, size_t i)
 {
-	const char *zone;
-
-	if (l->in_node_zone[i] < 0) {
-		zone = kp_rec_str(b->recs[i], "zone");
-		l->in_node_zone[i] = zone != NULL && strcmp(zone, "node") == 0;
-	}
+	if (l->in_node_zone[i] < 0)
+		l->in_node_zone[i] = rec_in_node_zone(b->recs[i]);
 	return l->in_node_zone[i];
 }
 

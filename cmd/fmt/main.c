@@ -26,8 +26,9 @@ struct sinks {
 
 static const struct format *const formats[] = {
 	&fmt_table, &fmt_top, &fmt_csv, &fmt_json, &fmt_prometheus,
+	&fmt_powercap,
 };
-#define FORMAT_NAMES "table, top, csv, json, prometheus"
+#define FORMAT_NAMES "table, top, csv, json, prometheus, powercap"
 
 /* kp-fmt(1), SYNOPSIS and the options. */
 static const struct kp_option_help option_help[] = {
@@ -38,6 +39,7 @@ static const struct kp_option_help option_help[] = {
 	{ "-t, --types types", "only records of these types" },
 	{ "-u, --energy-unit unit", "the unit of energy" },
 	{ "--carbon-intensity g_per_kwh", "the grid's CO2 per kWh" },
+	{ "--dir dir", "-f powercap's trees, one per VM" },
 	{ "--hide-idle", "no rows of 0 W" },
 	{ "--list-columns", "print CSV's columns and exit" },
 	{ "--max-terminated n", "ended processes shown per interval" },
@@ -51,9 +53,10 @@ static const struct kp_option_help option_help[] = {
 static const struct kp_usage usage = {
 	"kp-fmt [-Hh] [-f format] [-n rows] [-o columns] [-t types] "
 	"[-u unit]\n"
-	"              [--carbon-intensity g_per_kwh] [--hide-idle] "
-	"[--list-columns]\n"
-	"              [--max-terminated n] "
+	"              [--carbon-intensity g_per_kwh] [--dir dir] "
+	"[--hide-idle]\n"
+	"              [--list-columns] "
+	"[--max-terminated n] "
 	"[--min-terminated-energy joules]\n"
 	"              [--node-name name] [--summary] "
 	"[--summary-rows rows] [--textfile path]", option_help
@@ -116,12 +119,13 @@ free_types(char **types)
 static void
 parse_options(struct fmt *ctx, int argc, char *argv[])
 {
-	enum { OPT_CARBON = 256, OPT_HIDE_IDLE, OPT_LIST_COLUMNS,
+	enum { OPT_CARBON = 256, OPT_DIR, OPT_HIDE_IDLE, OPT_LIST_COLUMNS,
 	    OPT_MAX_TERMINATED, OPT_MIN_TERMINATED, OPT_NODE_NAME, OPT_SUMMARY,
 	    OPT_SUMMARY_ROWS, OPT_TEXTFILE };
 	static const struct option longopts[] = {
 		{ "carbon-intensity", required_argument, NULL, OPT_CARBON },
 		{ "columns", required_argument, NULL, 'o' },
+		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "energy-unit", required_argument, NULL, 'u' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -172,6 +176,9 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 			    "--carbon-intensity");
 			ctx->has_carbon = 1;
 			break;
+		case OPT_DIR:
+			ctx->dir = optarg;
+			break;
 		case OPT_HIDE_IDLE:
 			ctx->hide_idle = 1;
 			break;
@@ -206,6 +213,13 @@ parse_options(struct fmt *ctx, int argc, char *argv[])
 		}
 	}
 	kp_usage_no_operand(&usage, argc, argv);
+	if (ctx->dir != NULL && ctx->format != &fmt_powercap)
+		errx(KP_EXIT_USAGE, "--dir is for -f powercap");
+	if (ctx->dir == NULL && ctx->format == &fmt_powercap)
+		errx(KP_EXIT_USAGE, "-f powercap wants --dir");
+	/* A summary's totals are no interval: no counter could take them. */
+	if (ctx->summary && ctx->format == &fmt_powercap)
+		errx(KP_EXIT_USAGE, "--summary is not for -f powercap");
 	if (columns != NULL)
 		csv_columns(ctx, columns);
 	else

@@ -134,18 +134,25 @@ source_info(struct prom *p, const struct block *b)
 	kp_map_free(seen, NULL);
 }
 
-/* A workload that ended in the block: its energy, whether it is shown. */
+/*
+ * A workload that ended in the block: its energy, whether it had a series
+ * before, and whether it is shown.
+ */
 struct ended {
 	int64_t uj;
+	int had;
 	int shown;
 };
 
+/* Those that had a series first, then by energy, the most first. */
 static int
 by_energy_desc(const void *a, const void *b)
 {
 	const struct ended *x = *(struct ended *const *)a;
 	const struct ended *y = *(struct ended *const *)b;
 
+	if (x->had != y->had)
+		return y->had - x->had;
 	return (x->uj < y->uj) - (x->uj > y->uj);
 }
 
@@ -163,8 +170,72 @@ joules_family(const char *type)
 }
 
 /*
- * The workload of terminated record rec in ended, keyed by its type and its
- * labels but zone; its energy added, over every zone but node, which
+ * A workload's key: its type, its labels but zone and state, and its
+ * starttime, which tells a pid used again from the one that ended.
+ */
+static void
+workload_key(struct prom *p, struct kp_buf *key, const struct kp_record *rec)
+{
+	int64_t starttime;
+
+	labels_workload(p, key, joules_family(rec->type), rec);
+	if (kp_rec_int(rec, "starttime", &starttime))
+		kp_buf_printf(key, " %lld", (long long)starttime);
+	kp_buf_add(key, rec->type, strlen(rec->type) + 1);
+}
+
+/*
+ * A sparse stream's bound holds while an interval is read: beyond
+ * KP_LIVE_MAX, those seen least recently are let go at once, those of
+ * this interval never; the next try waits for half as many again, so that
+ * an interval of more costs no sort each.
+ */
+static void
+had_bound(struct prom *p, int64_t seq)
+{
+	size_t n = kp_map_count(p->had.map);
+
+	if (p->dense || n <= KP_LIVE_MAX || n < p->had_next)
+		return;
+	kp_live_sweep(&p->had, 0, seq);
+	p->had_next = kp_map_count(p->had.map) + KP_LIVE_MAX / 2;
+}
+
+/*
+ * A live workload with a sample in this interval had a series: its
+ * final total is shown whatever its size (kp-fmt(1),
+ * --min-terminated-energy).  seq is its last record's.
+ */
+static void
+had_note(struct prom *p, const char *key, int64_t seq)
+{
+	char hashed[24];
+	int64_t *last_seq;
+
+	hashed_key(key, hashed);
+	if ((last_seq = kp_map_get(p->had.map, hashed)) != NULL) {
+		*last_seq = seq;
+		return;
+	}
+	last_seq = kp_malloc(sizeof(*last_seq));
+	*last_seq = seq;
+	kp_map_put(p->had.map, hashed, last_seq);
+	had_bound(p, seq);
+}
+
+/* Whether the workload of key had a series. */
+static int
+had_series(struct prom *p, const char *key)
+{
+	char hashed[24];
+
+	hashed_key(key, hashed);
+	return kp_map_get(p->had.map, hashed) != NULL;
+}
+
+/*
+ * The workload of terminated record rec in ended, keyed as workload_key
+ * leaves it in key; its energy added, over every zone but node, which
  * counts each once more.
  */
 static struct ended *
@@ -176,10 +247,10 @@ ended_add(struct prom *p, struct kp_map *ended, struct kp_buf *key,
 	int64_t uj = 0;
 	int over = 0;
 
-	labels_make(p, key, joules_family(rec->type), rec, 1);
-	kp_buf_add(key, rec->type, strlen(rec->type) + 1);
+	workload_key(p, key, rec);
 	if ((e = kp_map_get(ended, key->s)) == NULL) {
 		e = kp_calloc(1, sizeof(*e));
+		e->had = had_series(p, key->s);
 		kp_map_put(ended, key->s, e);
 	}
 	if (!kp_rec_int(rec, "total_uj", &uj))
@@ -199,165 +270,142 @@ ended_list(const char *key, void *val, void *arg)
 }
 
 /*
- * Kepler's bound on terminated workloads: those below
- * --min-terminated-energy are shown no more, and of the rest the
- * --max-terminated with the most energy.
+ * Kepler's bound on terminated workloads that never had a series: those
+ * below --min-terminated-energy are shown no more, and of the rest the
+ * --max-terminated with the most energy.  One that had a series gets its
+ * final total, so that its counter does not stop short of it.
  */
 static void
 ended_choose(struct fmt *ctx, struct kp_map *ended)
 {
 	struct ended **v, **at;
-	size_t i, n = kp_map_count(ended);
+	size_t i, n = kp_map_count(ended), had = 0;
 
 	at = v = kp_calloc(n + 1, sizeof(*v));
 	kp_map_each(ended, ended_list, &at);
 	qsort(v, n, sizeof(*v), by_energy_desc);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && v[i]->had; i++)
+		v[i]->shown = 1;
+	for (had = i; i < n; i++)
 		v[i]->shown = v[i]->uj >= ctx->min_terminated_uj &&
-		    i < (size_t)ctx->max_terminated;
+		    i - had < (size_t)ctx->max_terminated;
 	free(v);
 }
 
+/* An ended workload has no series to remember any more. */
+static void
+had_forget(const char *key, void *val, void *arg)
+{
+	struct prom *p = arg;
+	char hashed[24];
+
+	(void)val;
+	hashed_key(key, hashed);
+	free(kp_map_remove(p->had.map, hashed));
+}
+
 /*
- * Which records of b have no sample: terminated workloads past the bound,
- * and with --hide-idle, processes without CPU time.
+ * The interval's terminated workloads: one that had a series gets its
+ * final total; the others are bound as Kepler bounds them.
  */
 static void
-hide_records(struct fmt *ctx, struct prom *p, const struct block *b)
+ended_take(struct fmt *ctx, struct prom *p)
 {
 	struct kp_map *ended = kp_map_new();
-	struct ended **of = kp_calloc(b->n + 1, sizeof(*of));
+	struct ended **of = kp_calloc(p->ended.n + 1, sizeof(*of));
 	struct kp_buf key = { 0 };
-	const struct kp_record *rec;
-	int64_t cpu_us;
 	size_t i;
 
-	if (b->n > p->hidden_cap) {
-		p->hidden = kp_reallocarray(p->hidden, b->n, 1);
-		p->hidden_cap = b->n;
-	}
-	for (i = 0; i < b->n; i++) {
-		rec = b->recs[i];
-		p->hidden[i] = ctx->hide_idle && rec_is(rec, "process") &&
-		    !kp_rec_terminated(rec) &&
-		    kp_rec_int(rec, "cpu_us", &cpu_us) && cpu_us == 0;
-		if (kp_rec_terminated(rec) &&
-		    str_in_list(workload_types, rec->type))
-			of[i] = ended_add(p, ended, &key, rec);
-	}
+	for (i = 0; i < p->ended.n; i++)
+		of[i] = ended_add(p, ended, &key, p->ended.recs[i]);
 	ended_choose(ctx, ended);
-	for (i = 0; i < b->n; i++)
-		if (of[i] != NULL)
-			p->hidden[i] = !of[i]->shown;
+	for (i = 0; i < p->ended.n; i++)
+		if (of[i]->shown)
+			families_take(ctx, p, p->ended.recs[i]);
+	kp_map_each(ended, had_forget, p);
 	free(of);
 	free(key.s);
 	kp_map_free(ended, free);
 }
 
-/* The exposition of a block in p->text; it moves the counters on. */
+/* The interval's first record, or its interval record: it opens. */
 static void
-render(struct fmt *ctx, struct prom *p, const struct block *b)
+interval_open(struct prom *p)
+{
+	if (!p->open) {
+		p->open = 1;
+		p->gen++;
+	}
+}
+
+/*
+ * A record of the open interval, as read.  Its samples go to their
+ * families' slots at once; what the interval's end decides waits for it:
+ * terminated workloads (the bounds), node and energy records (an energy
+ * record stands for a node record missing) and exited records (summed per
+ * series).  With --hide-idle, a process without CPU time has none.
+ */
+static void
+prom_take(struct fmt *ctx, struct prom *p, const struct kp_record *rec)
+{
+	int64_t cpu_us;
+
+	interval_open(p);
+	p->dense |= rec_says_dense(rec);
+	p->any_node_zone |= rec_in_node_zone(rec);
+	if (rec_is(rec, "node") || rec_is(rec, "energy"))
+		block_add(&p->lines, rec);
+	else if (rec_is(rec, "exited"))
+		block_add(&p->exited, rec);
+	else if (!str_in_list(workload_types, rec->type))
+		families_take(ctx, p, rec);
+	else if (kp_rec_terminated(rec))
+		block_add(&p->ended, rec);
+	else if (!ctx->hide_idle || !rec_is(rec, "process") ||
+	    !kp_rec_int(rec, "cpu_us", &cpu_us) || cpu_us != 0) {
+		workload_key(p, &p->key, rec);
+		had_note(p, p->key.s, rec->seq);
+		families_take(ctx, p, rec);
+	}
+}
+
+/* The exposition of the interval, in Kepler's order of families. */
+static void
+exposition_write(struct fmt *ctx, struct prom *p, struct prom_out *out)
 {
 	size_t i;
 
-	p->gen++;
-	p->text.len = 0;
-	labels_prepare(&p->labels, b->n);
-	hide_records(ctx, p, b);
 	build_info(p);
 	kp_buf_add(&p->text, p->cpu_info.s, p->cpu_info.len);
-	source_info(p, b);
+	source_info(p, &p->lines);
 	for (i = 0; i < NELEM(families); i++)
-		if (families[i].kind != COUNTER_CO2 || ctx->has_carbon)
-			family_write(ctx, p, i, b, 0);
-	exited_write(ctx, p, b, 0);
-	if (!block_in_node_zone(p, b)) {
-		forget_stale(p);
-		return;
+		slot_write(p, i, 0, out);
+	labels_prepare(&p->labels, p->exited.n);
+	exited_write(ctx, p, &p->exited, 0);
+	prom_out_text(p, out);
+	if (p->any_node_zone) {
+		for (i = 0; i < NELEM(families); i++)
+			slot_write(p, i, 1, out);
+		exited_write(ctx, p, &p->exited, 1);
 	}
-	for (i = 0; i < NELEM(families); i++)
-		if (p->node_zone_name[i] != NULL &&
-		    (families[i].kind != COUNTER_CO2 || ctx->has_carbon))
-			family_write(ctx, p, i, b, 1);
-	exited_write(ctx, p, b, 1);
-	forget_stale(p);
+	prom_out_flush(p, out);
 }
 
-/*
- * The temporaries' tag: a name that only kp-fmt's textfile gives, so that
- * the leftovers of a run killed between writing one and renaming it are
- * told from anything else in node_exporter's directory.
- */
-#define TEXTFILE_TAG "kp-fmt."
-/* A temporary last changed that long ago is no write in progress. */
-#define TEXTFILE_STALE_S 60
-
-/* A new temporary file beside the textfile, for the next exposition. */
-static int
-textfile_temp(const char *path, char **tmp)
-{
-	int fd;
-
-	*tmp = kp_replaced_temp(path, TEXTFILE_TAG);
-	if ((fd = mkstemp(*tmp)) < 0)
-		err(KP_EXIT_FAILURE, "textfile '%s': cannot create a file "
-		    "in its directory", path);
-	return fd;
-}
-
-/*
- * At start: the path is what a state file may be (kp-fmt(1),
- * --textfile), the leftovers of earlier runs go, and a directory we
- * cannot write fails now, not later.
- */
-void
-textfile_check(const char *path)
-{
-	char *tmp;
-	int fd;
-
-	if ((fd = kp_replaced_open(path, "replacing it with the exposition")) >=
-	    0)
-		close(fd);
-	kp_replaced_clean(path, TEXTFILE_TAG, TEXTFILE_STALE_S);
-	fd = textfile_temp(path, &tmp);
-	close(fd);
-	unlink(tmp);
-	free(tmp);
-}
-
-static int
-write_all(int fd, const char *s, size_t len)
-{
-	ssize_t n;
-
-	for (; len > 0; s += n, len -= (size_t)n)
-		if ((n = write(fd, s, len)) < 0)
-			return -1;
-	return 0;
-}
-
-/* Replaces the textfile with the exposition in p->text, atomically. */
+/* Forgets the open interval; keeps the memory for the next. */
 static void
-textfile_write(const struct prom *p)
+interval_clear(struct prom *p)
 {
-	char *tmp;
-	int fd;
+	size_t i;
 
-	fd = textfile_temp(p->textfile, &tmp);
-	if (write_all(fd, p->text.s, p->text.len) < 0 ||
-	    fchmod(fd, 0644) < 0) {
-		warn("textfile '%s'", tmp);
-		close(fd);
-		unlink(tmp);
-		exit(KP_EXIT_FAILURE);
+	for (i = 0; i < NELEM(families); i++) {
+		slot_clear(&p->slots[0][i]);
+		slot_clear(&p->slots[1][i]);
 	}
-	if (close(fd) < 0 || rename(tmp, p->textfile) < 0) {
-		warn("textfile '%s'", tmp);
-		unlink(tmp);
-		exit(KP_EXIT_FAILURE);
-	}
-	free(tmp);
+	block_clear(&p->lines);
+	block_clear(&p->exited);
+	block_clear(&p->ended);
+	p->spill_end = 0;
+	p->open = p->dense = p->any_node_zone = 0;
 }
 
 /*
@@ -380,7 +428,12 @@ prom_new(const struct fmt *ctx, const char *textfile, int to_stdout)
 
 	p->to_stdout = to_stdout;
 	p->textfile = textfile;
+	p->spill_fd = p->last_fd = -1;
 	p->series = kp_map_new();
+	p->had.map = kp_map_new();
+	p->had.free_val = free;
+	p->had.fate = "a terminated one of those let go is shown only above "
+	    "--min-terminated-energy";
 	p->default_node_name = ctx->node_name;
 	for (i = 0; i < NELEM(families); i++)
 		p->node_zone_name[i] = node_zone_name(&families[i]);
@@ -485,49 +538,122 @@ prom_header(struct fmt *ctx, void *st, const struct kp_record *rec)
 		cpu_info_make(p, f);
 }
 
-/* The textfile shows whole intervals only. */
+/*
+ * The workloads that had a series and ended without a terminated record:
+ * in a dense interval, those without one; in a sparse stream, beyond
+ * KP_LIVE_MAX, those seen least recently.
+ */
+static void
+had_sweep(struct prom *p, int64_t seq)
+{
+	kp_live_sweep(&p->had, p->dense, seq);
+	p->had_next = 0;
+}
+
+/*
+ * The interval ends: the exposition is written, to the textfile's
+ * temporary, renamed into place, for a whole interval, and to stdout's
+ * file, which keeps the last; interval NULL: one cut short.
+ */
+static void
+interval_end(struct fmt *ctx, struct prom *p, const struct kp_record *interval)
+{
+	struct prom_out out;
+	size_t i;
+
+	ended_take(ctx, p);
+	for (i = 0; i < p->lines.n; i++)
+		families_take(ctx, p, p->lines.recs[i]);
+	prom_out_open(p, &out, interval != NULL);
+	exposition_write(ctx, p, &out);
+	prom_out_close(p, &out);
+	forget_stale(p);
+	if (interval != NULL)
+		had_sweep(p, interval->seq);
+	interval_clear(p);
+}
+
+/*
+ * Each interval moves the counters on and replaces the textfile; standard
+ * output gets one exposition, the last, when the input ends (kp-fmt(1),
+ * prometheus): a Prometheus text is one snapshot, each family once.  b
+ * holds the records when they were not taken as read.
+ */
 static void
 prom_block(struct fmt *ctx, void *st, const struct block *b,
     const struct kp_record *interval)
 {
 	struct prom *p = st;
+	size_t i;
 
-	if (interval == NULL && b->n == 0)
-		return;
-	render(ctx, p, b);
-	if (p->to_stdout) {
-		kp_buf_add(&ctx->out, p->text.s, p->text.len);
-		kp_buf_add(&ctx->out, "\n", 1);
+	for (i = 0; i < b->n; i++)
+		prom_take(ctx, p, b->recs[i]);
+	/* An interval without records has an exposition too. */
+	if (interval != NULL)
+		interval_open(p);
+	if (p->open)
+		interval_end(ctx, p, interval);
+}
+
+static void
+prom_record(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	prom_take(ctx, st, rec);
+}
+
+static void
+prom_free(struct prom *p)
+{
+	size_t i;
+
+	kp_map_free(p->series, free);
+	kp_map_free(p->had.map, free);
+	labels_free(&p->labels);
+	for (i = 0; i < NELEM(p->rec_labels.text); i++)
+		free(p->rec_labels.text[i].s);
+	for (i = 0; i < NELEM(families); i++) {
+		slot_clear(&p->slots[0][i]);
+		slot_clear(&p->slots[1][i]);
+		free(p->slots[0][i].text.s);
+		free(p->slots[0][i].parts);
+		free(p->slots[1][i].text.s);
+		free(p->slots[1][i].parts);
+		free(p->node_zone_name[i]);
 	}
-	if (p->textfile != NULL && interval != NULL)
-		textfile_write(p);
+	for (i = 0; i < NELEM(exited_families); i++)
+		free(p->exited_node_zone_name[i]);
+	block_free(&p->lines);
+	block_free(&p->exited);
+	block_free(&p->ended);
+	free(p->text.s);
+	free(p->key.s);
+	free(p->node_name);
+	free(p->cpu_info.s);
+	if (p->spill_fd >= 0)
+		close(p->spill_fd);
+	if (p->last_fd >= 0)
+		close(p->last_fd);
+	free(p->last.s);
+	free(p);
 }
 
 static void
 prom_end(struct fmt *ctx, void *st, const struct block *rest)
 {
 	struct prom *p = st;
-	size_t i;
 
 	prom_block(ctx, st, rest, NULL);
-	kp_map_free(p->series, free);
-	labels_free(&p->labels);
-	free(p->text.s);
-	free(p->key.s);
-	free(p->node_name);
-	free(p->cpu_info.s);
-	free(p->hidden);
-	for (i = 0; i < NELEM(families); i++)
-		free(p->node_zone_name[i]);
-	for (i = 0; i < NELEM(exited_families); i++)
-		free(p->exited_node_zone_name[i]);
-	free(p);
+	if (p->to_stdout)
+		prom_out_last(ctx, p);
+	prom_free(p);
 }
 
 const struct format fmt_prometheus = {
-	"prometheus", prom_begin, prom_block, prom_header, prom_end, NULL
+	"prometheus", prom_begin, prom_block, prom_header, prom_end,
+	prom_record
 };
 
 const struct format fmt_textfile = {
-	"textfile", textfile_begin, prom_block, prom_header, prom_end, NULL
+	"textfile", textfile_begin, prom_block, prom_header, prom_end,
+	prom_record
 };

@@ -79,19 +79,61 @@ forget_stale(struct prom *p)
 	free(st.keys);
 }
 
-/* The series of p->key; *fresh: not sampled yet in this block. */
+/*
+ * A key of 128 bits for text, in 23 characters and a NUL, for the maps
+ * that would hold millions of names and labels otherwise: an interval of
+ * a million processes has millions of series (kp-fmt(1), Memory).  The
+ * first is '#', which starts no series name.
+ */
+void
+hashed_key(const char *text, char *out)
+{
+	static const char digits[] =
+	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_";
+	uint64_t h1 = 1469598103934665603ULL, h2 = 0x9e3779b97f4a7c15ULL;
+	const unsigned char *c;
+	size_t i;
+
+	for (c = (const unsigned char *)text; *c; c++) {
+		h1 = (h1 ^ *c) * 1099511628211ULL;	/* FNV-1a */
+		h2 = (h2 ^ *c) * 0xbf58476d1ce4e5b9ULL;
+		h2 ^= h2 >> 31;
+	}
+	out[0] = '#';
+	for (i = 0; i < 11; i++, h1 >>= 6, h2 >>= 6) {
+		out[1 + i] = digits[h1 & 63];
+		out[12 + i] = digits[h2 & 63];
+	}
+	out[23] = '\0';
+}
+
+/*
+ * The map's key of the series in p->key: hashed, but for exited series,
+ * which keep their text for exited.c to carry them on.
+ */
+const char *
+series_key(struct prom *p, const struct family *f)
+{
+	if (strcmp(f->rectype, "exited") == 0)
+		return p->key.s;
+	hashed_key(p->key.s, p->hashed);
+	return p->hashed;
+}
+
+/* The series of p->key; *fresh: not sampled yet in this interval. */
 struct series *
 series_get(struct prom *p, const struct family *f, int *fresh)
 {
+	const char *key = series_key(p, f);
 	struct series *s;
 
-	if ((s = kp_map_get(p->series, p->key.s)) == NULL) {
+	if ((s = kp_map_get(p->series, key)) == NULL) {
 		s = kp_calloc(1, sizeof(*s));
 		if (strcmp(f->rectype, "exited") == 0)
 			s->forget_after = EXITED_FORGET_INTERVALS;
 		else if (str_in_list(workload_types, f->rectype))
 			s->forget_after = FORGET_INTERVALS;
-		kp_map_put(p->series, p->key.s, s);
+		kp_map_put(p->series, key, s);
 		s->seen_gen = p->gen - 1;
 	}
 	*fresh = s->seen_gen != p->gen;
@@ -178,29 +220,29 @@ family_zoned(const struct family *f)
 }
 
 /*
- * Whether record i of b has a sample in family f, or in its node zone
- * family; zoned: f has a zone label.
+ * Whether rec has a sample in family f, or in its node zone family;
+ * zoned: f has a zone label.  An energy record stands for a node record
+ * missing, which only the interval's end knows: the caller gives energy
+ * records then.
  */
 static int
 family_has(struct prom *p, const struct family *f, int zoned,
-    const struct block *b, size_t i, int node_zone)
+    const struct kp_record *rec, int node_zone)
 {
-	const struct kp_record *rec = b->recs[i];
 	const char *zone;
 
-	if (p->hidden[i] || (!rec_is(rec, f->rectype) &&
-	    (f->rectype2 == NULL || !rec_is(rec, f->rectype2))))
+	if (!rec_is(rec, f->rectype) &&
+	    (f->rectype2 == NULL || !rec_is(rec, f->rectype2)))
 		return 0;
-	if (zoned && in_node_zone(&p->labels, b, i) != node_zone)
+	if (zoned && rec_in_node_zone(rec) != node_zone)
 		return 0;
 	if (f->zones == NULL && !rec_is(rec, "energy"))
 		return 1;
 	zone = kp_rec_str(rec, "zone");
 	if (f->zones != NULL && (zone == NULL || !str_in_list(f->zones, zone)))
 		return 0;
-	/* An energy record only stands for a node record missing. */
 	return !rec_is(rec, "energy") || (zone != NULL &&
-	    !block_has_node(b, zone));
+	    !block_has_node(&p->lines, zone));
 }
 
 void
@@ -213,17 +255,40 @@ family_head(struct kp_buf *out, const struct family *f, const char *name,
 	    f->kind == GAUGE ? "gauge" : "counter");
 }
 
-/* One sample: name{labels} value; its HELP and TYPE before the first. */
+/*
+ * A sample of a slot is held in memory up to SLOT_HELD_BYTES, then
+ * written to the spill file, so that an exposition larger than its input
+ * costs no memory of its size (kp-fmt(1), Memory).
+ */
+#define SLOT_HELD_BYTES (64 << 10)
+
+/* The slot's text so far goes to the end of the spill file. */
+static void
+slot_spill(struct prom *p, struct slot *sl)
+{
+	if (p->spill_fd < 0)
+		p->spill_fd = spill_open();
+	spill_write(p->spill_fd, sl->text.s, sl->text.len, p->spill_end);
+	if (sl->nparts == sl->partcap) {
+		sl->partcap = sl->partcap ? sl->partcap * 2 : 8;
+		sl->parts = kp_reallocarray(sl->parts, sl->partcap,
+		    sizeof(*sl->parts));
+	}
+	sl->parts[sl->nparts].off = p->spill_end;
+	sl->parts[sl->nparts++].len = sl->text.len;
+	p->spill_end += (off_t)sl->text.len;
+	sl->text.len = 0;
+}
+
+/* One sample of rec in slot sl: name{labels} value. */
 static void
 family_sample(struct fmt *ctx, struct prom *p, const struct family *f,
-    const char *name, int node_zone, const struct kp_record *rec,
-    const struct kp_buf *labels, size_t *samples)
+    const char *name, const struct kp_record *rec, const struct kp_buf *labels,
+    struct slot *sl)
 {
-	struct kp_buf *out = &p->text;
+	struct kp_buf *out = &sl->text;
 	size_t mark = out->len;
 
-	if (*samples == 0)
-		family_head(out, f, name, node_zone);
 	kp_buf_add(out, name, strlen(name));
 	kp_buf_add(out, labels->s, labels->len);
 	kp_buf_add(out, " ", 1);
@@ -232,50 +297,126 @@ family_sample(struct fmt *ctx, struct prom *p, const struct family *f,
 		return;
 	}
 	kp_buf_add(out, "\n", 1);
-	(*samples)++;
-}
-
-/* Whether records a and b are of one zone and socket. */
-static int
-same_zone(const struct kp_record *a, const struct kp_record *b)
-{
-	const char *za = kp_rec_str(a, "zone"), *zb = kp_rec_str(b, "zone");
-	int64_t sa = -1, sb = -1;
-
-	kp_rec_int(a, "socket", &sa);
-	kp_rec_int(b, "socket", &sb);
-	return sa == sb && (za == NULL ? zb == NULL :
-	    zb != NULL && strcmp(za, zb) == 0);
+	sl->samples++;
+	if (out->len >= SLOT_HELD_BYTES)
+		slot_spill(p, sl);
 }
 
 /*
- * Family number fi, or its node zone family, of block b.  A COUNTER_S
- * family takes the records of the first zone it finds: the others repeat
- * their CPU time.
+ * Whether rec is of the zone and socket of the slot's first sample, which
+ * the first sets: a COUNTER_S family takes the records of the first zone
+ * it finds, the others repeating their CPU time.
+ */
+static int
+slot_same_zone(struct slot *sl, const struct kp_record *rec)
+{
+	const char *zone = kp_rec_str(rec, "zone");
+	int64_t socket = -1;
+
+	kp_rec_int(rec, "socket", &socket);
+	if (!sl->zone_set) {
+		sl->zone_set = 1;
+		sl->zone = zone != NULL ? kp_strdup(zone) : NULL;
+		sl->socket = socket;
+		return 1;
+	}
+	return sl->socket == socket && (zone == NULL ? sl->zone == NULL :
+	    sl->zone != NULL && strcmp(zone, sl->zone) == 0);
+}
+
+/* rec's labels in family f, made once for the families sharing them. */
+static const struct kp_buf *
+rec_labels(struct prom *p, const struct family *f, const struct kp_record *rec,
+    int node_zone)
+{
+	struct rec_labels *rl = &p->rec_labels;
+	size_t i;
+
+	for (i = 0; i < rl->n; i++)
+		if (rl->set[i] == f->labels && rl->node_zone[i] == node_zone)
+			return &rl->text[i];
+	if (rl->n == NELEM(rl->text))
+		rl->n = 0;
+	rl->set[rl->n] = f->labels;
+	rl->node_zone[rl->n] = node_zone;
+	labels_make(p, &rl->text[rl->n], f, rec, node_zone);
+	return &rl->text[rl->n++];
+}
+
+/*
+ * rec's samples, in each family that has them and its node zone family,
+ * to the families' slots, which the interval's end writes in order.
  */
 void
-family_write(struct fmt *ctx, struct prom *p, size_t fi,
-    const struct block *b, int node_zone)
+families_take(struct fmt *ctx, struct prom *p, const struct kp_record *rec)
 {
-	const struct family *f = &families[fi];
-	const char *name = node_zone ? p->node_zone_name[fi] : f->name;
-	const struct kp_record *first = NULL;
-	int zoned = family_zoned(f);
-	size_t i, samples = 0;
+	const struct family *f;
+	struct slot *sl;
+	size_t fi;
+	int nz = rec_in_node_zone(rec);
 
-	for (i = 0; i < b->n; i++) {
-		if (!family_has(p, f, zoned, b, i, node_zone))
+	p->rec_labels.n = 0;
+	for (fi = 0; fi < NELEM(families); fi++) {
+		f = &families[fi];
+		if (f->kind == COUNTER_CO2 && !ctx->has_carbon)
 			continue;
-		if (first == NULL)
-			first = b->recs[i];
-		else if (f->kind == COUNTER_S && !same_zone(first, b->recs[i]))
+		if (nz && p->node_zone_name[fi] != NULL &&
+		    family_has(p, f, 1, rec, 1))
+			sl = &p->slots[1][fi];
+		else if (family_has(p, f, family_zoned(f), rec, 0))
+			sl = &p->slots[0][fi];
+		else
 			continue;
-		family_sample(ctx, p, f, name, node_zone, b->recs[i],
-		    labels_of(p, f, b, i, node_zone), &samples);
+		if (f->kind == COUNTER_S && !slot_same_zone(sl, rec))
+			continue;
 		/* Without labels a second sample would repeat the series. */
-		if (f->labels[0] == NULL && samples > 0)
-			break;
+		if (f->labels[0] == NULL && sl->samples > 0)
+			continue;
+		family_sample(ctx, p, f, sl == &p->slots[1][fi] ?
+		    p->node_zone_name[fi] : f->name, rec,
+		    rec_labels(p, f, rec, sl == &p->slots[1][fi]), sl);
 	}
+}
+
+/*
+ * Family fi's samples, or its node zone family's, after its HELP and
+ * TYPE, to out through text; empties the slot.
+ */
+void
+slot_write(struct prom *p, size_t fi, int node_zone, struct prom_out *out)
+{
+	struct slot *sl = &p->slots[node_zone][fi];
+	char buf[SLOT_HELD_BYTES];
+	size_t i, done, n;
+
+	if (sl->samples == 0)
+		return;
+	family_head(&p->text, &families[fi], node_zone ?
+	    p->node_zone_name[fi] : families[fi].name, node_zone);
+	prom_out_flush(p, out);
+	for (i = 0; i < sl->nparts; i++)
+		for (done = 0; done < sl->parts[i].len; done += n) {
+			n = sl->parts[i].len - done;
+			if (n > sizeof(buf))
+				n = sizeof(buf);
+			spill_read(p->spill_fd, buf, n,
+			    sl->parts[i].off + (off_t)done);
+			prom_out_write(out, buf, n);
+		}
+	kp_buf_add(&p->text, sl->text.s, sl->text.len);
+	prom_out_text(p, out);
+	slot_clear(sl);
+}
+
+void
+slot_clear(struct slot *sl)
+{
+	sl->text.len = 0;
+	sl->nparts = 0;
+	sl->samples = 0;
+	sl->zone_set = 0;
+	free(sl->zone);
+	sl->zone = NULL;
 }
 
 /*
@@ -296,16 +437,4 @@ node_zone_name(const struct family *f)
 		name += 3;
 	return kp_asprintf("kp_%.*s_total_%s", (int)(cpu - name), name,
 	    cpu + 5);
-}
-
-/* Whether a record of b is of the node zone. */
-int
-block_in_node_zone(struct prom *p, const struct block *b)
-{
-	size_t i;
-
-	for (i = 0; i < b->n; i++)
-		if (in_node_zone(&p->labels, b, i))
-			return 1;
-	return 0;
 }

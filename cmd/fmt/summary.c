@@ -80,6 +80,7 @@ struct summary {
 	size_t nended, nlive;		/* foldable workloads held */
 	int64_t seq;			/* of the interval being added */
 	int dense, warned;
+	size_t live_next;		/* fold_live's next try */
 	struct kp_buf key;
 	int64_t first_seq, last_seq, dt_us;
 	size_t intervals;		/* interval records read */
@@ -89,6 +90,7 @@ struct summary {
 	long *pending_lineno;		/* each's line number */
 	size_t npending, pendingcap;
 	struct kp_map *procs_seen;	/* seen_key -> int64_t * */
+	struct cmd_energy *cmd;		/* rapl-read -- CMD's command block */
 };
 
 /*
@@ -319,14 +321,6 @@ workload_merge(struct summary *s, struct workload *w,
 	}
 }
 
-static int
-rec_true(const struct kp_record *rec, const char *key)
-{
-	const struct kp_field *f = kp_rec_get(rec, key);
-
-	return f != NULL && f->kind == KP_V_TRUE;
-}
-
 /* Processes and groups come and go, many in a long run; nodes do not. */
 static int
 foldable(const struct kp_record *rec)
@@ -461,6 +455,7 @@ procs_seen_add(struct summary *s, const struct kp_record *rec)
 	}
 	free(key.s);
 }
+static void fold_live(struct summary *s);
 
 static void
 add_record(struct summary *s, const struct kp_record *rec)
@@ -469,6 +464,8 @@ add_record(struct summary *s, const struct kp_record *rec)
 
 	if (s->first_seq < 0 || rec->seq < s->first_seq)
 		s->first_seq = rec->seq;
+	if (cmd_energy_add(s->cmd, rec))
+		return;		/* the command block stands for it */
 	workload_key(&s->key, rec);
 	if ((w = kp_map_get(s->index, s->key.s)) == NULL) {
 		if (rec_is(rec, "process"))
@@ -481,9 +478,11 @@ add_record(struct summary *s, const struct kp_record *rec)
 	w->last_seq = rec->seq;
 	if (kp_rec_terminated(rec))
 		workload_end(s, w);
-	if ((rec_is(rec, "cpu") || rec_is(rec, "node")) &&
-	    rec_true(rec, "dense"))
+	if (rec_says_dense(rec))
 		s->dense = 1;
+	/* A sparse stream's bound holds while an interval is summed. */
+	if (!s->dense)
+		fold_live(s);
 }
 
 static struct sum_field *
@@ -716,21 +715,34 @@ end_absent(struct summary *s, int64_t seq)
 			workload_end(s, s->w[i]);
 }
 
-/* Bounds what is held: ended workloads, then live ones, with a word. */
+/*
+ * Bounds the live workloads held, with a word.  Those of the open
+ * interval are never folded: beyond the bound, the next try waits for
+ * half as many again, so that an interval of more costs no sort each.
+ */
 static void
-fold_held(struct summary *s)
+fold_live(struct summary *s)
 {
 	size_t before = s->nlive;
 
-	if (s->nended > 2 * s->rows)
-		fold_beyond(s, s->rows, is_ended);
-	if (s->nlive <= KP_LIVE_MAX)
+	if (s->nlive <= KP_LIVE_MAX || s->nlive < s->live_next)
 		return;
 	fold_stale(s, KP_LIVE_MAX / 2);
+	s->live_next = s->nlive + KP_LIVE_MAX / 2;
 	if (!s->warned++)
 		warnx("--summary: %zu workloads without an end, more than "
 		    "%d, the least recently seen folded into other rows; one "
 		    "that comes back starts a new row", before, KP_LIVE_MAX);
+}
+
+/* Bounds what is held: ended workloads, then live ones. */
+static void
+fold_held(struct summary *s)
+{
+	if (s->nended > 2 * s->rows)
+		fold_beyond(s, s->rows, is_ended);
+	s->live_next = 0;
+	fold_live(s);
 }
 
 /* Forgets the open interval's lines; keeps the memory for the next. */
@@ -988,6 +1000,7 @@ summary_write(struct fmt *ctx, struct summary *s)
 		workload_line(s, &text, s->w[i]);
 	for (i = 0; i < s->nother; i++)
 		workload_line(s, &text, s->other[i]);
+	cmd_energy_lines(s->cmd, &text, s->last_seq, s->dt_us);
 	interval_line(s, &text);
 	r = kp_reader_open_mem(text.s, text.len, "--summary");
 	while ((got = kp_reader_next(r, &rec)) > 0 &&
@@ -1019,6 +1032,7 @@ summary_begin(struct fmt *ctx)
 	s->procs_seen = kp_map_new();
 	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
+	s->cmd = cmd_energy_new();
 	return s;
 }
 
@@ -1070,6 +1084,7 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	free(s->pending.s);
 	free(s->pending_lineno);
 	block_free(&s->header);
+	cmd_energy_free(s->cmd);
 	free(s);
 }
 

@@ -1,6 +1,8 @@
 /*
  * -f table: one block of text per interval, for people: the interval, a
- * line per zone, then tables of the workloads sorted by power.
+ * line per zone, then tables of the workloads sorted by power.  As its
+ * records are read, an interval keeps the few of its lines whole and the
+ * rows of its tables as rows.c keeps them (kp-fmt(1), Memory).
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -11,16 +13,84 @@
 
 #define TABLE_COLS 9
 
+/* The cells of one row, as they are made. */
 struct table {
-	size_t ncols;
-	const char *align;	/* 'l' or 'r' per column */
-	char **cells;		/* row-major, the header row first */
+	char **cells;
 	size_t ncells, cap;
 };
 
-/* The state of -f table: whether a block was written, for the blank line. */
+/*
+ * The exited records whose power the table shows as zero, below 0.005 mW,
+ * its last digit: many such rows would bury the few that count, so they
+ * are summed per zone into one "other ended" row (kp-fmt(1), -f table).
+ */
+#define EXITED_SHOWN_MIN_W 5e-6
+struct ended_fold {
+	char *zone;
+	int64_t count, energy_uj, cpu_us;
+	double watts;
+};
+
+/*
+ * An interval as the table keeps it: the records of its lines whole,
+ * the rows of its tables, the width of the zones of all its records;
+ * the folds of its ended rows, which levels have groups, the level of
+ * its first host record, for the tables of those.
+ */
+struct kept {
+	struct block lines;
+	struct rows rows;
+	struct table cells;
+	size_t zone_width;
+	int64_t first_seq;	/* -1: no record yet */
+	struct ended_fold *folds;
+	size_t nfolds, folds_cap;
+	struct table group_bys;	/* the "by" of each group record, once */
+	char *first_level;	/* the first host record's row's; NULL: none */
+};
+
+/*
+ * How print_table writes rows: their columns' alignment and titles, in
+ * max places where it can (0: any); name, where not NULL, in place of
+ * each row's first cell; extra, where not NULL, rows after them, ncols
+ * cells each.
+ */
+struct layout {
+	const char *align;
+	const char *const *head;
+	size_t max;
+	const char *name;
+	const struct table *extra;
+};
+
+/* The state of -f table: the open interval, and whether one was written. */
 struct table_state {
+	struct kept k;
 	int written;
+};
+
+/* The records whose lines come before the tables: a few an interval. */
+static const char *const line_types[] = {
+	"node", "energy", "cpu", "command", "unattributed", NULL
+};
+
+/* The workload tables, in the order written, and their rows' records. */
+enum { PROCESSES, EXITED, FIRST_GROUPS, BY_GROUPS = FIRST_GROUPS + 4,
+	HOSTS };
+static const struct row_kind {
+	const char *type;
+	const char *id_key;	/* the id of a group; NULL: by's field */
+	const char *title;
+	size_t id_max;
+} row_kinds[NROW_KINDS] = {
+	{ "process", NULL, NULL, 0 },
+	{ "exited", NULL, NULL, 0 },
+	{ "container", "container_id", "CONTAINER", 12 },
+	{ "pod", "pod_id", "POD", SIZE_MAX },
+	{ "vm", "vm_id", "VM", SIZE_MAX },
+	{ "unit", "unit", "UNIT", SIZE_MAX },
+	{ "group", NULL, "GROUP", SIZE_MAX },
+	{ "host", "level", "HOST LEVEL", SIZE_MAX },
 };
 
 /* Terminal columns of UTF-8 text, counting each code point as one. */
@@ -82,23 +152,12 @@ put_term(struct kp_buf *out, const char *s)
 	free(t);
 }
 
-static void
-table_init(struct table *t, const char *align, const char *const *head)
-{
-	t->ncols = strlen(align);
-	t->align = align;
-	t->cap = t->ncols * 8;
-	t->cells = kp_reallocarray(NULL, t->cap, sizeof(*t->cells));
-	for (t->ncells = 0; t->ncells < t->ncols; t->ncells++)
-		t->cells[t->ncells] = kp_strdup(head[t->ncells]);
-}
-
 /* Adds a cell, a copy of text made fit for a terminal. */
 static void
 table_cell(struct table *t, const char *text, size_t max)
 {
 	if (t->ncells == t->cap) {
-		t->cap = t->cap * 2;
+		t->cap = t->cap ? t->cap * 2 : 16;
 		t->cells = kp_reallocarray(t->cells, t->cap,
 		    sizeof(*t->cells));
 	}
@@ -106,15 +165,45 @@ table_cell(struct table *t, const char *text, size_t max)
 }
 
 static void
-table_widths(const struct table *t, size_t *width)
+cells_clear(struct table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ncells; i++)
+		free(t->cells[i]);
+	t->ncells = 0;
+}
+
+/* Widens each of the ncols columns to its cell in c. */
+static void
+widen(size_t *width, const char *const *c, size_t ncols)
 {
 	size_t i, w;
 
-	for (i = 0; i < t->ncells; i++) {
-		w = text_width(t->cells[i]);
-		if (w > width[i % t->ncols])
-			width[i % t->ncols] = w;
-	}
+	for (i = 0; i < ncols; i++)
+		if ((w = text_width(c[i])) > width[i])
+			width[i] = w;
+}
+
+/* The first ncols cells of row in c. */
+static void
+row_split(const struct row *row, const char **c, size_t ncols)
+{
+	const char *p = row_cells(row);
+	size_t i;
+
+	for (i = 0; i < ncols; i++, p += strlen(p) + 1)
+		c[i] = p;
+}
+
+/* The first ncols cells of row, the first name where that is not NULL. */
+static void
+layout_split(const struct layout *l, const struct row *row, const char **c,
+    size_t ncols)
+{
+	row_split(row, c, ncols);
+	if (l->name != NULL)
+		c[0] = l->name;
 }
 
 /*
@@ -123,21 +212,21 @@ table_widths(const struct table *t, size_t *width)
  * their width, and a text column keeps at least its title's.
  */
 static void
-table_fit(const struct table *t, size_t *width, size_t max)
+table_fit(const struct layout *l, size_t *width, size_t ncols)
 {
 	size_t col, total, widest;
 
 	for (;;) {
-		total = 2 * (t->ncols - 1);
-		widest = t->ncols;
-		for (col = 0; col < t->ncols; col++) {
+		total = 2 * (ncols - 1);
+		widest = ncols;
+		for (col = 0; col < ncols; col++) {
 			total += width[col];
-			if (t->align[col] == 'l' &&
-			    width[col] > text_width(t->cells[col]) &&
-			    (widest == t->ncols || width[col] > width[widest]))
+			if (l->align[col] == 'l' &&
+			    width[col] > text_width(l->head[col]) &&
+			    (widest == ncols || width[col] > width[widest]))
 				widest = col;
 		}
-		if (max == 0 || total <= max || widest == t->ncols)
+		if (l->max == 0 || total <= l->max || widest == ncols)
 			return;
 		width[widest]--;
 	}
@@ -160,32 +249,65 @@ put_cell(struct kp_buf *out, const char *cell, size_t width)
 }
 
 /*
- * Writes the table, if it has a row beside the header, in max places
- * where it can (0: any), and frees it.
+ * One line of a table: its cells, each padded to its column's width or
+ * cut to it.
  */
 static void
-table_print(struct kp_buf *out, struct table *t, size_t max)
+print_cells(struct kp_buf *out, const char *align, const size_t *width,
+    const char *const *c)
 {
-	size_t width[TABLE_COLS] = { 0 };
-	size_t i, col, w;
+	size_t col, ncols = strlen(align), w;
 
-	table_widths(t, width);
-	table_fit(t, width, max);
-	for (i = 0; t->ncells > t->ncols && i < t->ncells; i++) {
-		col = i % t->ncols;
-		w = text_width(t->cells[i]);
+	for (col = 0; col < ncols; col++) {
+		w = text_width(c[col]);
 		w = w < width[col] ? width[col] - w : 0;
-		if (t->align[col] == 'r')
+		if (align[col] == 'r')
 			pad(out, w);
-		put_cell(out, t->cells[i], width[col]);
-		if (col == t->ncols - 1)
+		put_cell(out, c[col], width[col]);
+		if (col == ncols - 1)
 			kp_buf_add(out, "\n", 1);
 		else
-			pad(out, t->align[col] == 'l' ? w + 2 : 2);
+			pad(out, align[col] == 'l' ? w + 2 : 2);
 	}
-	for (i = 0; i < t->ncells; i++)
-		free(t->cells[i]);
-	free(t->cells);
+}
+
+/* The width of each column of the rows of s and of l's extra rows. */
+static void
+layout_widths(const struct layout *l, const struct rowset *s, size_t *width,
+    size_t ncols)
+{
+	const char *c[TABLE_COLS];
+	size_t i;
+
+	widen(width, l->head, ncols);
+	for (i = 0; i < s->n; i++) {
+		layout_split(l, s->v[i], c, ncols);
+		widen(width, c, ncols);
+	}
+	for (i = 0; l->extra != NULL && i < l->extra->ncells; i += ncols)
+		widen(width, (const char *const *)l->extra->cells + i, ncols);
+	table_fit(l, width, ncols);
+}
+
+/* The table of the rows of s, then l's extra ones, if it has any. */
+static void
+print_table(struct kp_buf *out, const struct layout *l,
+    const struct rowset *s)
+{
+	size_t width[TABLE_COLS] = { 0 }, ncols = strlen(l->align), i;
+	const char *c[TABLE_COLS];
+
+	if (s->n == 0 && (l->extra == NULL || l->extra->ncells == 0))
+		return;
+	layout_widths(l, s, width, ncols);
+	print_cells(out, l->align, width, l->head);
+	for (i = 0; i < s->n; i++) {
+		layout_split(l, s->v[i], c, ncols);
+		print_cells(out, l->align, width, c);
+	}
+	for (i = 0; l->extra != NULL && i < l->extra->ncells; i += ncols)
+		print_cells(out, l->align, width,
+		    (const char *const *)l->extra->cells + i);
 }
 
 /* A JSON number as a double; 0 when absent, as for sorting. */
@@ -270,81 +392,15 @@ int_or_dash(char *buf, size_t len, const struct kp_record *rec,
 	return buf;
 }
 
-/* The fields that tell records of equal power apart, in this order. */
-static int
-by_identity(const struct kp_record *ra, const struct kp_record *rb)
-{
-	static const char *const keys[] = {
-		"pid", "starttime", "container_id", "pod_id", "vm_id", "unit",
-		"level", "by", "zone", "socket"
-	};
-	const struct kp_field *va, *vb;
-	size_t i;
-	int c;
-
-	for (i = 0; i < NELEM(keys); i++) {
-		va = kp_rec_get(ra, keys[i]);
-		vb = kp_rec_get(rb, keys[i]);
-		if (va == NULL || vb == NULL || va->kind != vb->kind)
-			continue;
-		if (va->kind == KP_V_INT && va->i != vb->i)
-			return va->i < vb->i ? -1 : 1;
-		if (va->kind == KP_V_STR && (c = strcmp(va->str, vb->str)) != 0)
-			return c;
-	}
-	return 0;
-}
-
-static int
-by_watts_desc(const void *a, const void *b)
-{
-	const struct kp_record *ra = *(const struct kp_record *const *)a;
-	const struct kp_record *rb = *(const struct kp_record *const *)b;
-	double wa = num(ra, "watts"), wb = num(rb, "watts");
-	int c;
-
-	if (wa != wb)
-		return wa < wb ? 1 : -1;
-	if ((c = by_identity(ra, rb)) != 0)
-		return c;
-	/* Group records differ in a field of any name: the lines decide. */
-	if ((c = memcmp(ra->line, rb->line, ra->len < rb->len ? ra->len :
-	    rb->len)) != 0)
-		return c;
-	return ra->len < rb->len ? -1 : ra->len > rb->len;
-}
-
-/*
- * The records of type, sorted by watts, highest first, at most -n of them;
- * free the result.
- */
-static const struct kp_record **
-select_sorted(const struct fmt *ctx, const struct block *b, const char *type,
-    size_t *n)
-{
-	const struct kp_record **sel;
-	size_t i;
-
-	sel = kp_reallocarray(NULL, b->n + 1, sizeof(*sel));
-	for (*n = i = 0; i < b->n; i++)
-		if (rec_is(b->recs[i], type) &&
-		    !rec_is_unattributed_exited(b->recs[i]))
-			sel[(*n)++] = b->recs[i];
-	qsort(sel, *n, sizeof(*sel), by_watts_desc);
-	if (ctx->top_rows > 0 && *n > ctx->top_rows)
-		*n = ctx->top_rows;
-	return sel;
-}
-
 static void
 interval_line(const struct fmt *ctx, struct kp_buf *out,
-    const struct block *b, const struct kp_record *interval)
+    const struct kept *k, const struct kp_record *interval)
 {
 	int64_t dt_us;
 
 	if (interval == NULL) {
 		kp_buf_printf(out, "interval %lld  (incomplete)\n",
-		    (long long)b->recs[0]->seq);
+		    (long long)k->first_seq);
 		return;
 	}
 	if (ctx->summary_first_seq >= 0)
@@ -371,19 +427,6 @@ zone_text(char *buf, size_t len, const struct kp_record *rec)
 		return zone;
 	snprintf(buf, len, "%s/%lld", zone, (long long)socket);
 	return buf;
-}
-
-static size_t
-zone_width(const struct block *b)
-{
-	char buf[64];
-	size_t i, w = 0;
-
-	for (i = 0; i < b->n; i++)
-		if (kp_rec_str(b->recs[i], "zone") != NULL &&
-		    text_width(zone_text(buf, sizeof(buf), b->recs[i])) > w)
-			w = text_width(zone_text(buf, sizeof(buf), b->recs[i]));
-	return w;
 }
 
 static void
@@ -464,14 +507,14 @@ node_line(struct kp_buf *out, const struct kp_record *rec, size_t width)
 
 /* A node record per zone, or, in a stream without them, the energy record. */
 static void
-zone_lines(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+zone_lines(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
+    size_t width)
 {
 	char w[32];
 	const struct kp_record *rec;
 	const char *zone;
-	size_t i, width;
+	size_t i;
 
-	width = zone_width(b);
 	for (i = 0; i < b->n; i++) {
 		rec = b->recs[i];
 		if ((zone = kp_rec_str(rec, "zone")) == NULL)
@@ -512,6 +555,35 @@ cpu_line(struct kp_buf *out, const struct block *b)
 }
 
 /*
+ * --summary's line under it, per zone: its tree's energy, exact to the
+ * uJ, beside the machine's over the same time (kp-fmt(1), "The command's
+ * energy"); without a cgroup of its own, the machine's alone.
+ */
+static void
+command_energy_line(struct kp_buf *out, const struct kp_record *rec)
+{
+	char w[32], dt[32], cpu[32];
+	int64_t uj = 0, dt_us = 0;
+
+	kp_rec_int(rec, "dt_us", &dt_us);
+	kp_buf_printf(out, "  %s  ", str_or_dash(rec, "zone"));
+	if (kp_rec_int(rec, "energy_uj", &uj)) {
+		put_joules(out, uj);
+		kp_buf_printf(out, " J  mean %s  cpu %s  of the machine's ",
+		    fmt_human(w, sizeof(w), num(rec, "watts"), watts_units),
+		    cell_cpu(cpu, sizeof(cpu), rec, "credited_cpu_us"));
+	} else
+		kp_buf_printf(out, "its tree's share unknown (no cgroup of "
+		    "its own)  the machine's ");
+	kp_rec_int(rec, "machine_uj", &uj);
+	put_joules(out, uj);
+	kp_buf_printf(out, " J over %s%s\n", fmt_human(dt, sizeof(dt),
+	    dt_us / 1e6, seconds_units), kp_rec_get(rec, "estimated") != NULL &&
+	    kp_rec_get(rec, "estimated")->kind == KP_V_TRUE ? ", estimated" :
+	    "");
+}
+
+/*
  * The command rapl-read ran, in the interval it exited: its tree's CPU
  * time over the whole run, orphans included (kp-records(5)).
  */
@@ -531,6 +603,8 @@ command_lines(struct kp_buf *out, const struct block *b)
 		    int_or_dash(pid, sizeof(pid), rec, "pid"),
 		    int_or_dash(status, sizeof(status), rec, "status"),
 		    cell_cpu(cpu, sizeof(cpu), rec, "cpu_us"));
+		if (kp_rec_get(rec, "machine_uj") != NULL)
+			command_energy_line(out, rec);
 	}
 }
 
@@ -566,7 +640,7 @@ process_row(const struct fmt *ctx, struct table *t,
 }
 
 static void
-processes(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+processes(const struct fmt *ctx, struct kp_buf *out, const struct kept *k)
 {
 	static const char *const head[] = {
 		"PID", "COMM", "ZONE", "WATTS", "ENERGY", "CPU", "CONTAINER"
@@ -575,19 +649,16 @@ processes(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
 		"PID", "COMM", "ZONE", "WATTS", "ENERGY", "CO2", "CPU",
 		"CONTAINER"
 	};
-	const struct kp_record **sel;
-	struct table t;
-	size_t i, n;
 
-	sel = select_sorted(ctx, b, "process", &n);
-	if (ctx->has_carbon)
-		table_init(&t, "rllrrrrl", head_co2);
-	else
-		table_init(&t, "rllrrrl", head);
-	for (i = 0; i < n; i++)
-		process_row(ctx, &t, sel[i]);
-	table_print(out, &t, ctx->table_width);
-	free(sel);
+	struct layout l = {
+		"rllrrrl", head, ctx->table_width, NULL, NULL
+	};
+
+	if (ctx->has_carbon) {
+		l.align = "rllrrrrl";
+		l.head = head_co2;
+	}
+	print_table(out, &l, &k->rows.kind[PROCESSES]);
 }
 
 /* The cells of one exited row: how many ended, their parent, and comm. */
@@ -603,33 +674,25 @@ exited_row(const struct fmt *ctx, struct table *t,
 	command_cells(ctx, t, rec);
 }
 
-/*
- * The exited rows whose power the table shows as zero, below 0.005 mW,
- * its last digit: many such rows would bury the few that count, so they
- * are summed per zone into one "other ended" row.
- */
-#define EXITED_SHOWN_MIN_W 5e-6
-struct ended_fold {
-	const char *zone;
-	int64_t count, energy_uj, cpu_us;
-	double watts;
-};
-
-/* Adds rec to its zone's fold in folds, which has room for one more. */
+/* Adds rec to its zone's fold in k. */
 static void
-ended_fold_add(struct ended_fold *folds, size_t *nfolds,
-    const struct kp_record *rec)
+ended_fold_add(struct kept *k, const struct kp_record *rec)
 {
 	const char *zone = str_or_dash(rec, "zone");
-	struct ended_fold *f;
+	struct ended_fold *f = k->folds;
 	int64_t v;
 
-	for (f = folds; f < folds + *nfolds && strcmp(f->zone, zone) != 0; f++)
+	for (; f < k->folds + k->nfolds && strcmp(f->zone, zone) != 0; f++)
 		;
-	if (f == folds + *nfolds) {
+	if (f == k->folds + k->nfolds) {
+		if (k->nfolds == k->folds_cap) {
+			k->folds_cap = k->folds_cap ? k->folds_cap * 2 : 4;
+			k->folds = kp_reallocarray(k->folds, k->folds_cap,
+			    sizeof(*k->folds));
+		}
+		f = &k->folds[k->nfolds++];
 		memset(f, 0, sizeof(*f));
-		f->zone = zone;
-		(*nfolds)++;
+		f->zone = kp_strdup(zone);
 	}
 	f->count += kp_rec_int(rec, "count", &v) ? v : 0;
 	f->energy_uj += kp_rec_int(rec, "energy_uj", &v) ? v : 0;
@@ -637,7 +700,7 @@ ended_fold_add(struct ended_fold *folds, size_t *nfolds,
 	f->watts += num(rec, "watts");
 }
 
-/* The cells of a zone's "other ended" row. */
+/* The cells of a zone's "other ended" row, in t. */
 static void
 ended_fold_row(const struct fmt *ctx, struct table *t,
     const struct ended_fold *f)
@@ -663,10 +726,10 @@ ended_fold_row(const struct fmt *ctx, struct table *t,
 /*
  * Exited records: processes born and ended inside the interval, folded by
  * parent and comm, in a table of their own under a line that says so:
- * they have no pid.
+ * they have no pid.  Their zones' folds come last.
  */
 static void
-exited(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+exited(const struct fmt *ctx, struct kp_buf *out, struct kept *k)
 {
 	static const char *const head[] = {
 		"EXITED", "PPID", "COMM", "ZONE", "WATTS", "ENERGY", "CPU",
@@ -676,40 +739,31 @@ exited(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
 		"EXITED", "PPID", "COMM", "ZONE", "WATTS", "ENERGY", "CO2",
 		"CPU", "CONTAINER"
 	};
-	const struct kp_record **sel;
-	struct ended_fold *folds;
-	struct table t;
-	size_t i, n, nfolds = 0;
+	struct layout l = {
+		"rrllrrrl", head, ctx->table_width, NULL, &k->cells
+	};
+	size_t i;
 
-	sel = select_sorted(ctx, b, "exited", &n);
-	if (n > 0)
+	if (k->rows.kind[EXITED].n > 0 || k->nfolds > 0)
 		put_str(out, "\nended processes, by parent and command\n");
-	if (ctx->has_carbon)
-		table_init(&t, "rrllrrrrl", head_co2);
-	else
-		table_init(&t, "rrllrrrl", head);
-	folds = kp_reallocarray(NULL, n + 1, sizeof(*folds));
-	for (i = 0; i < n; i++)
-		if (num(sel[i], "watts") >= EXITED_SHOWN_MIN_W)
-			exited_row(ctx, &t, sel[i]);
-		else
-			ended_fold_add(folds, &nfolds, sel[i]);
-	for (i = 0; i < nfolds; i++)
-		ended_fold_row(ctx, &t, &folds[i]);
-	table_print(out, &t, ctx->table_width);
-	free(folds);
-	free(sel);
+	if (ctx->has_carbon) {
+		l.align = "rrllrrrrl";
+		l.head = head_co2;
+	}
+	for (i = 0; i < k->nfolds; i++)
+		ended_fold_row(ctx, &k->cells, &k->folds[i]);
+	print_table(out, &l, &k->rows.kind[EXITED]);
+	cells_clear(&k->cells);
 }
 
 static void
 unattributed(const struct fmt *ctx, struct kp_buf *out,
-    const struct block *b)
+    const struct block *b, size_t width)
 {
 	char w[32], e[32], c[32];
 	const struct kp_record *rec;
-	size_t i, width;
+	size_t i;
 
-	width = zone_width(b);
 	for (i = 0; i < b->n; i++) {
 		rec = b->recs[i];
 		if (!rec_is(rec, "unattributed"))
@@ -743,15 +797,14 @@ group_name(char *buf, size_t len, const struct kp_record *rec,
 	return v != NULL && v->kind == KP_V_STR ? v->str : "-";
 }
 
-/* The cells of one group row; name, where not NULL, in place of its id. */
+/* The cells of one group row. */
 static void
 group_row(const struct fmt *ctx, struct table *t, const struct kp_record *rec,
-    const char *id_key, size_t id_max, const char *name)
+    const char *id_key, size_t id_max)
 {
 	char w[32], e[32], c[32], g[32], procs[32], z[64], id[32];
 
-	table_cell(t, name != NULL ? name :
-	    group_name(id, sizeof(id), rec, id_key), id_max);
+	table_cell(t, group_name(id, sizeof(id), rec, id_key), id_max);
 	table_cell(t, zone_text(z, sizeof(z), rec), SIZE_MAX);
 	table_cell(t, cell_watts(w, sizeof(w), rec, "watts"), SIZE_MAX);
 	table_cell(t, cell_energy(ctx, e, sizeof(e), rec, "energy_uj"),
@@ -777,14 +830,13 @@ by_title(char *buf, size_t len, const struct kp_record *rec)
 }
 
 /*
- * The table of the group records in sel, titled title, or with id_key
- * NULL by the field their "by" names; name, where not NULL, names every
- * row.
+ * The table of the group rows s, titled title, or with title NULL by the
+ * field's name that its rows carry after their cells; name, where not
+ * NULL, names every row.
  */
 static void
 groups_table(const struct fmt *ctx, struct kp_buf *out,
-    const struct kp_record **sel, size_t n, const char *id_key,
-    const char *title, size_t id_max, const char *name)
+    const struct rowset *s, const char *title, const char *name)
 {
 	const char *head[] = {
 		title, "ZONE", "WATTS", "ENERGY", "CPU", "PROCS"
@@ -792,143 +844,321 @@ groups_table(const struct fmt *ctx, struct kp_buf *out,
 	const char *head_co2[] = {
 		title, "ZONE", "WATTS", "ENERGY", "CO2", "CPU", "PROCS"
 	};
-	struct table t;
-	char by[32];
-	size_t i;
+	struct layout l = {
+		"llrrrr", head, ctx->table_width, name, NULL
+	};
+	const char *c[TABLE_COLS + 1];
+	size_t ncols = ctx->has_carbon ? 7 : 6;
 
-	if (n > 0)
-		kp_buf_add(out, "\n", 1);
-	if (id_key == NULL && n > 0)
-		head[0] = head_co2[0] = by_title(by, sizeof(by), sel[0]);
-	if (ctx->has_carbon)
-		table_init(&t, "llrrrrr", head_co2);
-	else
-		table_init(&t, "llrrrr", head);
-	for (i = 0; i < n; i++)
-		group_row(ctx, &t, sel[i], id_key, id_max, name);
-	table_print(out, &t, ctx->table_width);
+	if (s->n == 0)
+		return;
+	kp_buf_add(out, "\n", 1);
+	if (title == NULL) {
+		row_split(s->v[0], c, ncols + 1);
+		head[0] = head_co2[0] = c[ncols];
+	}
+	if (ctx->has_carbon) {
+		l.align = "llrrrrr";
+		l.head = head_co2;
+	}
+	print_table(out, &l, s);
 }
 
 /*
- * Containers, pods, vms, units, groups by a field (id_key NULL, titled
- * by the field's name): type names the records, id_key their id.
+ * The table of groups of row kind kind: containers, pods, vms, units,
+ * or groups by a field (titled by the field's name).
  */
 static void
-groups(const struct fmt *ctx, struct kp_buf *out, const struct block *b,
-    const char *type, const char *id_key, const char *title, size_t id_max)
+groups(const struct fmt *ctx, struct kp_buf *out, const struct kept *k,
+    size_t kind)
 {
-	const struct kp_record **sel;
-	size_t n;
-
-	sel = select_sorted(ctx, b, type, &n);
-	groups_table(ctx, out, sel, n, id_key, title, id_max, NULL);
-	free(sel);
+	groups_table(ctx, out, &k->rows.kind[kind],
+	    row_kinds[kind].id_key != NULL ? row_kinds[kind].title : NULL,
+	    NULL);
 }
 
-/* Whether the block has a group of level, a record type or a "by" field. */
+/* Whether k has a group of level: a container, ..., or a "by" field's. */
 static int
-level_has_groups(const struct block *b, const char *level)
+level_has_groups(const struct kept *k, const char *level)
 {
-	static const char *const types[] = {
-		"container", "pod", "vm", "unit", NULL
-	};
-	const char *by;
 	size_t i;
 
-	if (str_in_list(types, level))
-		return block_has_type(b, level);
-	for (i = 0; i < b->n; i++)
-		if (rec_is(b->recs[i], "group") &&
-		    (by = kp_rec_str(b->recs[i], "by")) != NULL &&
-		    strcmp(by, level) == 0)
+	for (i = FIRST_GROUPS; i < BY_GROUPS; i++)
+		if (strcmp(row_kinds[i].type, level) == 0)
+			return k->rows.kind[i].n > 0;
+	for (i = 0; i < k->group_bys.ncells; i++)
+		if (strcmp(k->group_bys.cells[i], level) == 0)
 			return 1;
 	return 0;
 }
 
 /*
- * The host records of the levels that have groups: a level without any
- * says only again what the node line says.  With none at all, those of
- * the first level, as one row per zone of what is in no group.
+ * The host rows of the levels that have groups, in s, which has room for
+ * all: a level without any says only again what the node line says.
+ * With none at all, those of the first level read; then it returns 0.
  */
-static void
-host_levels(const struct fmt *ctx, struct kp_buf *out, const struct block *b)
+static int
+host_rows(const struct kept *k, struct rowset *s)
 {
-	const struct kp_record **sel;
-	const char *first = NULL;
-	size_t i, n, kept = 0;
+	const struct rowset *all = &k->rows.kind[HOSTS];
+	size_t i;
 
-	sel = select_sorted(ctx, b, "host", &n);
-	for (i = 0; i < n; i++)
-		if (level_has_groups(b, str_or_dash(sel[i], "level")))
-			sel[kept++] = sel[i];
-	if (kept > 0 || n == 0) {
-		groups_table(ctx, out, sel, kept, "level", "HOST LEVEL",
-		    SIZE_MAX, NULL);
-		free(sel);
-		return;
-	}
-	for (i = 0; i < b->n && first == NULL; i++)
-		if (rec_is(b->recs[i], "host"))
-			first = str_or_dash(b->recs[i], "level");
-	for (i = 0; i < n; i++)
-		if (strcmp(str_or_dash(sel[i], "level"), first) == 0)
-			sel[kept++] = sel[i];
-	groups_table(ctx, out, sel, kept, "level", "HOST", SIZE_MAX,
-	    "not in any container, pod or VM");
-	free(sel);
+	for (i = 0; i < all->n; i++)
+		if (level_has_groups(k, row_cells(all->v[i])))
+			s->v[s->n++] = all->v[i];
+	if (s->n > 0)
+		return 1;
+	for (i = 0; i < all->n; i++)
+		if (strcmp(row_cells(all->v[i]), k->first_level) == 0)
+			s->v[s->n++] = all->v[i];
+	return 0;
 }
 
-/* One interval as a block of text. */
+/*
+ * The host rows of the levels that have groups, or, with none, one row
+ * per zone of what is in no group; -n counts the rows shown.
+ */
+static void
+host_levels(const struct fmt *ctx, struct kp_buf *out, const struct kept *k)
+{
+	struct rowset s = { NULL, 0, 0 };
+	int by_level;
+
+	s.v = kp_reallocarray(NULL, k->rows.kind[HOSTS].n + 1, sizeof(*s.v));
+	by_level = host_rows(k, &s);
+	if (ctx->top_rows > 0 && s.n > ctx->top_rows)
+		s.n = ctx->top_rows;
+	if (by_level)
+		groups_table(ctx, out, &s, row_kinds[HOSTS].title, NULL);
+	else
+		groups_table(ctx, out, &s, "HOST",
+		    "not in any container, pod or VM");
+	free(s.v);
+}
+
+/* The row kind of rec, or -1 for a record of no table. */
+static int
+row_kind_of(const struct kp_record *rec)
+{
+	int i;
+
+	if (rec_is_unattributed_exited(rec))
+		return -1;
+	for (i = 0; i < NROW_KINDS; i++)
+		if (rec_is(rec, row_kinds[i].type))
+			return i;
+	return -1;
+}
+
+/* The cells of rec's row in t, of row kind kind. */
+static void
+kind_row(const struct fmt *ctx, struct table *t, int kind,
+    const struct kp_record *rec)
+{
+	char by[32];
+
+	if (kind == PROCESSES)
+		process_row(ctx, t, rec);
+	else if (kind == EXITED)
+		exited_row(ctx, t, rec);
+	else
+		group_row(ctx, t, rec, row_kinds[kind].id_key,
+		    row_kinds[kind].id_max);
+	if (kind >= FIRST_GROUPS && row_kinds[kind].id_key == NULL)
+		table_cell(t, by_title(by, sizeof(by), rec), SIZE_MAX);
+}
+
+/*
+ * With -n, each table keeps its rows that can still be shown; the host
+ * rows, one a level and zone, all: -n counts those of the levels shown.
+ */
+static void
+kept_init(const struct fmt *ctx, struct kept *k)
+{
+	size_t kind;
+
+	memset(k, 0, sizeof(*k));
+	for (kind = 0; kind < HOSTS; kind++)
+		k->rows.keep[kind] = ctx->top_rows;
+	k->first_seq = -1;
+}
+
+/*
+ * Of a row just made in k->cells: a group's "by", once, and the first
+ * host row's level, for host_levels.
+ */
+static void
+kept_levels(struct kept *k, int kind, const struct kp_record *rec)
+{
+	const char *by = kp_rec_str(rec, "by");
+	size_t i;
+
+	if (kind == HOSTS && k->first_level == NULL)
+		k->first_level = kp_strdup(k->cells.cells[0]);
+	if (kind != BY_GROUPS || by == NULL)
+		return;
+	for (i = 0; i < k->group_bys.ncells; i++)
+		if (strcmp(k->group_bys.cells[i], by) == 0)
+			return;
+	table_cell(&k->group_bys, by, SIZE_MAX);
+}
+
+/* A record's row in k, or, ended and shown as 0 W, its zone's fold. */
+static void
+kept_row(const struct fmt *ctx, struct kept *k, int kind,
+    const struct kp_record *rec)
+{
+	if (kind == EXITED && num(rec, "watts") < EXITED_SHOWN_MIN_W) {
+		ended_fold_add(k, rec);
+		return;
+	}
+	kind_row(ctx, &k->cells, kind, rec);
+	kept_levels(k, kind, rec);
+	rows_add(&k->rows, (size_t)kind, rec, k->cells.cells,
+	    k->cells.ncells);
+	cells_clear(&k->cells);
+}
+
+/* A record read: its line whole, its row, or only its zone's width. */
+static void
+kept_add(const struct fmt *ctx, struct kept *k, const struct kp_record *rec)
+{
+	char buf[64];
+	size_t w;
+	int kind;
+
+	if (k->first_seq < 0)
+		k->first_seq = rec->seq;
+	if (kp_rec_str(rec, "zone") != NULL &&
+	    (w = text_width(zone_text(buf, sizeof(buf), rec))) > k->zone_width)
+		k->zone_width = w;
+	if (str_in_list(line_types, rec->type))
+		block_add(&k->lines, rec);
+	else if ((kind = row_kind_of(rec)) >= 0)
+		kept_row(ctx, k, kind, rec);
+}
+
+static void
+kept_add_block(const struct fmt *ctx, struct kept *k, const struct block *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		kept_add(ctx, k, b->recs[i]);
+}
+
+static void
+kept_clear(struct kept *k)
+{
+	size_t i;
+
+	block_clear(&k->lines);
+	rows_clear(&k->rows);
+	k->zone_width = 0;
+	k->first_seq = -1;
+	for (i = 0; i < k->nfolds; i++)
+		free(k->folds[i].zone);
+	k->nfolds = 0;
+	cells_clear(&k->group_bys);
+	free(k->first_level);
+	k->first_level = NULL;
+}
+
+static void
+kept_free(struct kept *k)
+{
+	kept_clear(k);
+	block_free(&k->lines);
+	rows_free(&k->rows);
+	cells_clear(&k->cells);
+	free(k->cells.cells);
+	free(k->folds);
+	free(k->group_bys.cells);
+}
+
+/* One interval as a block of text; it sorts the rows. */
+static void
+kept_write(struct fmt *ctx, struct kp_buf *out, struct kept *k,
+    const struct kp_record *interval)
+{
+	size_t kind;
+
+	rows_sort(&k->rows);
+	interval_line(ctx, out, k, interval);
+	zone_lines(ctx, out, &k->lines, k->zone_width);
+	cpu_line(out, &k->lines);
+	command_lines(out, &k->lines);
+	if (k->rows.kind[PROCESSES].n > 0 ||
+	    block_has_type(&k->lines, "unattributed"))
+		kp_buf_add(out, "\n", 1);
+	processes(ctx, out, k);
+	unattributed(ctx, out, &k->lines, k->zone_width);
+	exited(ctx, out, k);
+	for (kind = FIRST_GROUPS; kind < HOSTS; kind++)
+		groups(ctx, out, k, kind);
+	host_levels(ctx, out, k);
+}
+
+/* One interval's block as text. */
 void
 table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
     const struct kp_record *interval)
 {
-	interval_line(ctx, out, b, interval);
-	zone_lines(ctx, out, b);
-	cpu_line(out, b);
-	command_lines(out, b);
-	if (block_has_type(b, "process") || block_has_type(b, "unattributed"))
-		kp_buf_add(out, "\n", 1);
-	processes(ctx, out, b);
-	unattributed(ctx, out, b);
-	exited(ctx, out, b);
-	groups(ctx, out, b, "container", "container_id", "CONTAINER", 12);
-	groups(ctx, out, b, "pod", "pod_id", "POD", SIZE_MAX);
-	groups(ctx, out, b, "vm", "vm_id", "VM", SIZE_MAX);
-	groups(ctx, out, b, "unit", "unit", "UNIT", SIZE_MAX);
-	groups(ctx, out, b, "group", NULL, "GROUP", SIZE_MAX);
-	host_levels(ctx, out, b);
+	struct kept k;
+
+	kept_init(ctx, &k);
+	kept_add_block(ctx, &k, b);
+	kept_write(ctx, out, &k, interval);
+	kept_free(&k);
 }
 
 static void *
 table_begin(struct fmt *ctx)
 {
-	(void)ctx;
-	return kp_calloc(1, sizeof(struct table_state));
+	struct table_state *ts = kp_calloc(1, sizeof(*ts));
+
+	kept_init(ctx, &ts->k);
+	return ts;
 }
 
-/* Blocks apart by an empty line. */
+/*
+ * Blocks apart by an empty line.  b holds the records when they were not
+ * given to table_record as read (another sink keeps them, or --summary).
+ */
 static void
 table_block(struct fmt *ctx, void *st, const struct block *b,
     const struct kp_record *interval)
 {
 	struct table_state *ts = st;
 
-	if (interval == NULL && b->n == 0)
+	kept_add_block(ctx, &ts->k, b);
+	if (interval == NULL && ts->k.first_seq < 0)
 		return;
 	if (ts->written)
 		kp_buf_add(&ctx->out, "\n", 1);
 	ts->written = 1;
-	table_write(ctx, &ctx->out, b, interval);
+	kept_write(ctx, &ctx->out, &ts->k, interval);
+	kept_clear(&ts->k);
 }
 
 static void
 table_end(struct fmt *ctx, void *st, const struct block *rest)
 {
+	struct table_state *ts = st;
+
 	table_block(ctx, st, rest, NULL);
-	free(st);
+	kept_free(&ts->k);
+	free(ts);
+}
+
+static void
+table_record(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	struct table_state *ts = st;
+
+	kept_add(ctx, &ts->k, rec);
 }
 
 const struct format fmt_table = {
-	"table", table_begin, table_block, NULL, table_end, NULL
+	"table", table_begin, table_block, NULL, table_end, table_record
 };

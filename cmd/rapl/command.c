@@ -2,8 +2,10 @@
  * rapl-read -- CMD: the command run and measured, its tree's CPU time
  * from wait4 and, where it may, from a cgroup of its own.
  */
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <err.h>
@@ -12,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rapl.h"
@@ -133,16 +136,16 @@ tree_end(struct tree *t)
  * and the orphans of its tree that ended), in a command record; and its
  * cgroup's counter where it has one.
  */
-static void
-command_record(int64_t seq, pid_t pid, const char *argv0, int status,
-    const struct tree *t)
+static int64_t
+command_record(int64_t seq, pid_t pid, uint64_t starttime, const char *argv0,
+    int status, const struct tree *t)
 {
 	struct kp_buf b = { NULL, 0, 0 };
 	struct rusage ru;
 	const char *comm = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 :
 	    argv0;
 	char name[16];
-	int64_t usage_us;
+	int64_t usage_us, cpu_us;
 
 	(void)reap_children(pid, &status);
 	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
@@ -150,9 +153,13 @@ command_record(int64_t seq, pid_t pid, const char *argv0, int status,
 	snprintf(name, sizeof(name), "%s", comm);	/* as the kernel's comm */
 	kp_buf_rec(&b, "command", seq);
 	kp_buf_int(&b, "pid", pid);
+	kp_buf_int(&b, "ppid", getpid());
+	if (starttime > 0)
+		kp_buf_int(&b, "starttime", (int64_t)starttime);
 	kp_buf_text(&b, "comm", name);
-	kp_buf_int(&b, "cpu_us", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
-	    (int64_t)1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	cpu_us = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * (int64_t)1000000 +
+	    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+	kp_buf_int(&b, "cpu_us", cpu_us);
 	if (t->node != NULL && kp_cgcpu_usage(t->cg, t->node, &usage_us) == 0) {
 		kp_buf_text(&b, "cgroup", t->node->path);
 		kp_buf_int(&b, "cgroup_cpu_us", usage_us);
@@ -160,15 +167,63 @@ command_record(int64_t seq, pid_t pid, const char *argv0, int status,
 	kp_buf_int(&b, "status", exit_status(status));
 	kp_out_buf(&b);
 	free(b.s);
+	return cpu_us;
 }
 
 /*
- * The command, started: its standard output is standard error, and it
- * runs once rapl-read has placed it (the pipe closes), so that none of
- * its tree starts outside its cgroup.
+ * The command's start in clock ticks after boot, as its proc records
+ * give it, so that its command record names that process and no other
+ * with its pid; 0 where /proc cannot tell.
+ */
+static uint64_t
+command_starttime(pid_t pid)
+{
+	struct kp_pid_stat ps;
+	char name[16];
+	int procfd;
+
+	snprintf(name, sizeof(name), "%ld", (long)pid);
+	if ((procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	if (kp_read_pid_stat(procfd, name, &ps) != 0)
+		ps.starttime = 0;
+	close(procfd);
+	return ps.starttime;
+}
+
+#define HEADER_WAIT_US 2000000
+
+/*
+ * Waits until the stage after rapl-read has read the header, up to 2 s:
+ * proc-cputime and kp-attribute take their first sample before they read,
+ * so a command that starts after that has all its CPU time counted, not
+ * part of it taken for before the stream (rapl-read(1), "Measuring a
+ * command").  A stage that reads nothing for 2 s measures as before.
+ */
+static void
+wait_header_read(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct stat st;
+	int64_t until_us = kp_mono_us() + HEADER_WAIT_US;
+	int unread;
+
+	if (fstat(STDOUT_FILENO, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return;
+	while (ioctl(STDOUT_FILENO, FIONREAD, &unread) == 0 && unread > 0 &&
+	    kp_mono_us() < until_us)
+		nanosleep(&ms, NULL);
+}
+
+/*
+ * The command, started: its standard output is rapl-read's own where the
+ * records go elsewhere, else standard error (setup_output); it runs once
+ * rapl-read has placed it (the pipe closes), so that none of its tree
+ * starts outside its cgroup, and once the next stage has read the header.
  */
 static pid_t
-start_command(char *argv[], const sigset_t *old, struct tree *t)
+start_command(const struct meter *m, char *argv[], const sigset_t *old,
+    struct tree *t, uint64_t *starttime)
 {
 	int go[2];
 	char c;
@@ -183,7 +238,8 @@ start_command(char *argv[], const sigset_t *old, struct tree *t)
 		(void)read(go[0], &c, 1);
 		sigprocmask(SIG_SETMASK, old, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		if (dup2(m->command_stdout >= 0 ? m->command_stdout :
+		    STDERR_FILENO, STDOUT_FILENO) < 0)
 			err(126, "dup2");
 		execvp(argv[0], argv);
 		warn("%s", argv[0]);
@@ -191,6 +247,8 @@ start_command(char *argv[], const sigset_t *old, struct tree *t)
 	}
 	close(go[0]);
 	tree_place(t, pid);
+	*starttime = command_starttime(pid);
+	wait_header_read();
 	close(go[1]);
 	return pid;
 }
@@ -207,6 +265,8 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	struct kp_clock clk;
 	struct tree t;
 	sigset_t set, old;
+	uint64_t starttime;
+	int64_t cpu_us = 0;
 	pid_t pid;
 	int status, ended = 0;
 
@@ -220,15 +280,23 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	start_clock(m, &clk, interval_us);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		err(KP_EXIT_FAILURE, "prctl");
-	pid = start_command(argv, &old, &t);
+	pid = start_command(m, argv, &old, &t, &starttime);
 	while (!ended) {
 		ended = wait_command(pid, &status, kp_clock_deadline_us(&clk),
 		    &set);
 		kp_clock_end(&clk);
+		if (m->tally != NULL)
+			m->tally->dt_us += clk.dt_us;
 		if (ended)
-			command_record(clk.seq, pid, argv[0], status, &t);
+			cpu_us = command_record(clk.seq, pid, starttime,
+			    argv[0], status, &t);
 		end_interval(m, &clk);
 	}
 	tree_end(&t);
+	if (m->tally != NULL) {
+		m->tally->cpu_us = cpu_us;
+		tally_block(m->tally, argv[0], exit_status(status));
+		m->tally = NULL;
+	}
 	return exit_status(status);
 }

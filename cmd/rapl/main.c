@@ -26,6 +26,7 @@ enum {
 static const struct kp_option_help option_help[] = {
 	{ "-i, --interval duration", "end an interval every duration (1s)" },
 	{ "-n, --count count", "stop after count intervals" },
+	{ "-o, --output file", "write the records to file" },
 	{ "-z, --zones zone,...", "only these zones; node: the total" },
 	{ "--idle-watts watts", "the model's power at idle" },
 	{ "--list", "print the counters found and exit" },
@@ -40,12 +41,12 @@ static const struct kp_option_help option_help[] = {
 	{ NULL, NULL }
 };
 static const struct kp_usage usage = {
-	"rapl-read [-h] [-i duration] [-n count] [-z zone,...] "
-	"[--idle-watts watts]\n"
-	"                 [--list] [--max-watts watts] "
-	"[--model-table file] [--node-name name]\n"
-	"                 [--per-socket] [--proc dir] "
-	"[--source auto|source,...] [--state file]\n"
+	"rapl-read [-h] [-i duration] [-n count] [-o file] [-z zone,...]\n"
+	"                 [--idle-watts watts] [--list] [--max-watts watts]\n"
+	"                 [--model-table file] [--node-name name] "
+	"[--per-socket]\n"
+	"                 [--proc dir] [--source auto|source,...] "
+	"[--state file]\n"
 	"                 [--sysfs dir] [-- command [arg ...]]", option_help
 };
 
@@ -198,6 +199,7 @@ long_options(const struct source ***owner)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "node-name", required_argument, NULL, OPT_NODE_NAME },
+		{ "output", required_argument, NULL, 'o' },
 		{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
 		{ "proc", required_argument, NULL, OPT_PROC },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -242,19 +244,23 @@ main(int argc, char *argv[])
 {
 	const struct source **owner;
 	struct option *longopts = long_options(&owner);
-	struct meter m = { .sysfs = "/sys", .procdir = "/proc" };
-	const char *statepath = NULL;
+	struct meter m = { .sysfs = "/sys", .procdir = "/proc",
+	    .command_stdout = -1 };
+	const char *statepath = NULL, *outpath = NULL;
 	struct kp_state *st;
 	struct kp_clock_opts clock = KP_CLOCK_OPTS_INIT;
 	int listing = 0, status = KP_EXIT_OK, ch, index;
 
 	kp_out_init();
-	while ((ch = getopt_long(argc, argv, "+hi:n:z:", longopts,
+	while ((ch = getopt_long(argc, argv, "+hi:n:o:z:", longopts,
 	    &index)) != -1) {
 		switch (ch) {
 		case 'i':
 		case 'n':
 			kp_clock_option(&clock, ch, optarg);
+			break;
+		case 'o':
+			outpath = optarg;
 			break;
 		case 'z':
 			parse_zones(&m, optarg);
@@ -306,6 +312,8 @@ main(int argc, char *argv[])
 		return list(&m);
 	}
 
+	if (outpath != NULL || argc > 0)
+		setup_output(&m, outpath, argc > 0);
 	open_sources(&m);
 	if (statepath != NULL) {
 		st = kp_state_open(statepath, m.procdir, "rapl-read");

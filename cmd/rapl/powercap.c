@@ -4,6 +4,7 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,8 @@ add_zone(struct meter *m, const char *classdir, int classfd,
 	}
 	mb->socket = socket;
 	xpath(mb->zone, sizeof(mb->zone), "%s", name);
+	mb->reopen = strcmp(m->sysfs, "/sys") != 0;
+	mb->host = m->host[0] ? m->host : NULL;
 	open_zone(mb, classfd, key, dir);
 }
 
@@ -189,9 +192,38 @@ settle_zones(struct meter *m)
 	settle_repeats(m);
 }
 
+/*
+ * SYSFS/kp-host, where a VM host's kp-fmt wrote the tree (kp-fmt(1),
+ * Powercap trees): "node NAME", "vm_id ID" and "interval_us US" lines.
+ * The counters are then the host's measurement of this guest, and move
+ * once per host interval, whatever this one's.
+ */
+static void
+read_kp_host(struct meter *m)
+{
+	char path[PATH_MAX], buf[1024], *line, *save, *v;
+	uint64_t us;
+
+	xpath(path, sizeof(path), "%s/kp-host", m->sysfs);
+	if (kp_read_file(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if ((v = strchr(line, ' ')) == NULL)
+			continue;
+		*v++ = '\0';
+		if (strcmp(line, "node") == 0)
+			xpath(m->host, sizeof(m->host), "%s", v);
+		else if (strcmp(line, "interval_us") == 0 &&
+		    parse_uj(v, &us) == 0 && us > 0 && us <= KP_VM_KEEP_US)
+			m->host_interval_us = (int64_t)us;
+	}
+}
+
 static int
 powercap_open(struct meter *m, char *why, size_t len)
 {
+	read_kp_host(m);
 	return open_class(m, &powercap_source, "powercap", add_zone,
 	    settle_zones, why, len);
 }

@@ -92,6 +92,8 @@ struct member {
 	enum reading reading;
 	char where[PATH_MAX];		/* what is read: a file, for messages */
 	int fd;				/* where, kept open; -1: none */
+	int reopen;			/* opened anew for each read */
+	const char *host;		/* the VM host measuring, or NULL */
 	char bad[PATH_MAX];		/* what failed at the start */
 	int errnum;			/* and why */
 	int warned;			/* a failed read said */
@@ -112,6 +114,11 @@ struct meter {
 	const char **zones;		/* -z; NULL: every zone but node */
 	size_t nzones;
 	int per_socket;
+	int command_stdout;		/* -- CMD: its stdout, -1: stderr */
+	struct tally *tally;		/* -- CMD alone: the run's energy, */
+					/* or NULL */
+	char host[256];			/* kp-host's node: a guest's tree */
+	int64_t host_interval_us;	/* kp-host's interval_us; or 0 */
 };
 
 /* source.c */
@@ -162,6 +169,22 @@ int run_clock(struct meter *m, int64_t interval_us, long long count);
 
 /* command.c */
 int run_command(struct meter *m, int64_t interval_us, char *argv[]);
+
+/* terminal.c */
+void setup_output(struct meter *m, const char *path, int command);
+#define TALLY_ZONES 16
+struct tally {			/* the run's energy per zone, for the block */
+	struct {
+		char *zone;
+		int64_t energy_uj;
+		int estimated;
+	} z[TALLY_ZONES];
+	size_t n;
+	int64_t dt_us, cpu_us;	/* the run's; wait4's tree CPU time */
+};
+void tally_add(struct tally *t, const char *zone, int64_t energy_uj,
+    int estimated);
+void tally_block(struct tally *t, const char *argv0, int status);
 
 /* state.c */
 int load_state(struct meter *m, struct kp_state *st, const char *path,

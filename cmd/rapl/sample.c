@@ -84,7 +84,13 @@ drop_impossible_steps(struct meter *m, int64_t dt_us)
 	uint64_t most_uj;
 	size_t i;
 
-	most_uj = dt_us > 0 ? (uint64_t)MAX_STEP_WATTS * (uint64_t)dt_us : 0;
+	/*
+	 * A guest's counters move once per host interval: a guest interval
+	 * sees the host intervals that ended in it, over at most dt_us and
+	 * one host interval (kp-host's, rapl-read(1)).
+	 */
+	most_uj = dt_us > 0 ? (uint64_t)MAX_STEP_WATTS *
+	    (uint64_t)(dt_us + m->host_interval_us) : 0;
 	for (i = 0; i < m->nmembers; i++) {
 		mb = &m->members[i];
 		if (mb->reading != READ_ENERGY_UJ || !mb->has_prev ||
@@ -171,8 +177,10 @@ out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
 		kp_buf_int(&b, "socket", socket);
 	kp_buf_int(&b, "energy_uj", energy_uj);
 	kp_buf_real(&b, "watts", kp_watts(energy_uj, dt_us));
-	kp_buf_text(&b, "source", one->src->name);
+	kp_buf_text(&b, "source", one->host ? "host" : one->src->name);
 	kp_buf_bool(&b, "estimated", one->src->estimates);
+	if (one->host)
+		kp_buf_text(&b, "host", one->host);
 	one->src->fields(&b, one, counters);
 	kp_out_buf(&b);
 }
@@ -186,9 +194,12 @@ emit_zone(const struct meter *m, const char *zone, int socket, int64_t seq,
 	size_t n = 0;
 
 	if (zone_energy(m, zone, socket, dt_us, &energy_uj, &n, &last) == 0 &&
-	    n > 0)
+	    n > 0) {
 		out_energy(seq, zone, socket, (int64_t)energy_uj, dt_us, n,
 		    last);
+		tally_add(m->tally, zone, (int64_t)energy_uj,
+		    last->src->estimates);
+	}
 }
 
 /* The node's energy, its zones each counted once (see in_node). */
@@ -210,9 +221,12 @@ emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
 		    &n, &last) < 0)
 			return;
 	}
-	if (n > 0)
+	if (n > 0) {
 		out_energy(seq, "node", NO_SOCKET, (int64_t)energy_uj, dt_us,
 		    n, last);
+		tally_add(m->tally, "node", (int64_t)energy_uj,
+		    last->src->estimates);
+	}
 }
 
 void

@@ -90,12 +90,12 @@ void
 xpath(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
+	int cut;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, len, fmt, ap);
+	cut = kp_vpathf(buf, len, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= len)
+	if (cut < 0)
 		errx(KP_EXIT_FAILURE, "path too long: '%s'", buf);
 }
 
@@ -161,6 +161,8 @@ member_cmp(const void *a, const void *b)
 /*
  * A sysfs counter or meter, read again through the file kept open: a
  * sysfs attribute is produced anew on each read at offset 0, at once.
+ * A file outside /sys, as a VM host's tree, whose writer replaces it
+ * whole, is opened anew (reopen): the one kept open would stay stale.
  * An attribute of a zone that was removed reads as an error or as
  * nothing; the file is then closed, to be opened anew when the zone
  * comes back.  -1 with errno.
@@ -184,6 +186,10 @@ read_file_uj(struct member *mb, int64_t deadline_us)
 		return -1;
 	}
 	buf[n] = '\0';
+	if (mb->reopen) {
+		close(mb->fd);
+		mb->fd = -1;
+	}
 	return parse_uj(buf, &mb->cur);
 }
 

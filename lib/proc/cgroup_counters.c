@@ -6,10 +6,11 @@
  * and less what its processes' records and their detail (a reaping
  * parent's, exit records) give it, is its residue: CPU time of processes
  * that ended unseen.  The detail never takes more than the counter leaves
- * it; what it could not take is offered once more, the next interval, to
- * what the growth then leaves unused, since the stat files and the counters
- * are read moments apart and a busy cgroup's counter may show a child's end
- * a scan late.
+ * it; what it could not take goes to its ancestors' leftovers of the same
+ * interval, nearest first, and what they cannot hold is offered once more,
+ * the next interval, to what the growth then leaves unused, since the stat
+ * files and the counters are read moments apart and a busy cgroup's counter
+ * may show a child's end a scan late.
  */
 #include <sys/stat.h>
 
@@ -263,6 +264,7 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 	n->nrounded = 0;
 	n->excl_us = n->kept_us = n->residue_us = n->excess_us = 0;
 	n->held_us = n->given_us = n->held_taken_us = 0;
+	n->below_us = n->below_given_us = n->below_taken_us = 0;
 	if (!n->counted || kp_cgcpu_usage(c, n, &now_us) < 0) {
 		n->have_last = 0;
 		return;
@@ -341,22 +343,6 @@ kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us)
 	n->nrounded += (procs_us > 0) + (detail_us > 0);
 }
 
-/*
- * How far the records and detail of a cgroup may pass its counter in one
- * interval through rounding alone: each of its n figures is a difference
- * of counts of clock ticks, off by less than two ticks, and their errors
- * add up like independent ones: 2 sqrt(n) ticks, one at least.
- */
-static int64_t
-rounding_us(unsigned n)
-{
-	unsigned r = 1;
-
-	while ((r + 1) * (r + 1) <= n)
-		r++;
-	return 2 * (int64_t)r * kp_ticks_to_us(1);
-}
-
 /* Detail cut the interval before, offered to n's counter once more. */
 void
 kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us)
@@ -366,21 +352,40 @@ kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us)
 }
 
 /*
+ * The cgroup that n's cut detail is offered to: its nearest ancestor whose
+ * counter moved by a known amount, but never the hierarchy's root, whose
+ * leftover is the time of every process of the host outside a cgroup of
+ * its own (and which cgroup v2 does not count at all): that would name it
+ * by a guess.  NULL at the top.
+ */
+static struct kp_cgnode *
+above(const struct kp_cgnode *n)
+{
+	struct kp_cgnode *a = base(n->parent);
+
+	return a != NULL && a->parent != NULL ? a : NULL;
+}
+
+/*
  * One counted cgroup's own time.  What its processes' records give it
- * comes first; this interval's detail has what is left, the detail cut
- * the interval before what is still left, and the rest is its residue.
- * What passes the counter by no more than rounding is carried into the
- * cgroup's next intervals, so that over a run the cgroup's time is its
- * counter's; detail beyond that is cut, reported as excess, and offered
- * once more the next interval.
+ * comes first; this interval's detail has what is left, the detail that
+ * its descendants' counters cut this interval what is still left, the
+ * detail cut the interval before what is left then, and the rest is its
+ * residue.  What passes the counter by no more than rounding is
+ * carried into the cgroup's next intervals, so that over a run the
+ * cgroup's time is its counter's; detail beyond that is cut and offered to
+ * its ancestors, nearest first: a process filed under a cgroup below the
+ * one it ran in, as a runtime's under its own while its job ran in a
+ * cgroup removed since, shows its time in that cgroup's ancestor.
  */
 static void
 settle_node(struct kp_cgnode *n)
 {
 	int64_t raw_us, left_us, room_us;
+	struct kp_cgnode *up;
 
 	raw_us = n->excl_us - n->procs_us - n->carry_us;
-	n->kept_us = raw_us + rounding_us(n->nrounded);
+	n->kept_us = raw_us + kp_ticks_rounding_us(n->nrounded);
 	if (n->kept_us > n->detail_us)
 		n->kept_us = n->detail_us;
 	if (n->kept_us < 0)
@@ -388,9 +393,15 @@ settle_node(struct kp_cgnode *n)
 	left_us = raw_us - n->kept_us;
 	n->carry_us = left_us < 0 ? -left_us : 0;
 	room_us = left_us > 0 ? left_us : 0;
+	n->below_given_us = n->below_us < room_us ? n->below_us : room_us;
+	room_us -= n->below_given_us;
 	n->given_us = n->held_us < room_us ? n->held_us : room_us;
 	n->residue_us = room_us - n->given_us;
-	n->excess_us = n->detail_us - n->kept_us + n->carry_us;
+	/* The cut that no ancestor holds is added as the detail is taken. */
+	n->excess_us = n->carry_us;
+	if ((up = above(n)) != NULL)
+		up->below_us += n->detail_us - n->kept_us + n->below_us -
+		    n->below_given_us;
 }
 
 /*
@@ -451,6 +462,34 @@ kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us)
 	if ((n = base(n)) == NULL || n->held_us == 0)
 		return held_us;
 	return share_us(&n->held_taken_us, n->given_us, n->held_us, held_us);
+}
+
+/* The cgroup above n that is offered what n's counter cut, or NULL. */
+struct kp_cgnode *
+kp_cgcpu_above(struct kp_cgnode *n)
+{
+	return (n = base(n)) != NULL ? above(n) : NULL;
+}
+
+/*
+ * Of cut_us that a cgroup below a cut of one detail, what a's leftover
+ * gives it: each share in proportion, adding up to exactly what a gave.
+ */
+int64_t
+kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us)
+{
+	if (a->below_us == 0)
+		return 0;
+	return share_us(&a->below_taken_us, a->below_given_us, a->below_us,
+	    cut_us);
+}
+
+/* Detail n's counter cut that no ancestor held: n's excess. */
+void
+kp_cgcpu_add_excess(struct kp_cgnode *n, int64_t cut_us)
+{
+	if ((n = base(n)) != NULL)
+		n->excess_us += cut_us;
 }
 
 /* Visits the cgroups read at the latest scan, deepest first. */

@@ -40,6 +40,7 @@
 struct entry {
 	char *cgroup;		/* the cgroup file's text; NULL: unknown */
 	unsigned ended;		/* 0: alive; else the cut it ended after + 1 */
+	pid_t ppid;		/* ended: its parent then, who reaps it; 0 */
 };
 
 struct kp_events {
@@ -80,6 +81,7 @@ entry_put(struct kp_events *ev, pid_t pid, char *cgroup)
 	free(e->cgroup);
 	e->cgroup = cgroup;
 	e->ended = 0;
+	e->ppid = 0;
 	return e;
 }
 
@@ -209,8 +211,11 @@ on_exit_event(struct kp_events *ev, const struct proc_event *pe)
 
 	if (pe->event_data.exit.process_pid != pe->event_data.exit.process_tgid)
 		return;
-	if ((e = entry_get(ev, pe->event_data.exit.process_tgid)) != NULL)
+	if ((e = entry_get(ev, pe->event_data.exit.process_tgid)) != NULL) {
 		e->ended = ev->cuts + 1;
+		/* 0 from a kernel whose event is too short to carry it. */
+		e->ppid = pe->event_data.exit.parent_tgid;
+	}
 }
 
 /*
@@ -441,6 +446,38 @@ kp_events_cut(struct kp_events *ev)
 		return;
 	ev->cuts++;
 	kp_map_sweep(ev->pids, long_ended, &ev->cuts, entry_free);
+}
+
+struct ended_arg {
+	unsigned cut;
+	kp_ended_fn *fn;
+	void *arg;
+};
+
+static void
+visit_ended(const char *key, void *val, void *arg)
+{
+	const struct entry *e = val;
+	const struct ended_arg *a = arg;
+
+	if (e->ended == a->cut)
+		a->fn((pid_t)strtol(key, NULL, 10), e->ppid, e->cgroup, a->arg);
+}
+
+/*
+ * Each process that ended between the last two cuts, to fn: its pid, its
+ * parent at its end (0: unknown) and its cgroup file's text at its exec
+ * (NULL: unknown).
+ */
+void
+kp_events_each_ended(struct kp_events *ev, kp_ended_fn *fn, void *arg)
+{
+	struct ended_arg a = { 0, fn, arg };
+
+	if (ev == NULL)
+		return;
+	a.cut = ev->cuts;
+	kp_map_each(ev->pids, visit_ended, &a);
 }
 
 uint64_t

@@ -176,7 +176,7 @@ static void
 residue_detail(struct kp_sampler *s, struct proc *a, int64_t cpu_us)
 {
 	struct detail d = { NULL, a->stat.pid, "", &a->id, a->cg, cpu_us, 0,
-	    "parent", 0 };
+	    "parent", 0, 0 };
 	struct proc *e = a->first_sub;
 
 	if (a->ndirect == 1)
@@ -186,6 +186,11 @@ residue_detail(struct kp_sampler *s, struct proc *a, int64_t cpu_us)
 	if (a->nsub > 0 && !a->mixed_cg) {
 		d.id = &e->id;
 		d.cg = e->cg;
+	}
+	if (a->nexec > 0 && !a->mixed_exec && a->exec_cg != NULL &&
+	    (a->nsub == 0 || (!a->mixed_cg && e->cg == a->exec_cg))) {
+		d.cg = a->exec_cg;
+		d.id = sampler_group_identity(s, d.cg);
 	}
 	add_detail(s, &d);
 }
@@ -201,8 +206,8 @@ reap_begin(struct kp_sampler *s)
 		p = s->list[i];
 		p->sub_us = p->carry_us;
 		p->facts_us = p->carry_us = 0;
-		p->nsub = p->ndirect = 0;
-		p->mixed_comm = p->mixed_cg = 0;
+		p->nsub = p->ndirect = p->nexec = 0;
+		p->mixed_comm = p->mixed_cg = p->mixed_exec = 0;
 	}
 	if (!(s->exits & KP_EXITS_PARENT))
 		return;
@@ -316,7 +321,7 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 {
 	int64_t seen_us = kp_ticks_to_us(p->stat.cpu_ticks);
 	struct detail d = { p, p->stat.ppid, "", &p->id, p->cg, 0, 0,
-	    "taskstats", 0 };
+	    "taskstats", 0, 0 };
 	struct proc *a;
 
 	d.cpu_us = fact_us(e) > seen_us ? fact_us(e) - seen_us : 0;
@@ -369,7 +374,7 @@ static void
 fact_unseen(struct kp_sampler *s, const struct kp_exit *e)
 {
 	struct detail d = { NULL, e->ppid, "", &s->unknown, NULL, fact_us(e),
-	    1, "taskstats", 0 };
+	    1, "taskstats", 0, 0 };
 	struct proc *named, *a = fact_reaper(s, e, &named);
 	struct kp_cgnode *own = NULL;
 
@@ -403,6 +408,32 @@ take_fact(const struct kp_exit *e, int before, void *arg)
 	else if (before)
 		fact_unseen(s, e);
 	return p != NULL || before;
+}
+
+/*
+ * A child that ended unseen, as the process events tell: its reaper, a
+ * process alive now, learns the cgroup it ran in, so that its residue goes
+ * there where all such children agree (proc-cputime(1), "Exit
+ * accounting"): events are heard where taskstats is refused, without
+ * privilege since Linux 6.6.  A process seen has its own cgroup already.
+ */
+static void
+ended_unseen(pid_t pid, pid_t ppid, const char *cgroup, void *arg)
+{
+	struct kp_sampler *s = arg;
+	struct kp_cgnode *n = NULL;
+	struct proc *a;
+	size_t i = proctable_first_with_pid(s, pid);
+
+	if ((i < s->nlist && s->list[i]->stat.pid == pid) || ppid <= 0 ||
+	    (a = tracked_pid(s, ppid)) == NULL || !proctable_alive(s, a))
+		return;
+	if (cgroup != NULL)
+		n = kp_cgcpu_node(s->cg, cgroup);
+	if (a->nexec++ == 0)
+		a->exec_cg = n;
+	else
+		a->mixed_exec |= a->exec_cg != n;
 }
 
 /* What each process's records and each detail give its cgroup. */
@@ -445,6 +476,23 @@ by_fold(const void *a, const void *b)
 }
 
 /*
+ * A part of d that its counter cut, to be written elsewhere: as a detail
+ * of no process, under d's parent and command name, counting no exit.
+ */
+static struct detail
+cut_of(const struct detail *d, int64_t cut_us)
+{
+	struct detail c = *d;
+
+	if (d->proc != NULL)
+		snprintf(c.comm, sizeof(c.comm), "%s", d->proc->stat.comm);
+	c.proc = NULL;
+	c.cpu_us = cut_us;
+	c.count = 0;
+	return c;
+}
+
+/*
  * What a busy cgroup's counter cut of a detail is offered once more, the
  * next interval (proc-cputime(1), "Exit accounting"): folded as the
  * detail was, but in its cgroup's identity, as the cgroup's residue is,
@@ -453,58 +501,86 @@ by_fold(const void *a, const void *b)
 static void
 hold_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
 {
-	struct detail h = *d;
+	struct detail h = cut_of(d, cut_us);
 
-	h.proc = NULL;
 	h.id = &d->cg->id;
-	h.cpu_us = cut_us;
-	h.count = 0;
 	h.held = 1;
 	append_detail(&s->held, &s->nheld, &s->heldcap, &h);
 }
 
-/* What the counter leaves d; what it cuts of a new detail is held. */
+/*
+ * What d's counter cut is taken first from the same interval's leftovers
+ * of its cgroup's ancestors, nearest first, each part an exited record
+ * under that ancestor (proc-cputime(1), "Exit accounting"): a process
+ * filed under a cgroup below the one it ran in shows there.  Only what
+ * none holds is held for the next interval, and is excess.
+ */
+static void
+pass_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
+{
+	struct detail up = cut_of(d, 0);
+	struct kp_cgnode *a = d->cg;
+
+	up.above = 1;
+	while (cut_us > 0 && (a = kp_cgcpu_above(a)) != NULL) {
+		if ((up.cpu_us = kp_cgcpu_take_cut(a, cut_us)) == 0)
+			continue;
+		cut_us -= up.cpu_us;
+		up.cg = a;
+		up.id = sampler_group_identity(s, a);
+		add_detail(s, &up);
+	}
+	if (cut_us > 0) {
+		kp_cgcpu_add_excess(d->cg, cut_us);
+		hold_cut(s, d, cut_us);
+	}
+}
+
+/* What the counter leaves d; what it cuts of a new detail goes on. */
 static int64_t
 counter_share(struct kp_sampler *s, const struct detail *d)
 {
 	int64_t got_us;
 
+	if (d->above)
+		return d->cpu_us;
 	if (d->held)
 		return kp_cgcpu_take_held(d->cg, d->cpu_us);
 	got_us = kp_cgcpu_take(d->cg, d->cpu_us);
 	if (got_us < d->cpu_us && d->cg != NULL)
-		hold_cut(s, d, d->cpu_us - got_us);
+		pass_cut(s, d, d->cpu_us - got_us);
 	return got_us;
 }
 
 /*
- * Each detail as much as its cgroup's counter leaves it; a last slice to
- * its process's terminated record; the rest folded by parent, command
- * name, cgroup and source, in that order.
+ * Each detail as much as its cgroup's counter leaves it, and the parts
+ * its ancestors take, appended as it goes; a last slice to its process's
+ * terminated record; the rest folded by parent, command name, cgroup and
+ * source, in that order.
  */
 static void
 settle_details(struct kp_sampler *s)
 {
-	struct detail *d;
+	struct detail d, *last;
 	size_t i, n = 0;
 
 	for (i = 0; i < s->ndetails; i++) {
-		d = &s->details[i];
+		d = s->details[i];
 		if (s->cg != NULL)
-			d->cpu_us = counter_share(s, d);
-		if (d->proc != NULL)
-			d->proc->slice_us += d->cpu_us;
-		else if (d->cpu_us > 0 || d->count > 0)
-			s->details[n++] = *d;
+			d.cpu_us = counter_share(s, &d);
+		if (d.proc != NULL)
+			d.proc->slice_us += d.cpu_us;
+		else if (d.cpu_us > 0 || d.count > 0)
+			s->details[n++] = d;
 	}
 	if (n > 1)
 		qsort(s->details, n, sizeof(*s->details), by_fold);
 	s->ndetails = 0;
 	for (i = 0; i < n; i++) {
-		d = s->ndetails > 0 ? &s->details[s->ndetails - 1] : NULL;
-		if (d != NULL && by_fold(d, &s->details[i]) == 0) {
-			d->cpu_us += s->details[i].cpu_us;
-			d->count += s->details[i].count;
+		last = s->ndetails > 0 ? &s->details[s->ndetails - 1] : NULL;
+		if (last != NULL && by_fold(last, &s->details[i]) == 0) {
+			last->cpu_us += s->details[i].cpu_us;
+			last->count += s->details[i].count;
 		} else
 			s->details[s->ndetails++] = s->details[i];
 	}
@@ -551,6 +627,8 @@ sampler_account_exits(struct kp_sampler *s)
 	}
 	reap_begin(s);
 	kp_exits_each(s->facts, take_fact, s);
+	if (s->cg != NULL)
+		kp_exits_each_ended(s->facts, ended_unseen, s);
 	if (s->exits & KP_EXITS_PARENT)
 		reap(s);
 	offer_held(s);

@@ -108,12 +108,18 @@ hold(const struct kp_exit *e, void *arg)
 
 /*
  * A fact from elsewhere than the listener (tests/facts-replay feeds a
- * sampler facts from its input, with no listener: kp_exits_new(NULL)).
+ * sampler facts from its input, with no listener: kp_exits_new(NULL)),
+ * with the cgroup it gives where the events know none.
  */
 void
 kp_exits_add(struct kp_exits *x, const struct kp_exit *e)
 {
+	struct held *h;
+
 	hold(e, x);
+	h = &x->h[x->n - 1];
+	if (h->cgroup == NULL && e->cgroup != NULL)
+		h->e.cgroup = h->cgroup = kp_strdup(e->cgroup);
 }
 
 /* Every event queued; a socket that cannot be read any more is said once. */
@@ -235,6 +241,14 @@ kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg)
 	}
 	x->n = n;
 	x->nbefore = before;
+}
+
+/* The processes the events saw end before the cut, as kp_events says. */
+void
+kp_exits_each_ended(struct kp_exits *x, kp_ended_fn *fn, void *arg)
+{
+	if (x != NULL)
+		kp_events_each_ended(x->ev, fn, arg);
 }
 
 /* A fact received before the cut of a process with this pid, or NULL. */

@@ -152,8 +152,9 @@ set_container(struct kp_identity *id, const char *cid, size_t n,
 
 /*
  * <prefix><id>.scope (systemd) or <prefix><id> (cgroupfs) with a runtime's
- * prefix, or a bare <id>, whose parent may name the runtime: /docker/<id>,
- * /containerd/<id>, /garden/<garden id>.  Nothing else is a container:
+ * prefix, or a bare <id> or <id>.scope (docker below a v1 named hierarchy),
+ * whose parent may name the runtime: /docker/<id>, /containerd/<id>,
+ * /garden/<garden id>.  Nothing else is a container:
  * not crio-conmon-<id> (the runtime's monitor, beside the container), nor
  * a mount unit named after one.  Below kubepods with cgroupfs a bare id
  * does not tell which runtime made it.
@@ -173,11 +174,10 @@ container_id(const char *comp, size_t n, const char *parent, size_t plen,
 			return;
 		}
 	}
-	if (core != n)
-		return;
-	if (is_container_id(comp, n))
-		set_container(id, comp, n, parent_runtime(parent, plen));
-	else if (equals(parent, plen, "garden") && is_garden_id(comp, n))
+	if (is_container_id(comp, core))
+		set_container(id, comp, core, parent_runtime(parent, plen));
+	else if (core == n && equals(parent, plen, "garden") &&
+	    is_garden_id(comp, n))
 		set_container(id, comp, n, "garden");
 }
 
@@ -349,7 +349,9 @@ numbered_machine(const char *machine)
 
 /*
  * machine-<name>.scope, systemd-machined's scope of a machine, whose name
- * is in systemd's escaping: qemu-1-guest (libvirt's QEMU driver, or
+ * is in systemd's escaping: a VM's id is the name without its driver and
+ * domain number, until a uuid replaces it (kp_identity_from_cmdline,
+ * names.c, vm_scope.c).  qemu-1-guest (libvirt's QEMU driver, or
  * qemu-guest as libvirt named it before the domain id was in it) is a VM,
  * and so is any other <driver>-<N>-<name>; lxc-1-box (libvirt's LXC
  * driver) is a container, as is any other machine, which systemd-nspawn
@@ -383,10 +385,12 @@ machine_scope(const char *comp, size_t n, struct kp_identity *id)
 		machine_container(id, machine, machine, "systemd-nspawn");
 		return;
 	}
-	COPY(id->vm_id, machine, strlen(machine));
+	/* Not the number: libvirt gives the domain a new one at each start. */
+	COPY(id->vm_id, name, strlen(name));
 	COPY(id->vm_name, name, strlen(name));
 	COPY(id->hypervisor, qemu ? "qemu" : "", qemu ? 4 : 0);
 	id->vm_from_scope = 1;
+	id->vm_machine_len = strlen(machine);
 }
 
 /* user-1000.slice and session-3.scope, from systemd-logind. */
@@ -403,7 +407,8 @@ user_session(const char *comp, size_t n, struct kp_identity *id)
 
 /*
  * A v1 systemd-driver component, "<slice>:<runtime>:<id>", as in
- * kubepods-burstable-pod<uid>.slice:cri-containerd:<id>.
+ * kubepods-burstable-pod<uid>.slice:cri-containerd:<id>, or any other
+ * "<name>:<id>", whose id is after its colon and which names no runtime.
  */
 static int
 colon_form(const char *comp, size_t n, struct kp_identity *id)
@@ -411,16 +416,30 @@ colon_form(const char *comp, size_t n, struct kp_identity *id)
 	const char *c1, *c2, *cid;
 	size_t len;
 
-	if ((c1 = memchr(comp, ':', n)) == NULL ||
-	    (c2 = memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - comp))) == NULL)
+	if ((c1 = memchr(comp, ':', n)) == NULL)
 		return 0;
+	c2 = memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - comp));
 	pod_id(comp, (size_t)(c1 - comp), "", 0, 0, id);
-	cid = c2 + 1;
+	cid = (c2 != NULL ? c2 : c1) + 1;
 	len = n - (size_t)(cid - comp);
 	if (is_container_id(cid, len))
-		set_container(id, cid, len, runtime_named(c1 + 1,
-		    (size_t)(c2 - c1 - 1)));
+		set_container(id, cid, len, c2 == NULL ? NULL :
+		    runtime_named(c1 + 1, (size_t)(c2 - c1 - 1)));
 	return 1;
+}
+
+/* s[0..*n) less the blanks around it: a line copied into a file keeps some. */
+static const char *
+trimmed(const char *s, size_t *n)
+{
+	while (*n > 0 && (*s == ' ' || *s == '\t')) {
+		s++;
+		(*n)--;
+	}
+	while (*n > 0 && (s[*n - 1] == ' ' || s[*n - 1] == '\t' ||
+	    s[*n - 1] == '\r'))
+		(*n)--;
+	return s;
 }
 
 void
@@ -442,6 +461,8 @@ kp_identity_from_path(const char *path, struct kp_identity *id)
 		container_id(comp, n, parent, plen, id);
 		pod_id(comp, n, parent, plen, in_kubepods, id);
 		machine_scope(comp, n, id);
+		if (id->vm_from_scope && id->vm_scope_len == 0)
+			id->vm_scope_len = (size_t)(comp + n - path);
 		user_session(comp, n, id);
 		if (has_suffix(comp, n, ".service"))
 			COPY(id->unit, comp, n);
@@ -493,11 +514,13 @@ kp_identity_from_cgroup_file(const char *text, struct kp_identity *id)
 {
 	char best[512] = "";
 	int rank, best_rank = 99;
-	const char *line, *ctl, *path;
-	size_t n, plen;
+	const char *next, *line, *ctl, *path;
+	size_t len, n, plen;
 
-	for (line = text; *line; line += n + (line[n] == '\n')) {
-		n = strcspn(line, "\n");
+	for (next = text; *next; next += len + (next[len] == '\n')) {
+		len = strcspn(next, "\n");
+		n = len;
+		line = trimmed(next, &n);
 		if ((ctl = memchr(line, ':', n)) == NULL)
 			continue;
 		ctl++;
@@ -698,7 +721,10 @@ vmware_vm(const struct vm_args *va, struct kp_identity *id)
 
 /*
  * QEMU: -uuid is the machine, else the domain id of Xen's -xen-domid (QEMU
- * as Xen's device model), else its -name; -name names it.
+ * as Xen's device model), else its -name; -name names it.  In a machine
+ * scope, -uuid wins over the scope's name, which another host's guest may
+ * share and a rename changes, and -name over the machine's name, which
+ * left characters out.
  */
 static void
 qemu_vm(const struct vm_args *va, struct kp_identity *id)
@@ -707,6 +733,13 @@ qemu_vm(const struct vm_args *va, struct kp_identity *id)
 	int named = va->name != NULL &&
 	    qemu_name(va->name, va->name_len, name, sizeof(name));
 
+	if (id->vm_from_scope && va->uuid != NULL &&
+	    kp_uuid_ok(va->uuid, va->uuid_len)) {
+		COPY(id->vm_id, va->uuid, va->uuid_len);
+		if (named)
+			COPY(id->vm_name, name, strlen(name));
+		id->vm_from_scope = 0;
+	}
 	if (va->uuid != NULL)
 		FILL(id->vm_id, va->uuid, va->uuid_len);
 	else if (va->domid != NULL && all_of(va->domid, va->domid_len,

@@ -58,6 +58,7 @@ struct kp_names {
 	unsigned changes;	/* changes seen in any source */
 	struct kp_map *cache;	/* "c:", "p:", "v:" + id -> struct found */
 	struct index containers_log, pods_log, libvirt_run, libvirt_etc;
+	struct index lxc_run, lxc_etc;	/* libvirt's LXC driver's domains */
 	struct index *podman;
 	size_t npodman;
 	struct kp_map *users;		/* uids whose stores are listed */
@@ -598,6 +599,16 @@ under_root(const struct kp_names *n, const char *path)
 	return kp_asprintf("%s%s", n->root, path);
 }
 
+/* A directory of libvirt's domain XML files below the root. */
+static void
+libvirt_index(struct kp_names *n, struct index *ix, const char *dir)
+{
+	char *p = under_root(n, dir);
+
+	index_init(ix, p, build_libvirt);
+	free(p);
+}
+
 struct kp_names *
 kp_names_new(const char *root)
 {
@@ -612,12 +623,10 @@ kp_names_new(const char *root)
 	n->cache = kp_map_new();
 	n->users = kp_map_new();
 	kp_names_set_pods_log(n, NULL);
-	p = under_root(n, "/run/libvirt/qemu");
-	index_init(&n->libvirt_run, p, build_libvirt);
-	free(p);
-	p = under_root(n, "/etc/libvirt/qemu");
-	index_init(&n->libvirt_etc, p, build_libvirt);
-	free(p);
+	libvirt_index(n, &n->libvirt_run, "/run/libvirt/qemu");
+	libvirt_index(n, &n->libvirt_etc, "/etc/libvirt/qemu");
+	libvirt_index(n, &n->lxc_run, "/run/libvirt/lxc");
+	libvirt_index(n, &n->lxc_etc, "/etc/libvirt/lxc");
 	p = under_root(n, "/var/lib/docker");
 	add_docker_root(n, p);
 	free(p);
@@ -832,17 +841,42 @@ pod_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
 	f->complete = f->pod_name[0] != '\0';
 }
 
-/* A domain by key, among the running domains (/run), then the defined. */
+/* A domain by key, among the running domains (run), then the defined. */
 static const struct found *
-domain_get(struct kp_names *n, const char *kind, const char *name)
+domain_in(struct kp_names *n, struct index *run, struct index *etc,
+    const char *kind, const char *name)
 {
 	const struct found *hit;
 	char *key = kp_asprintf("%s:%s", kind, name);
 
-	if ((hit = index_get(n, &n->libvirt_run, key)) == NULL)
-		hit = index_get(n, &n->libvirt_etc, key);
+	if ((hit = index_get(n, run, key)) == NULL)
+		hit = index_get(n, etc, key);
 	free(key);
 	return hit;
+}
+
+static const struct found *
+domain_get(struct kp_names *n, const char *kind, const char *name)
+{
+	return domain_in(n, &n->libvirt_run, &n->libvirt_etc, kind, name);
+}
+
+/*
+ * A libvirt LXC container's uuid, from its domain's name: its machine's
+ * id, lxc-<N>-<name>, changes at each start, as a VM's does.
+ */
+static void
+lxc_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
+{
+	const struct found *hit;
+
+	hit = domain_in(n, &n->lxc_run, &n->lxc_etc, "n", id->container_name);
+	if (hit == NULL)
+		hit = domain_in(n, &n->lxc_run, &n->lxc_etc, "m",
+		    id->container_name);
+	if (hit != NULL)
+		PUT(f->vm_uuid, hit->vm_uuid, strlen(hit->vm_uuid));
+	f->complete = hit != NULL;
 }
 
 /* The one domain whose machine's name begins with a name cut short. */
@@ -896,7 +930,7 @@ vm_names(struct kp_names *n, const struct kp_identity *id, struct found *f)
 	if (id->vm_from_scope) {
 		if ((hit = domain_get(n, "n", id->vm_name)) == NULL &&
 		    (hit = domain_get(n, "m", id->vm_name)) == NULL &&
-		    strlen(id->vm_id) >= 63)
+		    id->vm_machine_len >= 63)
 			hit = domain_cut(n, id->vm_name);
 	} else {
 		for (i = 0; id->vm_id[i]; i++)
@@ -921,6 +955,8 @@ look_at_sources(struct kp_names *n)
 	index_fresh(n, &n->pods_log);
 	index_fresh(n, &n->libvirt_run);
 	index_fresh(n, &n->libvirt_etc);
+	index_fresh(n, &n->lxc_run);
+	index_fresh(n, &n->lxc_etc);
 	for (i = 0; i < n->npodman; i++)
 		index_fresh(n, &n->podman[i]);
 	for (i = 0; i < n->ndocker; i++)
@@ -1000,6 +1036,14 @@ kp_names_fill(struct kp_names *n, struct kp_identity *id)
 		}
 		pending |= !f->complete;
 	}
+	if (strcmp(id->runtime, "libvirt-lxc") == 0 &&
+	    !kp_uuid_ok(id->container_id, strlen(id->container_id))) {
+		f = lookup(n, "l", id->container_id, id, lxc_names);
+		if (f->vm_uuid[0])
+			put(id->container_id, sizeof(id->container_id),
+			    f->vm_uuid, strlen(f->vm_uuid));
+		pending |= !f->complete;
+	}
 	if (vm_wants_names(id)) {
 		f = lookup(n, "v", id->vm_id, id, vm_names);
 		FILL(id->vm_name, f->vm_name);
@@ -1044,6 +1088,8 @@ kp_names_free(struct kp_names *n)
 	index_free(&n->pods_log);
 	index_free(&n->libvirt_run);
 	index_free(&n->libvirt_etc);
+	index_free(&n->lxc_run);
+	index_free(&n->lxc_etc);
 	for (i = 0; i < n->npodman; i++)
 		index_free(&n->podman[i]);
 	free(n->podman);

@@ -50,6 +50,7 @@ int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 char *kp_read_exe(int procfd, pid_t pid);	/* NULL: none readable */
 int64_t kp_ticks_to_us(uint64_t ticks);
+int64_t kp_ticks_rounding_us(size_t n);	/* n figures' rounding */
 uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 
 /*
@@ -72,7 +73,9 @@ struct kp_identity {
 	char unit[128];
 	char user_slice[32];
 	char session[16];
-	int vm_from_scope;	/* vm_id is a libvirt machine scope's name */
+	int vm_from_scope;	/* vm_id is a machine scope's name, no uuid */
+	size_t vm_scope_len;	/* cgroup's bytes up to its machine scope */
+	size_t vm_machine_len;	/* that machine's name's, as the scope has it */
 };
 void kp_identity_from_cgroup_file(const char *text, struct kp_identity *id);
 void kp_identity_from_path(const char *path, struct kp_identity *id);
@@ -122,6 +125,9 @@ struct kp_cgnode {
 	int64_t held_us;		/* detail cut an interval before */
 	int64_t given_us, held_taken_us;	/* of it, what the growth */
 					/* leaves unused; handed out */
+	int64_t below_us;		/* detail its descendants cut, offered */
+	int64_t below_given_us, below_taken_us;	/* of it, what its growth */
+					/* leaves unused; handed out */
 	int64_t residue_us;		/* what nothing else explains */
 	int64_t excess_us;		/* detail cut, and records ahead */
 };
@@ -138,6 +144,10 @@ int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
 /* The same for detail cut the interval before, offered once more. */
 void kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us);
 int64_t kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us);
+/* Detail a counter cut: its ancestors' leftovers, nearest first; excess. */
+struct kp_cgnode *kp_cgcpu_above(struct kp_cgnode *n);
+int64_t kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us);
+void kp_cgcpu_add_excess(struct kp_cgnode *n, int64_t cut_us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
     void (*fn)(struct kp_cgnode *n, void *arg), void *arg);
 struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,
@@ -178,6 +188,67 @@ json_t *kp_sampler_save(const struct kp_sampler *s);
 /* The number of bad process rows skipped, or -1: no baseline at all. */
 int kp_sampler_load(struct kp_sampler *s, json_t *saved);
 void kp_sampler_free(struct kp_sampler *s);
+/* command.c: rapl-read -- CMD's command record, read before the next scan. */
+void kp_sampler_command(struct kp_sampler *s, const struct kp_record *rec);
+
+/*
+ * options.c: the sampling options of proc-cputime and kp-attribute, one
+ * parser for both (proc-cputime(1)), and the sampler and the listeners
+ * made from them.  A stage puts KP_SAMPLE_LONGOPTS in its getopt_long
+ * table, "a" in its short options and KP_SAMPLE_HELP in its help, and
+ * gives each option to kp_sample_option.
+ */
+struct kp_sample_opts {
+	const char *procdir;		/* --proc */
+	const char *cgroup_root;	/* --cgroup-root; NULL: by procdir */
+	int emit_all;			/* -a */
+	int exits;			/* KP_EXITS_*: --exited */
+	long long keep_open;		/* --keep-open */
+	long long taskstats_buffer;	/* --taskstats-buffer, bytes */
+	const char *root;		/* --root: where names come from */
+	const char *pods_log;		/* --pods-log; NULL: below the root */
+	const char **podman;		/* --podman-root, in order */
+	size_t npodman;
+	struct kp_names *names;		/* made by kp_sample_new */
+};
+#define KP_SAMPLE_OPTS_INIT { "/proc", NULL, 0, KP_EXITS_PARENT | \
+    KP_EXITS_CGROUP | KP_EXITS_TASKSTATS, 2048, KP_TASKSTATS_RCVBUF, "/", \
+    NULL, NULL, 0, NULL }
+enum {
+	KP_OPT_CGROUP_ROOT = 0x7f00, KP_OPT_EXITED, KP_OPT_KEEP_OPEN,
+	KP_OPT_PODS_LOG, KP_OPT_PODMAN_ROOT, KP_OPT_PROC, KP_OPT_ROOT,
+	KP_OPT_TASKSTATS_BUFFER
+};
+#define KP_SAMPLE_LONGOPTS \
+	{ "all", no_argument, NULL, 'a' }, \
+	{ "cgroup-root", required_argument, NULL, KP_OPT_CGROUP_ROOT }, \
+	{ "exited", required_argument, NULL, KP_OPT_EXITED }, \
+	{ "keep-open", required_argument, NULL, KP_OPT_KEEP_OPEN }, \
+	{ "pods-log", required_argument, NULL, KP_OPT_PODS_LOG }, \
+	{ "podman-root", required_argument, NULL, KP_OPT_PODMAN_ROOT }, \
+	{ "proc", required_argument, NULL, KP_OPT_PROC }, \
+	{ "root", required_argument, NULL, KP_OPT_ROOT }, \
+	{ "taskstats-buffer", required_argument, NULL, \
+	    KP_OPT_TASKSTATS_BUFFER }
+#define KP_SAMPLE_HELP \
+	{ "-a, --all", "a record for every process, idle or not" }, \
+	{ "--cgroup-root dir", "the cgroup file systems' mount point" }, \
+	{ "--exited sources", "none, or parent,cgroup,taskstats" }, \
+	{ "--keep-open count", "stat files kept open" }, \
+	{ "--pods-log dir", "the kubelet's pod log directory" }, \
+	{ "--podman-root dir", "also a podman storage root" }, \
+	{ "--proc dir", "read dir instead of /proc" }, \
+	{ "--root dir", "the node's files that names come from" }, \
+	{ "--taskstats-buffer bytes", "receive buffer for exit records" }
+int kp_sample_option(struct kp_sample_opts *o, int ch, const char *arg);
+struct kp_sampler *kp_sample_new(struct kp_sample_opts *o);
+void kp_sample_exits(struct kp_sampler *s, const struct kp_sample_opts *o);
+struct kp_exits *kp_sample_listen(struct kp_sampler *s,
+    struct kp_sample_opts *o);
+void kp_sample_poll(struct kp_clock *c, struct kp_exits *x);
+void kp_sample_wait(struct kp_reader *r, struct kp_clock *c,
+    struct kp_exits *x);
+void kp_sample_free(struct kp_sample_opts *o);
 
 /*
  * exit_taskstats.c: the kernel's exit records (taskstats), one fact per
@@ -248,6 +319,10 @@ int kp_events_fd(const struct kp_events *ev);
 int kp_events_drain(struct kp_events *ev);	/* 0, or -1 (errno) */
 const char *kp_events_cgroup(const struct kp_events *ev, pid_t pid);
 void kp_events_cut(struct kp_events *ev);	/* a scan begins */
+typedef void kp_ended_fn(pid_t pid, pid_t ppid, const char *cgroup,
+    void *arg);
+/* Those ended between the last two cuts: pid, parent, cgroup at exec. */
+void kp_events_each_ended(struct kp_events *ev, kp_ended_fn *fn, void *arg);
 uint64_t kp_events_lost(const struct kp_events *ev);	/* since open */
 void kp_events_close(struct kp_events *ev);
 
@@ -267,6 +342,7 @@ void kp_exits_cut(struct kp_exits *x);
 typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);
 void kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg);
 const struct kp_exit *kp_exits_find(const struct kp_exits *x, pid_t pid);
+void kp_exits_each_ended(struct kp_exits *x, kp_ended_fn *fn, void *arg);
 uint64_t kp_exits_dropped(struct kp_exits *x);	/* since the last call */
 uint64_t kp_exits_events_lost(struct kp_exits *x);	/* the same */
 int kp_exits_hearing(const struct kp_exits *x);	/* process events */

@@ -47,6 +47,22 @@ kp_ticks_to_us(uint64_t ticks)
 }
 
 /*
+ * How far n figures of CPU time may pass a total they are part of through
+ * rounding alone (proc-cputime(1), Exit accounting): each is a difference
+ * of counts of clock ticks, off by less than two ticks, and their errors
+ * add up like independent ones: 2 sqrt(n) ticks, 2 at least.
+ */
+int64_t
+kp_ticks_rounding_us(size_t n)
+{
+	size_t r = 1;
+
+	while ((r + 1) * (r + 1) <= n)
+		r++;
+	return 2 * (int64_t)r * kp_ticks_to_us(1);
+}
+
+/*
  * The most a process's utime or stime may be: a quarter of what fits in
  * int64_t as microseconds, some 73,000 years, so that their sum, its
  * microseconds and the saved state stay exact.  More is a corrupt file.

@@ -56,12 +56,14 @@ kernel_thread(const struct kp_pid_stat *ps)
 }
 
 /*
- * Read once per process: a process does not change cgroup often enough,
- * and its executable changes only by an execve, which keeps its pid and
- * starttime and is not looked for.  The command line matters only to hypervisors, so it is read only for
- * those that kp_identity_wants_cmdline names.  Names that are not there
- * yet are asked for again at each scan (names.c looks again only once
- * their sources change).
+ * Read at first sight, and again when the process's comm changes
+ * (renamed): its executable changes only by an execve, which keeps its
+ * pid and starttime and renames it, and a process is moved to another
+ * cgroup mostly just before it execs, as rapl-read -- CMD and systemd do
+ * (proc-cputime(1), "Identity").  The command line matters only to
+ * hypervisors, so it is read only for those that kp_identity_wants_cmdline
+ * names.  Names that are not there yet are asked for again at each scan
+ * (names.c looks again only once their sources change).
  */
 static void
 read_identity(struct kp_sampler *s, int procfd, struct proc *p)
@@ -73,6 +75,7 @@ read_identity(struct kp_sampler *s, int procfd, struct proc *p)
 	if (kp_read_proc(procfd, path, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	kp_identity_from_cgroup_file(buf, &p->id);
+	free(p->exe);
 	p->exe = kp_read_exe(procfd, p->stat.pid);
 	if (s->cg != NULL)
 		p->cg = kp_cgcpu_node(s->cg, buf);
@@ -187,6 +190,8 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	if ((p = proctable_find(s, ps.pid, ps.starttime)) != NULL) {
 		p->delta_ticks = delta(ps.cpu_ticks, p->stat.cpu_ticks);
 		p->growth_ticks = delta(ps.child_ticks, p->stat.child_ticks);
+		if (strcmp(ps.comm, p->stat.comm) != 0)
+			p->have_identity = 0;	/* it has exec'd */
 		p->stat = ps;
 	} else {
 		p = proctable_add(s, &ps);
@@ -268,6 +273,7 @@ kp_sampler_scan(struct kp_sampler *s)
 	kp_exits_drain(s->facts);
 	s->scans++;
 	proctable_list(s);
+	sampler_vm_scopes(s);
 	sampler_account_exits(s);
 	return 0;
 }

@@ -36,6 +36,9 @@ struct proc {
 	struct proc *first_sub;		/* the first of them */
 	struct proc *direct;		/* its own child among them, the last */
 	int mixed_comm, mixed_cg;	/* whether the others differ from it */
+	unsigned nexec;			/* its children ended unseen, known */
+	struct kp_cgnode *exec_cg;	/* from the process events; the */
+	int mixed_exec;			/* first's cgroup at its exec; others' */
 	int depth;			/* alive: its alive ancestors */
 };
 
@@ -54,6 +57,8 @@ struct detail {
 	const char *source;		/* "parent", "taskstats" */
 	int held;			/* cut the interval before, offered */
 					/* again in its cgroup's identity */
+	int above;			/* cut below, given by the leftover */
+					/* of cg, an ancestor */
 };
 
 struct kp_sampler {
@@ -105,6 +110,7 @@ void proctable_free(struct kp_sampler *s);
 
 /* exit_account.c: called by sampler.c once a scan has ended an interval. */
 void sampler_account_exits(struct kp_sampler *s);
+void sampler_vm_scopes(struct kp_sampler *s);	/* vm_scope.c */
 const struct kp_identity *sampler_group_identity(struct kp_sampler *s,
     struct kp_cgnode *n);
 json_t *sampler_save_held(const struct kp_sampler *s);	/* new */

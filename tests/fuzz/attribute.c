@@ -168,10 +168,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(fixture, sizeof(fixture), "%.*s/../fixtures/proc-basic",
 		    (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
 		a.opt = default_options;
-		a.opt.procdir = fixture;
+		a.opt.sample.procdir = fixture;
+		a.input_name = "fuzz";
 		kp_out_init();
 		attr_init(&a);
-		s = kp_sampler_new(a.opt.procdir, 0);
+		s = kp_sampler_new(a.opt.sample.procdir, 0);
 		CHECK(kp_sampler_scan(s) == 0);
 	}
 	if ((stdout = open_memstream(&buf, &len)) == NULL)

@@ -38,9 +38,13 @@ check_within(const int64_t *total_uj)
 static void
 check_workload(const char *key, void *val, void *arg)
 {
+	int64_t total_uj[KP_ZONES_MAX];
+
 	(void)key;
 	(void)arg;
-	check_within(((struct workload *)val)->total_uj);
+	CHECK(((struct workload *)val)->nzones <= a.zones.n);
+	workload_totals(val, total_uj);
+	check_within(total_uj);
 }
 
 static void
@@ -64,7 +68,7 @@ check_loaded(void)
 	for (i = 0; i < a.nended; i++) {
 		CHECK(id_ok(a.ended[i].id) && strlen(a.ended[i].id) ==
 		    a.ended[i].id_len);
-		check_within(a.ended[i].w.total_uj);
+		check_within(a.ended[i].total_uj);
 	}
 }
 

@@ -1,0 +1,244 @@
+/*
+ * --summary's command block: rapl-read -- CMD's command over the run, its
+ * tree's energy the exact sum of the records of its own cgroup, beside the
+ * machine's over the same intervals (kp-fmt(1), "The command's energy").
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+
+#define CMD_ZONES 64
+
+struct zone_sum {
+	char *name;
+	int64_t machine_uj;	/* its node records', else its energy records' */
+	int64_t energy_uj;	/* the energy records', before kp-attribute */
+	int estimated;
+};
+
+/* The sums of the records of one kp-command-PID cgroup, by zone. */
+struct tree {
+	char *cgroup;
+	int64_t energy_uj[CMD_ZONES];
+	int64_t cpu_us[CMD_ZONES];
+};
+
+struct cmd_energy {
+	struct zone_sum zone[CMD_ZONES];
+	size_t nzones;
+	struct tree *trees;	/* one per command cgroup seen, mostly one */
+	size_t ntrees;
+	int have_command;	/* the command record has come */
+	int64_t pid, status, cpu_us;	/* its, wait4's tree CPU time */
+	char *comm, *cgroup;	/* its; cgroup NULL where it had none */
+};
+
+struct cmd_energy *
+cmd_energy_new(void)
+{
+	return kp_calloc(1, sizeof(struct cmd_energy));
+}
+
+/* The index of zone name, added if new; -1 past CMD_ZONES. */
+static int
+zone_of(struct cmd_energy *c, const char *name)
+{
+	size_t i;
+
+	if (name == NULL)
+		return -1;
+	for (i = 0; i < c->nzones; i++)
+		if (strcmp(c->zone[i].name, name) == 0)
+			return (int)i;
+	if (c->nzones == CMD_ZONES)
+		return -1;
+	c->zone[c->nzones].name = kp_strdup(name);
+	return (int)c->nzones++;
+}
+
+/* Whether a cgroup path is one rapl-read -- CMD makes: .../kp-command-PID. */
+static int
+command_cgroup(const char *cgroup)
+{
+	const char *last = cgroup != NULL ? strrchr(cgroup, '/') : NULL;
+
+	return last != NULL && strncmp(last + 1, "kp-command-", 11) == 0;
+}
+
+static struct tree *
+tree_of(struct cmd_energy *c, const char *cgroup)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntrees; i++)
+		if (strcmp(c->trees[i].cgroup, cgroup) == 0)
+			return &c->trees[i];
+	c->trees = kp_reallocarray(c->trees, c->ntrees + 1, sizeof(*c->trees));
+	memset(&c->trees[c->ntrees], 0, sizeof(*c->trees));
+	c->trees[c->ntrees].cgroup = kp_strdup(cgroup);
+	return &c->trees[c->ntrees++];
+}
+
+/*
+ * a + b, held at the largest int64_t: a sum only input that no meter
+ * wrote could pass, which the summary's own rows report (kp-fmt(1),
+ * --summary).
+ */
+static int64_t
+add_held(int64_t a, int64_t b)
+{
+	return b > INT64_MAX - a ? INT64_MAX : a + b;
+}
+
+/* A process or exited record of a command's cgroup: its tree's. */
+static void
+add_tree(struct cmd_energy *c, const struct kp_record *rec, int z)
+{
+	struct tree *t = tree_of(c, kp_rec_str(rec, "cgroup"));
+	int64_t v;
+
+	if (kp_rec_int(rec, "energy_uj", &v))
+		t->energy_uj[z] = add_held(t->energy_uj[z], v);
+	if (kp_rec_int(rec, "cpu_us", &v))
+		t->cpu_us[z] = add_held(t->cpu_us[z], v);
+}
+
+static char *
+str_dup_or_null(const char *s)
+{
+	return s != NULL ? kp_strdup(s) : NULL;
+}
+
+/* The command record: what the block repeats of it. */
+static void
+take_command(struct cmd_energy *c, const struct kp_record *rec)
+{
+	c->have_command = 1;
+	c->pid = c->status = c->cpu_us = -1;
+	kp_rec_int(rec, "pid", &c->pid);
+	kp_rec_int(rec, "status", &c->status);
+	kp_rec_int(rec, "cpu_us", &c->cpu_us);
+	free(c->comm);
+	free(c->cgroup);
+	c->comm = str_dup_or_null(kp_rec_str(rec, "comm"));
+	c->cgroup = str_dup_or_null(kp_rec_str(rec, "cgroup"));
+}
+
+/*
+ * One record of a whole interval.  1 if it is the command record, which
+ * the block stands for; 0 for the others, summed as they are too.
+ */
+int
+cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec)
+{
+	const struct kp_field *f;
+	int64_t uj;
+	int z;
+
+	if (rec_is(rec, "command")) {
+		take_command(c, rec);
+		return 1;
+	}
+	if ((z = zone_of(c, kp_rec_str(rec, "zone"))) < 0)
+		return 0;
+	if ((rec_is(rec, "process") || rec_is(rec, "exited")) &&
+	    command_cgroup(kp_rec_str(rec, "cgroup")))
+		add_tree(c, rec, z);
+	else if (rec_is(rec, "node") && kp_rec_int(rec, "energy_uj", &uj))
+		c->zone[z].machine_uj = add_held(c->zone[z].machine_uj, uj);
+	else if (rec_is(rec, "energy") && kp_rec_int(rec, "energy_uj", &uj))
+		c->zone[z].energy_uj = add_held(c->zone[z].energy_uj, uj);
+	else
+		return 0;
+	c->zone[z].estimated |= (f = kp_rec_get(rec, "estimated")) != NULL &&
+	    f->kind == KP_V_TRUE;
+	return 0;
+}
+
+/* The tree of the command's cgroup, or NULL where it has none or no records. */
+static const struct tree *
+command_tree(const struct cmd_energy *c)
+{
+	size_t i;
+
+	if (c->cgroup == NULL)
+		return NULL;
+	for (i = 0; i < c->ntrees; i++)
+		if (strcmp(c->trees[i].cgroup, c->cgroup) == 0)
+			return &c->trees[i];
+	return NULL;
+}
+
+/* One zone's command record of the block, a line in b (kp_buf_rec empties it). */
+static void
+zone_line(const struct cmd_energy *c, const struct tree *t, size_t z,
+    struct kp_buf *b, int64_t seq, int64_t dt_us)
+{
+	const struct zone_sum *zs = &c->zone[z];
+
+	kp_buf_rec(b, "command", seq);
+	kp_buf_text(b, "zone", zs->name);
+	if (c->pid > 0)
+		kp_buf_int(b, "pid", c->pid);
+	if (c->comm != NULL)
+		kp_buf_text(b, "comm", c->comm);
+	if (c->status >= 0)
+		kp_buf_int(b, "status", c->status);
+	if (c->cpu_us >= 0)
+		kp_buf_int(b, "cpu_us", c->cpu_us);
+	if (c->cgroup != NULL)
+		kp_buf_text(b, "cgroup", c->cgroup);
+	if (t != NULL) {
+		kp_buf_int(b, "energy_uj", t->energy_uj[z]);
+		kp_buf_int(b, "credited_cpu_us", t->cpu_us[z]);
+		if (dt_us > 0)
+			kp_buf_real(b, "watts", t->energy_uj[z] / (double)dt_us);
+	}
+	kp_buf_int(b, "machine_uj", zs->machine_uj > 0 ? zs->machine_uj :
+	    zs->energy_uj);
+	kp_buf_int(b, "dt_us", dt_us);
+	kp_buf_bool(b, "estimated", zs->estimated);
+	kp_buf_add(b, "}\n", 2);
+}
+
+/*
+ * The block, one command record per zone the machine's energy came in,
+ * as lines in b: nothing if no command record came.  seq and dt_us are
+ * the run's, of the intervals summed.
+ */
+void
+cmd_energy_lines(const struct cmd_energy *c, struct kp_buf *b, int64_t seq,
+    int64_t dt_us)
+{
+	const struct tree *t = command_tree(c);
+	struct kp_buf line = { NULL, 0, 0 };
+	size_t z;
+
+	if (!c->have_command)
+		return;
+	for (z = 0; z < c->nzones; z++)
+		if (c->zone[z].machine_uj > 0 || c->zone[z].energy_uj > 0) {
+			zone_line(c, t, z, &line, seq, dt_us);
+			kp_buf_add(b, line.s, line.len);
+		}
+	free(line.s);
+}
+
+void
+cmd_energy_free(struct cmd_energy *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->nzones; i++)
+		free(c->zone[i].name);
+	for (i = 0; i < c->ntrees; i++)
+		free(c->trees[i].cgroup);
+	free(c->trees);
+	free(c->comm);
+	free(c->cgroup);
+	free(c);
+}
