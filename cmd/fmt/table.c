@@ -674,26 +674,34 @@ exited_row(const struct fmt *ctx, struct table *t,
 	command_cells(ctx, t, rec);
 }
 
+/* Zone's fold in k, a new one where it has none. */
+static struct ended_fold *
+ended_fold_of(struct kept *k, const char *zone)
+{
+	struct ended_fold *f;
+	size_t i;
+
+	for (i = 0; i < k->nfolds; i++)
+		if (strcmp(k->folds[i].zone, zone) == 0)
+			return &k->folds[i];
+	if (k->nfolds == k->folds_cap) {
+		k->folds_cap = k->folds_cap ? k->folds_cap * 2 : 4;
+		k->folds = kp_reallocarray(k->folds, k->folds_cap,
+		    sizeof(*k->folds));
+	}
+	f = &k->folds[k->nfolds++];
+	memset(f, 0, sizeof(*f));
+	f->zone = kp_strdup(zone);
+	return f;
+}
+
 /* Adds rec to its zone's fold in k. */
 static void
 ended_fold_add(struct kept *k, const struct kp_record *rec)
 {
-	const char *zone = str_or_dash(rec, "zone");
-	struct ended_fold *f = k->folds;
+	struct ended_fold *f = ended_fold_of(k, str_or_dash(rec, "zone"));
 	int64_t v;
 
-	for (; f < k->folds + k->nfolds && strcmp(f->zone, zone) != 0; f++)
-		;
-	if (f == k->folds + k->nfolds) {
-		if (k->nfolds == k->folds_cap) {
-			k->folds_cap = k->folds_cap ? k->folds_cap * 2 : 4;
-			k->folds = kp_reallocarray(k->folds, k->folds_cap,
-			    sizeof(*k->folds));
-		}
-		f = &k->folds[k->nfolds++];
-		memset(f, 0, sizeof(*f));
-		f->zone = kp_strdup(zone);
-	}
 	f->count += kp_rec_int(rec, "count", &v) ? v : 0;
 	f->energy_uj += kp_rec_int(rec, "energy_uj", &v) ? v : 0;
 	f->cpu_us += kp_rec_int(rec, "cpu_us", &v) ? v : 0;
