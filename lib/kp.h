@@ -118,6 +118,7 @@ void kp_signals_set(sigset_t *set);
 void kp_signals_catch(void (*before_death)(void));	/* a filter's */
 void kp_signals_producer(void);
 const sigset_t *kp_signals_sleep_mask(void);	/* NULL: not a producer */
+void kp_signals_at_once(void);	/* the first signal ends the stage too */
 
 /* write.c: all record output goes through here. */
 void kp_out_init(void);

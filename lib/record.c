@@ -33,6 +33,7 @@ struct order {
 	int64_t domain_ended;	/* the same since the last header, or -1 */
 	int64_t open_seq;	/* the interval whose records are open, or -1 */
 	int after_header;	/* the next record may go back to seq 1 */
+	int taken;		/* a record has been taken */
 };
 
 struct kp_reader {
@@ -64,11 +65,28 @@ struct kp_reader {
 static const char *scan_value(struct kp_reader *r, char **pp, int depth,
     struct kp_field *f);
 
+/*
+ * A stage typed alone waits on the terminal for records nobody will type:
+ * it says what it wants, and lets the first Ctrl-C end it, since no
+ * producer is there to end the stream.
+ */
+static void
+terminal_input(int fd)
+{
+	if (fd < 0 || !isatty(fd))
+		return;
+	fprintf(stderr, "%s: reading kp records from the terminal; pipe "
+	    "rapl-read's output in, or see %s(1)\n",
+	    program_invocation_short_name, program_invocation_short_name);
+	kp_signals_at_once();
+}
+
 struct kp_reader *
 kp_reader_open(int fd, const char *name)
 {
 	struct kp_reader *r = kp_calloc(1, sizeof(*r));
 
+	terminal_input(fd);
 	r->fd = fd;
 	r->name = name;
 	r->order.last_ended = r->order.domain_ended = r->order.open_seq = -1;
@@ -519,6 +537,17 @@ new_field(struct kp_reader *r)
 	return &r->f[r->nf++];
 }
 
+static const char not_object[] = "not a JSON object";
+/*
+ * Every kp stream begins with a record, a JSON object: a line that is not
+ * one before any record is taken is text of another kind (ls -l piped in),
+ * which would bring a complaint per line; it is told once, and nothing
+ * more is read.  Taken, not read: a line rejected, or a record refused, is
+ * as if it had not been read, as it is for the stage after.
+ */
+static const char not_records[] = "not kp records: not a JSON object, and "
+    "no record before it (kp-records(5))";
+
 /* The top-level members of the object at *pp into r->f. */
 static const char *
 scan_members(struct kp_reader *r, char *p, const char *end)
@@ -527,7 +556,7 @@ scan_members(struct kp_reader *r, char *p, const char *end)
 	const char *why;
 
 	if (*(p = skip_ws(p)) != '{')
-		return "not a JSON object";
+		return not_object;
 	p = skip_ws(p + 1);
 	while (*p != '}') {
 		if (r->nf > 0 && *p++ != ',')
@@ -819,6 +848,7 @@ take(struct kp_reader *r, struct kp_record *rec)
 
 	r->before = *o;
 	r->can_untake = 1;
+	o->taken = 1;
 	rec->cut_seq = -1;
 	if (o->after_header && rec->seq == 1)
 		o->last_ended = 0;
@@ -915,7 +945,12 @@ kp_reader_read(struct kp_reader *r, struct kp_record *rec)
 	rec->line = line;
 	rec->len = len;
 	rec->lineno = r->lineno;
-	if ((r->why = scan(r, line, len, rec)) != NULL)
+	r->why = scan(r, line, len, rec);
+	if (r->why == not_object && !r->order.taken) {
+		r->fatal = 1;
+		r->why = not_records;
+	}
+	if (r->why != NULL)
 		return -1;
 	take(r, rec);
 	return 1;

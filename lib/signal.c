@@ -4,7 +4,9 @@
  * stage at once.  A producer ends its interval there and writes it; a
  * filter reads on to the end of its input, which its producer is ending,
  * and finishes as it would have, a summary included.  A signal ignored when
- * the stage started, as in a shell's background job, stays ignored.
+ * the stage started, as in a shell's background job, stays ignored.  A
+ * filter that reads a terminal has no producer to end its input, so there
+ * the first signal ends it (kp-fmt(1), SIGNALS).
  */
 #include <signal.h>
 #include <string.h>
@@ -17,11 +19,12 @@ volatile sig_atomic_t kp_stop_signal;
 static void (*before_death)(void);
 static sigset_t open_mask;	/* a producer's mask while it sleeps */
 static int producing;
+static volatile sig_atomic_t at_once;	/* the first signal ends it */
 
 static void
 on_signal(int sig)
 {
-	if (kp_stop_signal == 0) {
+	if (kp_stop_signal == 0 && !at_once) {
 		kp_stop_signal = sig;
 		return;
 	}
@@ -84,4 +87,11 @@ const sigset_t *
 kp_signals_sleep_mask(void)
 {
 	return producing ? &open_mask : NULL;
+}
+
+/* A filter reading a terminal: its first signal ends it as a second would. */
+void
+kp_signals_at_once(void)
+{
+	at_once = 1;
 }

@@ -108,6 +108,46 @@ lock_wait_s(void)
 	return s;
 }
 
+/*
+ * Each stage keeps a state of its own (proc-cputime(1), "Guarantees"): one
+ * file read and replaced by two would lose both.
+ */
+static void
+other_stage(const struct kp_state *st, const char *other)
+{
+	errx(KP_EXIT_USAGE, "%s: the state file of %s, not of %s: each stage "
+	    "needs a --state file of its own", st->path, other, st->kind);
+}
+
+/*
+ * The lock file names the stage that holds it, so that a stage given
+ * another's state file (the same --state to every stage of a pipeline)
+ * says so at once instead of waiting for a lock that is never let go.
+ */
+static void
+lock_name_owner(const struct kp_state *st, const char *lockpath)
+{
+	size_t n = strlen(st->kind);
+
+	if (ftruncate(st->lockfd, 0) < 0 ||
+	    pwrite(st->lockfd, st->kind, n, 0) != (ssize_t)n)
+		warn("%s", lockpath);
+}
+
+/* The lock is held by another stage than this one: exit 2, saying so. */
+static void
+lock_check_owner(const struct kp_state *st)
+{
+	char owner[sizeof(st->kind)];
+	ssize_t n;
+
+	if ((n = pread(st->lockfd, owner, sizeof(owner) - 1, 0)) <= 0)
+		return;
+	owner[n] = '\0';
+	if (strcmp(owner, st->kind) != 0)
+		other_stage(st, owner);
+}
+
 /* The lock, waited for a bounded time: a stalled run never holds the next. */
 static void
 lock(struct kp_state *st, const char *lockpath)
@@ -115,10 +155,13 @@ lock(struct kp_state *st, const char *lockpath)
 	struct timespec step = { 0, 50 * 1000 * 1000 };
 	int64_t deadline_us = kp_mono_us() + lock_wait_s() * 1000000;
 
-	if (flock(st->lockfd, LOCK_EX | LOCK_NB) == 0)
+	if (flock(st->lockfd, LOCK_EX | LOCK_NB) == 0) {
+		lock_name_owner(st, lockpath);
 		return;
+	}
 	if (errno != EWOULDBLOCK)
 		err(KP_EXIT_FAILURE, "%s", lockpath);
+	lock_check_owner(st);
 	warnx("%s: another run holds the lock, waiting", st->path);
 	while (flock(st->lockfd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK)
@@ -127,8 +170,10 @@ lock(struct kp_state *st, const char *lockpath)
 			errx(KP_EXIT_FAILURE, "%s: the lock is still held after "
 			    "%ld s (KP_LOCK_WAIT), giving up", st->path,
 			    lock_wait_s());
+		lock_check_owner(st);
 		nanosleep(&step, NULL);
 	}
+	lock_name_owner(st, lockpath);
 }
 
 /*
@@ -256,7 +301,9 @@ load(struct kp_state *st)
 		warnx("%s: corrupt state file, starting a new baseline",
 		    st->path);
 		st->data = NULL;
-	} else if (strcmp(kind, st->kind) != 0 || version != STATE_VERSION) {
+	} else if (strcmp(kind, st->kind) != 0) {
+		other_stage(st, kind);
+	} else if (version != STATE_VERSION) {
 		warnx("%s: state file of '%s' version %lld, not %s version %d; "
 		    "starting a new baseline", st->path, kind,
 		    (long long)version, st->kind, STATE_VERSION);

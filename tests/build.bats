@@ -153,10 +153,13 @@ writable() {
 	writable "$KP_ROOT"/cmd/proc-cputime.o "$KP_ROOT"/cmd/attribute/*.o \
 	    "$KP_ROOT"/cmd/aggregate/*.o "$KP_ROOT"/cmd/fmt/*.o | sort \
 	    > "$BATS_TEST_TMPDIR/writable"
-	# kp-fmt -f top's: the terminal to give back and a change of size
-	# (SIGWINCH), set by its signal handlers (kp-fmt(1), -f top).
+	# kp-fmt -f top's: the terminal to give back, its keys' modes to
+	# restore, and a change of size (SIGWINCH), which its signal handlers
+	# read or set (kp-fmt(1), -f top).
 	run cat "$BATS_TEST_TMPDIR/writable"
 	assert_output - <<-'EOF'
+	cmd/fmt/top.o keys_fd
+	cmd/fmt/top.o keys_saved
 	cmd/fmt/top.o term_active
 	cmd/fmt/top.o term_resized
 	EOF

@@ -257,6 +257,67 @@ node_less_shares() {
 	refute_line --partial '  as  '
 }
 
+# The exited fixture with three cron jobs of 1 uW each, below the 0.005 mW
+# that a table shows (kp-fmt(1), table).
+tiny_exited() {
+	awk '{ print }
+	    /"type":"exited","seq":1,"zone":"package","count":1,/ {
+		for (i = 1; i <= 3; i++)
+			printf "{\"type\":\"exited\",\"seq\":1,\"zone\":\"package\",\"count\":2,\"ppid\":%d,\"comm\":\"sh%d\",\"kind\":\"service\",\"cgroup\":\"/system.slice/cron.service\",\"unit\":\"cron.service\",\"cpu_us\":%d,\"energy_uj\":1,\"watts\":0.000001}\n", 880 + i, i, 10 * i
+	    }' "$FIXTURES/streams/exited.ndjson"
+}
+
+@test "exited: rows the table shows as 0 W fold into one other ended row per zone, under a line that says what they are" {
+	local ex=$BATS_TEST_TMPDIR/exited.ndjson
+	tiny_exited > "$ex"
+	run -0 kp-fmt -f table < "$ex"
+	assert_line "ended processes, by parent and command"
+	assert_line "     1   880  date           package  37.5 mW  37.5 mJ  10.0 ms  -"
+	assert_line "     6     -  (other ended)  package  0.00 mW  0.00 mJ  0.06 ms  -"
+	refute_line --partial "  sh1  "
+	# One such row per zone, and none where nothing is folded.
+	assert_equal "$(grep -c '(other ended)' <<< "$output")" 1
+	# Named by the line above its table, not mistaken for a process.
+	run -0 bash -c 'kp-fmt -f table < "$1" | grep -B1 "^EXITED"' _ "$ex"
+	assert_line -n 0 "ended processes, by parent and command"
+}
+
+@test "table: HOST LEVEL shows only the levels that have groups, or one row of what is in none" {
+	local ex=$FIXTURES/streams/exited.ndjson
+	# Containers and a unit, but no pod and no VM.
+	run -0 kp-fmt -f table < "$ex"
+	assert_line --regexp '^unit +package +7\.12 W '
+	assert_line --regexp '^container +package +37\.5 mW '
+	refute_line --regexp '^(pod|vm) '
+	# No group at all: one row per zone, saying so, not one per level.
+	run -0 bash -c 'grep -v "\"type\":\"\(container\|unit\)\"" "$1" | kp-fmt -f table' _ "$ex"
+	assert_line --regexp '^HOST +ZONE +WATTS +ENERGY +CPU +PROCS$'
+	assert_line --regexp '^not in any container, pod or VM +package +37\.5 mW '
+	assert_equal "$(grep -c '^not in any container' <<< "$output")" 4
+	refute_line --regexp '^(container|pod|vm|unit) '
+}
+
+@test "exited: with -n, the other ended row sums every record shown as 0 W, beside the rows of highest power" {
+	# kp-fmt(1), -n and Memory: the fold is kept beside the -n rows, not
+	# one of them, and sums the records that -n would have dropped too.
+	local ex=$BATS_TEST_TMPDIR/exited.ndjson
+	tiny_exited > "$ex"
+	run -0 kp-fmt -f table -n 1 < "$ex"
+	assert_line "   120  4300  cc1            package   4.50 W   4.50 J   1.20 s  0f1e2d3c4b5a"
+	assert_line "     6     -  (other ended)  package  0.00 mW  0.00 mJ  0.06 ms  -"
+	refute_line --partial "  as  "
+	refute_line --partial "  date  "
+}
+
+@test "table: -n counts the HOST LEVEL rows of the levels that have groups, not of those left out" {
+	# Pod and vm host rows have the most power, but no pod or VM groups.
+	run -0 kp-fmt -f table -n 2 < "$FIXTURES/streams/exited.ndjson"
+	assert_line --regexp '^HOST LEVEL +ZONE '
+	assert_line --regexp '^unit +package +7\.12 W '
+	assert_line --regexp '^unit +dram +712 mW '
+	refute_line --regexp '^(container|pod|vm) '
+}
+
 @test "exited: csv has a row for each, with ppid and count on asking; the zones add up" {
 	local ex=$FIXTURES/streams/exited.ndjson
 	run -0 kp-fmt -f csv <"$ex"

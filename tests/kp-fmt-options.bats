@@ -73,6 +73,25 @@ EOF2
 	assert_equal "$stderr" "kp-fmt: unknown column 'joules' ($all)"
 	# Every listed column is accepted.
 	run -0 kp-fmt -f csv -o "$(kp-fmt --list-columns | paste -sd,)" <"$TWO"
+	# kp-fmt(1) names each of them.
+	local page col
+	page=$(mandoc -Tascii "$KP_ROOT/man/kp-fmt.1" | col -b)
+	for col in $(kp-fmt --list-columns); do
+		grep -qw -- "$col" <<< "$page" || fail "kp-fmt(1) names no column $col"
+	done
+}
+
+@test "csv: -o takes every identity and name field, as proc-cputime finds them" {
+	# kp-fmt(1), csv: the names of a container, a pod, a VM and a unit.
+	local k=$FIXTURES/streams/kepler-host.ndjson
+	run -0 kp-fmt -f csv -t process -o pid,ppid,kind,runtime,container_name,pod_name,pod_namespace,vm_id,vm_name,unit,exe <"$k"
+	assert_line -n 0 "pid,ppid,kind,runtime,container_name,pod_name,pod_namespace,vm_id,vm_name,unit,exe"
+	assert_line "2101,2050,container,containerd,nginx,web-7d9f8c6b5-x2x7q,shop,,,,/usr/sbin/nginx"
+	assert_line "4101,1,vm,,,,,5f1c3c5e-2d1b-4b7e-9a43-6b8e0f3a2c11,vm-alpha,,/usr/bin/qemu-system-x86_64"
+	assert_line "812,1,service,,,,,,,ssh.service,/usr/sbin/sshd"
+	# Of a group record too: a container's name and runtime.
+	run -0 kp-fmt -f csv -t container -o container_id,container_name,runtime <"$k"
+	assert_line "7314bba544dc8816f97a77d78cc61b6638f14df2476cb5af70055344810de2f5,nginx,containerd"
 }
 
 @test "-t chooses the record types of json" {
@@ -496,10 +515,40 @@ EOF2
 	assert_equal "$(grep -o $'\e\[H' "$out" | wc -l)" 2
 	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
 	assert_line "interval 2  2026-11-22T13:48:37.123498Z  (1.000 s)"
-	assert_line " PID  COMM             ZONE       WATTS   ENERGY     CPU  CO"
-	assert_line "kp-fmt top  60x12  Ctrl-C quits"
-	run -0 bash -c 'sed "s/\x1b\[[0-9;?]*[A-Za-z]/\n/g; s/\r//" "$1" | awk "length > 60"' _ "$out"
+	# Its tables narrowed to fit, names cut with an ellipsis (kp-fmt(1), top).
+	assert_line " PID  COMM      ZONE       WATTS   ENERGY     CPU  CONTAINER"
+	assert_line "1500  qemu-sy…  package   656 mW   656 mJ  150 ms  -"
+	assert_line "kp-fmt top  60x12  q quits"
+	# Characters, not bytes: an ellipsis is three bytes of UTF-8.
+	run -0 env LC_ALL=C.UTF-8 bash -c 'sed "s/\x1b\[[0-9;?]*[A-Za-z]/\n/g; s/\r//" "$1" |
+	    while IFS= read -r l; do [ "${#l}" -le 60 ] || echo "$l"; done' _ "$out"
 	assert_output ""
+}
+
+@test "top: q quits at once, though the stream goes on, and gives the terminal back" {
+	# The stream stays open after its two intervals, as a running
+	# producer's does: only q can end kp-fmt here.
+	run -0 python3 "$KP_ROOT/tests/pty.py" --size 24x80 --stdin "$TWO" \
+	    --wait "interval 2" --keys q -- kp-fmt -f top
+	assert_line "status 0"
+	# The alternate screen left and the cursor shown again.
+	assert_output --partial $'\e[?25h\e[?1049l'
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" <<< "$1"' _ "$output"
+	assert_line "kp-fmt top  80x24  q quits"
+}
+
+@test "top: at 80 columns a long name is cut with an ellipsis and CONTAINER stays on the screen" {
+	# A kworker's name as /proc shows it, with its workqueue.
+	local kw=$BATS_TEST_TMPDIR/kworker.ndjson
+	sed 's|"comm":"qemu-system-x86"|"comm":"kworker/u16:3-events_unbound"|' "$TWO" > "$kw"
+	run -0 python3 "$KP_ROOT/tests/pty.py" --size 40x80 --stdin "$kw" \
+	    --wait "interval 2" --keys q -- kp-fmt -f top
+	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" <<< "$1"' _ "$output"
+	assert_line " PID  COMM                         ZONE      WATTS  ENERGY     CPU  CONTAINER"
+	assert_line "1500  kworker/u16:3-events_unbou…  package  1.28 W  1.28 J  250 ms  -"
+	# -f table, for a pipe, keeps the whole name.
+	run -0 kp-fmt -f table < "$kw"
+	assert_line --partial "1500  kworker/u16:3-events_unbound  package"
 }
 
 @test "top --summary writes the summary as table, on the normal screen" {
@@ -520,7 +569,7 @@ EOF2
 	timeout 10 script -qec "stty rows 40 cols 100; bash -c 'timeout --foreground --preserve-status -s INT 2 timeout --foreground --preserve-status -s INT 1 kp-fmt -f top < <(cat \"\$1\"; exec sleep 10 </dev/null 2>/dev/null); echo status=\$?' _ '$TWO'" /dev/null </dev/null >"$out"
 	# The status line says the size it used.
 	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
-	assert_line "kp-fmt top  100x40  Ctrl-C quits"
+	assert_line "kp-fmt top  100x40  q quits"
 	# Killed by SIGINT (128 + 2), the terminal given back just before.
 	assert_line --regexp 'status=130$'
 	assert_equal "$(tail -c 40 "$out" | grep -c $'\e\[?25h\e\[?1049lstatus=130')" 1
@@ -541,8 +590,8 @@ EOF2
 	script -qec "stty rows 40 cols 100; { cat '$TWO'; sleep 20; } | kp-fmt -f top & sleep 1; stty rows 10 cols 50; kill -WINCH \$!; sleep 1; kill -TERM \$!; wait" /dev/null </dev/null >"$out" || true
 	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1"' _ "$out"
 	# Both intervals at the first size, then the second again at the new.
-	assert_line "kp-fmt top  100x40  Ctrl-C quits"
-	assert_line "kp-fmt top  50x10  Ctrl-C quits"
+	assert_line "kp-fmt top  100x40  q quits"
+	assert_line "kp-fmt top  50x10  q quits"
 	sed -n '/50x10/,$p' <<<"$output" | grep -q '^interval 2 ' ||
 	    fail "interval 2 is not drawn again after the resize"
 	run -0 bash -c 'sed "s/\x1b\[H/\n/g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r//" "$1" | sed -n "/50x10/,\$p" | awk "length > 50"' _ "$out"

@@ -150,7 +150,7 @@ print("{\"type\":\"interval\",\"seq\":1,\"dt_us\":1000000}")' >"$big"
 	    $'{"type":"process","seq":1,"x":"a\tb"}'
 	    "a string holds a control character"
 	    '[1, 2]'
-	    "not a JSON object"
+	    "not kp records: not a JSON object, and no record before it (kp-records(5))"
 	    '{"seq":1}'
 	    'record without a string "type"'
 	    '{"type":"node","seq":-1}'

@@ -197,6 +197,30 @@ crowd_then_one() {
 	assert_line '{"type":"process","seq":3,"zone":"package","pid":8,"starttime":1,"comm":"long-b-long-long-long-long","state":"running","cpu_us":15,"energy_uj":300,"watts":0.0001}'
 }
 
+@test "--summary: PROCS counts the processes each group had over the run, not in its last interval" {
+	# Three containers whose processes come and go (kp-gen --churn).
+	local in=$BATS_TEST_TMPDIR/agg.ndjson
+	"$KP_ROOT/scripts/kp-gen" --seed 3 --intervals 10 --processes 20 \
+	    --containers 3 --pods 2 --churn 300 | kp-attribute | kp-aggregate > "$in"
+	# What each container and the container level's host had, by jq:
+	# distinct pid and starttime per zone over the whole stream.
+	jq -r 'select(.type == "process") |
+	    "\(.zone) \(.container_id // "host") \(.pid):\(.starttime)"' "$in" |
+	    sort -u | awk '{ print $1, $2 }' | uniq -c |
+	    awk '{ print $2, $3, $1 }' > "$BATS_TEST_TMPDIR/want"
+	kp-fmt --summary -f json < "$in" | jq -r '
+	    select(.type == "container" or (.type == "host" and .level == "container")) |
+	    "\(.zone) \(.container_id // "host") \(.processes)"' |
+	    sort > "$BATS_TEST_TMPDIR/got"
+	run -0 diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+	# Churn made them more than any one interval's.
+	run -0 jq -s '[.[] | select(.type == "container") | .processes] | max' "$in"
+	[ "$(sort -k3 -n "$BATS_TEST_TMPDIR/got" | tail -1 | cut -d' ' -f3)" -gt "$output" ]
+	# Without the process records, the last interval's.
+	run -0 bash -c 'kp-fmt --summary -f json -t container < "$1" | jq -s "[.[] | .processes] | max"' _ "$in"
+	assert_output "$(jq -s '[.[] | select(.type == "container" and .seq == 10) | .processes] | max' "$in")"
+}
+
 # An attributed rapl-read -- CMD stream: the command sh, pid 7, in its own
 # cgroup /kp-command-7, ends in interval 2.
 command_stream() {

@@ -81,17 +81,36 @@ setup() {
 	assert_line --partial '"zone":"package","energy_uj":100,'
 }
 
-@test "--state: another command's state file is reported and replaced" {
-	echo '{"kind":"proc-cputime","version":1,"boot_id":"x","data":{}}' > "$S"
+@test "--state: another stage's state file is refused, and left as it is" {
+	# Each stage needs its own (proc-cputime(1), Guarantees): replacing
+	# proc-cputime's state would start it afresh at its next run.
+	local theirs='{"kind":"proc-cputime","version":1,"boot_id":"x","data":{}}'
+	echo "$theirs" > "$S"
 	run_state
-	assert_success
+	assert_failure 2
 	assert_equal "$stderr" \
-	    "rapl-read: $S: state file of 'proc-cputime' version 1, not rapl-read version 1; starting a new baseline"
-	run jq -r .kind "$S"
-	assert_output rapl-read
-	run_state
-	assert_equal "$stderr" ""
-	assert_line --partial '"type":"interval","seq":1,'
+	    "rapl-read: $S: the state file of proc-cputime, not of rapl-read: each stage needs a --state file of its own"
+	assert_output ""
+	assert_equal "$(cat "$S")" "$theirs"
+}
+
+@test "--state: one file given to two stages of a pipeline is refused at once, not after the lock's wait" {
+	# kp-attribute holds the lock while its input is open; the lock file
+	# names it.
+	local in=$BATS_TEST_TMPDIR/in holder writer
+	mkfifo "$in"
+	kp-attribute --proc "$P" --state "$S" < "$in" > /dev/null 2>&1 &
+	holder=$!
+	exec {writer}> "$in"
+	until grep -qx kp-attribute "$S.lock" 2>/dev/null; do sleep 0.05; done
+	# A wait of an hour: only the lock file's name can end it early.
+	run -2 --separate-stderr env KP_LOCK_WAIT=3600 timeout 60 \
+	    rapl-read --sysfs "$SY" --proc "$P" --state "$S"
+	assert_equal "$stderr" \
+	    "rapl-read: $S: the state file of kp-attribute, not of rapl-read: each stage needs a --state file of its own"
+	assert_output ""
+	exec {writer}>&-
+	wait "$holder" || true
 }
 
 @test "--state: a corrupt state file is replaced, never trusted" {

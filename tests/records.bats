@@ -168,6 +168,22 @@ run_cases() {
 	[ "$cases" -ge 50 ]
 }
 
+@test "text that is not kp records brings every stage one message and status 3, not one per line" {
+	# kp-records(5), "Rules every reader applies": a first line that is
+	# not a JSON object.  ls -l's lines, as the kernel's ls writes them.
+	local stage
+	printf '%s\n' 'total 12' \
+	    'drwxr-xr-x  2 root root 4096 Nov 27 09:12 bin' \
+	    'drwxr-xr-x  4 root root 4096 Nov 27 09:12 boot' \
+	    'drwxr-xr-x 17 root root 3260 Nov 27 09:12 dev' \
+	    > "$BATS_TEST_TMPDIR/in"
+	for stage in $STAGES; do
+		run -3 --separate-stderr run_stage "$stage" < "$BATS_TEST_TMPDIR/in"
+		assert_equal "$stderr" "$stage: <stdin>:1: not kp records: not a JSON object, and no record before it (kp-records(5))"
+		assert_output ""
+	done
+}
+
 # A rejected line is neither passed on nor counted, in the ordering either:
 # what a stage passes on, the stage after reads with the same ordering.
 

@@ -191,3 +191,22 @@ counting_command() {
 	assert_equal "$st" 143
 	kill "$(cat "$BATS_TEST_TMPDIR/writer")"
 }
+
+@test "a filter typed alone at a terminal says what it reads, and the first Ctrl-C ends it" {
+	# kp-fmt(1), SIGNALS: no producer ends the stream of a terminal.  The
+	# message is written once the signals are caught, so ^C is typed then.
+	local stage err=$BATS_TEST_TMPDIR/err
+	for stage in kp-fmt kp-attribute kp-aggregate; do
+		run -0 python3 "$KP_ROOT/tests/pty.py" --stderr "$err" \
+		    --wait "reading kp records" --keys '\x03' -- "$stage"
+		assert_line "signal 2"
+		assert_equal "$(cat "$err")" "$stage: reading kp records from the terminal; pipe rapl-read's output in, or see $stage(1)"
+	done
+}
+
+@test "a filter reading a pipe or a file says nothing of a terminal" {
+	run -0 --separate-stderr kp-fmt < /dev/null
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr bash -c 'true | kp-aggregate'
+	assert_equal "$stderr" ""
+}

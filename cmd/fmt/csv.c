@@ -23,7 +23,8 @@ static const char *const all_columns[] = {
 	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
 	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
 	"idle_kept_uj", "sockets", "threads", "scaled_down", "excess_cpu_us",
-	"ppid", "count",
+	"ppid", "count", "container_name", "pod_name", "pod_namespace",
+	"vm_name", "runtime", "exe", "kind",
 };
 #define DEFAULT_COLUMNS 26
 

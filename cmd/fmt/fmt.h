@@ -108,6 +108,7 @@ struct fmt {
 
 	const char *input_name;
 	struct kp_reader *reader;	/* top waits on it for input */
+	size_t table_width;		/* top: the terminal's; 0: any */
 	int64_t summary_first_seq;	/* >= 0: the block is the summary */
 	int data_errors;		/* besides the reader's: exit 3 */
 	struct kp_map *zone_sources;	/* zone -> its source (source.c) */
@@ -116,7 +117,8 @@ struct fmt {
 
 /*
  * rows.c: the rows of table's workload tables, each its cells as text
- * after the bytes that sort it; with keep (-n), each table holds no more.
+ * after the bytes that sort it; with keep[kind] (-n), that table holds no
+ * more.
  */
 enum { NROW_KINDS = 8 };
 struct row {
@@ -132,7 +134,7 @@ struct rowset {
 };
 struct rows {
 	struct rowset kind[NROW_KINDS];
-	size_t keep;		/* rows kept per table; 0: all */
+	size_t keep[NROW_KINDS];	/* rows kept per table; 0: all */
 	uint32_t read;
 	struct kp_buf ident;	/* scratch */
 };

@@ -172,7 +172,7 @@ heap_up(struct row **v, size_t i)
 }
 
 /*
- * Adds rec's row to table kind; with r->keep, a row that sorts after
+ * Adds rec's row to table kind; with r->keep[kind], a row that sorts after
  * keep others is dropped, and one that sorts before drops the last.
  */
 void
@@ -181,8 +181,9 @@ rows_add(struct rows *r, size_t kind, const struct kp_record *rec,
 {
 	struct rowset *s = &r->kind[kind];
 	struct row *row = row_new(r, rec, cells, ncells);
+	size_t keep = r->keep[kind];
 
-	if (r->keep > 0 && s->n == r->keep) {
+	if (keep > 0 && s->n == keep) {
 		if (row_cmp(row, s->v[0]) >= 0) {
 			free(row);
 			return;
@@ -197,7 +198,7 @@ rows_add(struct rows *r, size_t kind, const struct kp_record *rec,
 		s->v = kp_reallocarray(s->v, s->cap, sizeof(*s->v));
 	}
 	s->v[s->n++] = row;
-	if (r->keep > 0)
+	if (keep > 0)
 		heap_up(s->v, s->n - 1);
 }
 

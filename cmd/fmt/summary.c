@@ -89,6 +89,7 @@ struct summary {
 	struct kp_buf pending;		/* the open interval's lines, */
 	long *pending_lineno;		/* each's line number */
 	size_t npending, pendingcap;
+	struct kp_map *procs_seen;	/* seen_key -> int64_t * */
 	struct cmd_energy *cmd;		/* rapl-read -- CMD's command block */
 };
 
@@ -388,6 +389,72 @@ workload_end(struct summary *s, struct workload *w)
 	s->nended++;
 }
 
+/*
+ * A group's PROCS over the run counts the processes it had in any interval,
+ * each once (kp-fmt(1), --summary), not those of the last: the key of what
+ * is counted is the group's type, zone, socket and id (a host record's:
+ * its level), each as the record writes it.
+ */
+static const char *const seen_levels[][2] = {
+	{ "container", "container_id" }, { "pod", "pod_id" },
+	{ "vm", "vm_id" }, { "unit", "unit" },
+};
+
+static void
+seen_key(struct kp_buf *key, const char *type, const struct kp_field *zone,
+    const struct kp_field *socket, const char *id, size_t idlen)
+{
+	key->len = 0;
+	kp_buf_add(key, type, strlen(type));
+	kp_buf_add(key, "\x1f", 1);
+	if (zone != NULL)
+		kp_buf_add(key, zone->raw, zone->rawlen);
+	kp_buf_add(key, "\x1f", 1);
+	if (socket != NULL)
+		kp_buf_add(key, socket->raw, socket->rawlen);
+	kp_buf_add(key, "\x1f", 1);
+	kp_buf_add(key, id, idlen);
+	kp_buf_add(key, "", 1);
+}
+
+static void
+seen_add(struct summary *s, const struct kp_buf *key)
+{
+	int64_t *n = kp_map_get(s->procs_seen, key->s);
+
+	if (n == NULL) {
+		n = kp_calloc(1, sizeof(*n));
+		kp_map_put(s->procs_seen, key->s, n);
+	}
+	(*n)++;
+}
+
+/* A process seen for the first time: one more in each of its groups. */
+static void
+procs_seen_add(struct summary *s, const struct kp_record *rec)
+{
+	const struct kp_field *zone = kp_rec_get(rec, "zone");
+	const struct kp_field *socket = kp_rec_get(rec, "socket");
+	const struct kp_field *id;
+	struct kp_buf key = { NULL, 0, 0 };
+	char level[32];
+	size_t i;
+
+	for (i = 0; i < NELEM(seen_levels); i++) {
+		id = kp_rec_get(rec, seen_levels[i][1]);
+		if (id != NULL && id->kind == KP_V_STR)
+			seen_key(&key, seen_levels[i][0], zone, socket, id->raw,
+			    id->rawlen);
+		else {
+			snprintf(level, sizeof(level), "\"%s\"",
+			    seen_levels[i][0]);
+			seen_key(&key, "host", zone, socket, level,
+			    strlen(level));
+		}
+		seen_add(s, &key);
+	}
+	free(key.s);
+}
 static void fold_live(struct summary *s);
 
 static void
@@ -401,6 +468,8 @@ add_record(struct summary *s, const struct kp_record *rec)
 		return;		/* the command block stands for it */
 	workload_key(&s->key, rec);
 	if ((w = kp_map_get(s->index, s->key.s)) == NULL) {
+		if (rec_is(rec, "process"))
+			procs_seen_add(s, rec);
 		w = workload_new(s, rec);
 		workload_merge(s, w, rec);
 		workload_fit(w);
@@ -832,11 +901,50 @@ put_value(const struct summary *s, struct kp_buf *b,
 		kp_buf_add(b, raw_of(sf), sf->rawlen);
 }
 
+/* A sum_field as the reader's field, for seen_key; NULL stays NULL. */
+static const struct kp_field *
+as_field(struct kp_field *f, const struct sum_field *sf)
+{
+	if (sf == NULL)
+		return NULL;
+	f->raw = raw_of(sf);
+	f->rawlen = sf->rawlen;
+	return f;
+}
+
+/* The processes a group had over the run, if the stream had processes. */
+static const int64_t *
+procs_seen(const struct summary *s, const struct workload *w)
+{
+	struct kp_field zone, socket;
+	const struct sum_field *id = NULL;
+	struct kp_buf key = { NULL, 0, 0 };
+	const int64_t *n;
+	size_t i;
+
+	if (kp_map_count(s->procs_seen) == 0)
+		return NULL;
+	for (i = 0; i < NELEM(seen_levels); i++)
+		if (strcmp(w->type, seen_levels[i][0]) == 0)
+			id = workload_get(w, seen_levels[i][1]);
+	if (strcmp(w->type, "host") == 0)
+		id = workload_get(w, "level");
+	if (id == NULL)
+		return NULL;
+	seen_key(&key, w->type, as_field(&zone, workload_get(w, "zone")),
+	    as_field(&socket, workload_get(w, "socket")), raw_of(id),
+	    id->rawlen);
+	n = kp_map_get(s->procs_seen, key.s);
+	free(key.s);
+	return n;
+}
+
 /* The record of a workload over the run, a line in b. */
 static void
 workload_line(const struct summary *s, struct kp_buf *b,
     const struct workload *w)
 {
+	const int64_t *procs = procs_seen(s, w);
 	struct derived d[5];
 	size_t i;
 
@@ -845,7 +953,10 @@ workload_line(const struct summary *s, struct kp_buf *b,
 	kp_buf_add(b, "{", 1);
 	for (i = 0; i < w->nf; i++) {
 		put_member(b, w->f[i].key, i == 0);
-		put_value(s, b, &w->f[i], d);
+		if (procs != NULL && strcmp(w->f[i].key, "processes") == 0)
+			kp_buf_i64(b, *procs);
+		else
+			put_value(s, b, &w->f[i], d);
 	}
 	for (i = 0; d[i].key != NULL; i++)
 		if (d[i].have && !d[i].done) {
@@ -918,6 +1029,7 @@ summary_begin(struct fmt *ctx)
 	s->index = kp_map_new();
 	s->others = kp_map_new();
 	s->names = kp_map_new();
+	s->procs_seen = kp_map_new();
 	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
 	s->cmd = cmd_energy_new();
@@ -966,6 +1078,7 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	kp_map_free(s->index, NULL);
 	kp_map_free(s->others, NULL);
 	kp_map_free(s->names, free);
+	kp_map_free(s->procs_seen, free);
 	free(s->key.s);
 	free(s->ts.s);
 	free(s->pending.s);

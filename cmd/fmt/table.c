@@ -20,8 +20,22 @@ struct table {
 };
 
 /*
+ * The exited records whose power the table shows as zero, below 0.005 mW,
+ * its last digit: many such rows would bury the few that count, so they
+ * are summed per zone into one "other ended" row (kp-fmt(1), -f table).
+ */
+#define EXITED_SHOWN_MIN_W 5e-6
+struct ended_fold {
+	char *zone;
+	int64_t count, energy_uj, cpu_us;
+	double watts;
+};
+
+/*
  * An interval as the table keeps it: the records of its lines whole,
- * the rows of its tables, the width of the zones of all its records.
+ * the rows of its tables, the width of the zones of all its records;
+ * the folds of its ended rows, which levels have groups, the level of
+ * its first host record, for the tables of those.
  */
 struct kept {
 	struct block lines;
@@ -29,6 +43,24 @@ struct kept {
 	struct table cells;
 	size_t zone_width;
 	int64_t first_seq;	/* -1: no record yet */
+	struct ended_fold *folds;
+	size_t nfolds, folds_cap;
+	struct table group_bys;	/* the "by" of each group record, once */
+	char *first_level;	/* the first host record's row's; NULL: none */
+};
+
+/*
+ * How print_table writes rows: their columns' alignment and titles, in
+ * max places where it can (0: any); name, where not NULL, in place of
+ * each row's first cell; extra, where not NULL, rows after them, ncols
+ * cells each.
+ */
+struct layout {
+	const char *align;
+	const char *const *head;
+	size_t max;
+	const char *name;
+	const struct table *extra;
 };
 
 /* The state of -f table: the open interval, and whether one was written. */
@@ -43,7 +75,8 @@ static const char *const line_types[] = {
 };
 
 /* The workload tables, in the order written, and their rows' records. */
-enum { PROCESSES, EXITED, FIRST_GROUPS };
+enum { PROCESSES, EXITED, FIRST_GROUPS, BY_GROUPS = FIRST_GROUPS + 4,
+	HOSTS };
 static const struct row_kind {
 	const char *type;
 	const char *id_key;	/* the id of a group; NULL: by's field */
@@ -163,45 +196,118 @@ row_split(const struct row *row, const char **c, size_t ncols)
 		c[i] = p;
 }
 
-/* One line of a table: its cells, each padded to its column's width. */
+/* The first ncols cells of row, the first name where that is not NULL. */
+static void
+layout_split(const struct layout *l, const struct row *row, const char **c,
+    size_t ncols)
+{
+	row_split(row, c, ncols);
+	if (l->name != NULL)
+		c[0] = l->name;
+}
+
+/*
+ * Narrows the widest text columns, one place at a time, until the table
+ * fits max places (0: any), as top needs on a terminal: numbers keep
+ * their width, and a text column keeps at least its title's.
+ */
+static void
+table_fit(const struct layout *l, size_t *width, size_t ncols)
+{
+	size_t col, total, widest;
+
+	for (;;) {
+		total = 2 * (ncols - 1);
+		widest = ncols;
+		for (col = 0; col < ncols; col++) {
+			total += width[col];
+			if (l->align[col] == 'l' &&
+			    width[col] > text_width(l->head[col]) &&
+			    (widest == ncols || width[col] > width[widest]))
+				widest = col;
+		}
+		if (l->max == 0 || total <= l->max || widest == ncols)
+			return;
+		width[widest]--;
+	}
+}
+
+/* A cell cut to width places, its last an ellipsis, where it is wider. */
+static void
+put_cell(struct kp_buf *out, const char *cell, size_t width)
+{
+	char *cut;
+
+	if (text_width(cell) <= width || width == 0) {
+		put_str(out, cell);
+		return;
+	}
+	cut = term_text(cell, width - 1);
+	put_str(out, cut);
+	put_str(out, "\xe2\x80\xa6");	/* U+2026, an ellipsis */
+	free(cut);
+}
+
+/*
+ * One line of a table: its cells, each padded to its column's width or
+ * cut to it.
+ */
 static void
 print_cells(struct kp_buf *out, const char *align, const size_t *width,
     const char *const *c)
 {
-	size_t col, ncols = strlen(align), gap;
+	size_t col, ncols = strlen(align), w;
 
 	for (col = 0; col < ncols; col++) {
-		gap = width[col] - text_width(c[col]);
+		w = text_width(c[col]);
+		w = w < width[col] ? width[col] - w : 0;
 		if (align[col] == 'r')
-			pad(out, gap);
-		put_str(out, c[col]);
+			pad(out, w);
+		put_cell(out, c[col], width[col]);
 		if (col == ncols - 1)
 			kp_buf_add(out, "\n", 1);
 		else
-			pad(out, align[col] == 'l' ? gap + 2 : 2);
+			pad(out, align[col] == 'l' ? w + 2 : 2);
 	}
 }
 
-/* The table of head and the rows of s, if it has rows. */
+/* The width of each column of the rows of s and of l's extra rows. */
 static void
-print_table(struct kp_buf *out, const char *align, const char *const *head,
-    const struct rowset *s)
+layout_widths(const struct layout *l, const struct rowset *s, size_t *width,
+    size_t ncols)
 {
-	size_t width[TABLE_COLS] = { 0 }, ncols = strlen(align), i;
 	const char *c[TABLE_COLS];
+	size_t i;
 
-	if (s->n == 0)
-		return;
-	widen(width, head, ncols);
+	widen(width, l->head, ncols);
 	for (i = 0; i < s->n; i++) {
-		row_split(s->v[i], c, ncols);
+		layout_split(l, s->v[i], c, ncols);
 		widen(width, c, ncols);
 	}
-	print_cells(out, align, width, head);
+	for (i = 0; l->extra != NULL && i < l->extra->ncells; i += ncols)
+		widen(width, (const char *const *)l->extra->cells + i, ncols);
+	table_fit(l, width, ncols);
+}
+
+/* The table of the rows of s, then l's extra ones, if it has any. */
+static void
+print_table(struct kp_buf *out, const struct layout *l,
+    const struct rowset *s)
+{
+	size_t width[TABLE_COLS] = { 0 }, ncols = strlen(l->align), i;
+	const char *c[TABLE_COLS];
+
+	if (s->n == 0 && (l->extra == NULL || l->extra->ncells == 0))
+		return;
+	layout_widths(l, s, width, ncols);
+	print_cells(out, l->align, width, l->head);
 	for (i = 0; i < s->n; i++) {
-		row_split(s->v[i], c, ncols);
-		print_cells(out, align, width, c);
+		layout_split(l, s->v[i], c, ncols);
+		print_cells(out, l->align, width, c);
 	}
+	for (i = 0; l->extra != NULL && i < l->extra->ncells; i += ncols)
+		print_cells(out, l->align, width,
+		    (const char *const *)l->extra->cells + i);
 }
 
 /* A JSON number as a double; 0 when absent, as for sorting. */
@@ -226,6 +332,13 @@ cell_watts(char *buf, size_t len, const struct kp_record *rec,
 
 /* Energy in the unit of -u. */
 static const char *
+energy_text(const struct fmt *ctx, char *buf, size_t len, int64_t uj)
+{
+	return fmt_human(buf, len, uj / 1e6 / ctx->eunit->joules,
+	    ctx->eunit->units);
+}
+
+static const char *
 cell_energy(const struct fmt *ctx, char *buf, size_t len,
     const struct kp_record *rec, const char *key)
 {
@@ -233,8 +346,7 @@ cell_energy(const struct fmt *ctx, char *buf, size_t len,
 
 	if (!kp_rec_int(rec, key, &uj))
 		return "-";
-	return fmt_human(buf, len, uj / 1e6 / ctx->eunit->joules,
-	    ctx->eunit->units);
+	return energy_text(ctx, buf, len, uj);
 }
 
 static const char *
@@ -538,11 +650,15 @@ processes(const struct fmt *ctx, struct kp_buf *out, const struct kept *k)
 		"CONTAINER"
 	};
 
-	if (ctx->has_carbon)
-		print_table(out, "rllrrrrl", head_co2,
-		    &k->rows.kind[PROCESSES]);
-	else
-		print_table(out, "rllrrrl", head, &k->rows.kind[PROCESSES]);
+	struct layout l = {
+		"rllrrrl", head, ctx->table_width, NULL, NULL
+	};
+
+	if (ctx->has_carbon) {
+		l.align = "rllrrrrl";
+		l.head = head_co2;
+	}
+	print_table(out, &l, &k->rows.kind[PROCESSES]);
 }
 
 /* The cells of one exited row: how many ended, their parent, and comm. */
@@ -558,12 +674,70 @@ exited_row(const struct fmt *ctx, struct table *t,
 	command_cells(ctx, t, rec);
 }
 
+/* Zone's fold in k, a new one where it has none. */
+static struct ended_fold *
+ended_fold_of(struct kept *k, const char *zone)
+{
+	struct ended_fold *f;
+	size_t i;
+
+	for (i = 0; i < k->nfolds; i++)
+		if (strcmp(k->folds[i].zone, zone) == 0)
+			return &k->folds[i];
+	if (k->nfolds == k->folds_cap) {
+		k->folds_cap = k->folds_cap ? k->folds_cap * 2 : 4;
+		k->folds = kp_reallocarray(k->folds, k->folds_cap,
+		    sizeof(*k->folds));
+	}
+	f = &k->folds[k->nfolds++];
+	memset(f, 0, sizeof(*f));
+	f->zone = kp_strdup(zone);
+	return f;
+}
+
+/* Adds rec to its zone's fold in k. */
+static void
+ended_fold_add(struct kept *k, const struct kp_record *rec)
+{
+	struct ended_fold *f = ended_fold_of(k, str_or_dash(rec, "zone"));
+	int64_t v;
+
+	f->count += kp_rec_int(rec, "count", &v) ? v : 0;
+	f->energy_uj += kp_rec_int(rec, "energy_uj", &v) ? v : 0;
+	f->cpu_us += kp_rec_int(rec, "cpu_us", &v) ? v : 0;
+	f->watts += num(rec, "watts");
+}
+
+/* The cells of a zone's "other ended" row, in t. */
+static void
+ended_fold_row(const struct fmt *ctx, struct table *t,
+    const struct ended_fold *f)
+{
+	char count[32], w[32], e[32], c[32], g[32];
+
+	snprintf(count, sizeof(count), "%lld", (long long)f->count);
+	table_cell(t, count, SIZE_MAX);
+	table_cell(t, "-", SIZE_MAX);
+	table_cell(t, "(other ended)", SIZE_MAX);
+	table_cell(t, f->zone, SIZE_MAX);
+	table_cell(t, fmt_human(w, sizeof(w), f->watts, watts_units),
+	    SIZE_MAX);
+	table_cell(t, energy_text(ctx, e, sizeof(e), f->energy_uj), SIZE_MAX);
+	if (ctx->has_carbon)
+		table_cell(t, fmt_human(g, sizeof(g),
+		    co2_grams(ctx, f->energy_uj), grams_units), SIZE_MAX);
+	table_cell(t, fmt_human(c, sizeof(c), f->cpu_us / 1e6,
+	    seconds_units), SIZE_MAX);
+	table_cell(t, "-", SIZE_MAX);
+}
+
 /*
  * Exited records: processes born and ended inside the interval, folded by
- * parent and comm, in a table of their own: they have no pid.
+ * parent and comm, in a table of their own under a line that says so:
+ * they have no pid.  Their zones' folds come last.
  */
 static void
-exited(const struct fmt *ctx, struct kp_buf *out, const struct kept *k)
+exited(const struct fmt *ctx, struct kp_buf *out, struct kept *k)
 {
 	static const char *const head[] = {
 		"EXITED", "PPID", "COMM", "ZONE", "WATTS", "ENERGY", "CPU",
@@ -573,14 +747,21 @@ exited(const struct fmt *ctx, struct kp_buf *out, const struct kept *k)
 		"EXITED", "PPID", "COMM", "ZONE", "WATTS", "ENERGY", "CO2",
 		"CPU", "CONTAINER"
 	};
-	const struct rowset *s = &k->rows.kind[EXITED];
+	struct layout l = {
+		"rrllrrrl", head, ctx->table_width, NULL, &k->cells
+	};
+	size_t i;
 
-	if (s->n > 0)
-		kp_buf_add(out, "\n", 1);
-	if (ctx->has_carbon)
-		print_table(out, "rrllrrrrl", head_co2, s);
-	else
-		print_table(out, "rrllrrrl", head, s);
+	if (k->rows.kind[EXITED].n > 0 || k->nfolds > 0)
+		put_str(out, "\nended processes, by parent and command\n");
+	if (ctx->has_carbon) {
+		l.align = "rrllrrrrl";
+		l.head = head_co2;
+	}
+	for (i = 0; i < k->nfolds; i++)
+		ended_fold_row(ctx, &k->cells, &k->folds[i]);
+	print_table(out, &l, &k->rows.kind[EXITED]);
+	cells_clear(&k->cells);
 }
 
 static void
@@ -657,21 +838,22 @@ by_title(char *buf, size_t len, const struct kp_record *rec)
 }
 
 /*
- * The table of groups of row kind kind: containers, pods, vms, units,
- * groups by a field (titled by the field's name, which its rows carry
- * after their cells) or the host records of each level.
+ * The table of the group rows s, titled title, or with title NULL by the
+ * field's name that its rows carry after their cells; name, where not
+ * NULL, names every row.
  */
 static void
-groups(const struct fmt *ctx, struct kp_buf *out, const struct kept *k,
-    size_t kind)
+groups_table(const struct fmt *ctx, struct kp_buf *out,
+    const struct rowset *s, const char *title, const char *name)
 {
-	const struct rowset *s = &k->rows.kind[kind];
 	const char *head[] = {
-		row_kinds[kind].title, "ZONE", "WATTS", "ENERGY", "CPU", "PROCS"
+		title, "ZONE", "WATTS", "ENERGY", "CPU", "PROCS"
 	};
 	const char *head_co2[] = {
-		row_kinds[kind].title, "ZONE", "WATTS", "ENERGY", "CO2", "CPU",
-		"PROCS"
+		title, "ZONE", "WATTS", "ENERGY", "CO2", "CPU", "PROCS"
+	};
+	struct layout l = {
+		"llrrrr", head, ctx->table_width, name, NULL
 	};
 	const char *c[TABLE_COLS + 1];
 	size_t ncols = ctx->has_carbon ? 7 : 6;
@@ -679,14 +861,87 @@ groups(const struct fmt *ctx, struct kp_buf *out, const struct kept *k,
 	if (s->n == 0)
 		return;
 	kp_buf_add(out, "\n", 1);
-	if (row_kinds[kind].id_key == NULL) {
+	if (title == NULL) {
 		row_split(s->v[0], c, ncols + 1);
 		head[0] = head_co2[0] = c[ncols];
 	}
-	if (ctx->has_carbon)
-		print_table(out, "llrrrrr", head_co2, s);
+	if (ctx->has_carbon) {
+		l.align = "llrrrrr";
+		l.head = head_co2;
+	}
+	print_table(out, &l, s);
+}
+
+/*
+ * The table of groups of row kind kind: containers, pods, vms, units,
+ * or groups by a field (titled by the field's name).
+ */
+static void
+groups(const struct fmt *ctx, struct kp_buf *out, const struct kept *k,
+    size_t kind)
+{
+	groups_table(ctx, out, &k->rows.kind[kind],
+	    row_kinds[kind].id_key != NULL ? row_kinds[kind].title : NULL,
+	    NULL);
+}
+
+/* Whether k has a group of level: a container, ..., or a "by" field's. */
+static int
+level_has_groups(const struct kept *k, const char *level)
+{
+	size_t i;
+
+	for (i = FIRST_GROUPS; i < BY_GROUPS; i++)
+		if (strcmp(row_kinds[i].type, level) == 0)
+			return k->rows.kind[i].n > 0;
+	for (i = 0; i < k->group_bys.ncells; i++)
+		if (strcmp(k->group_bys.cells[i], level) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The host rows of the levels that have groups, in s, which has room for
+ * all: a level without any says only again what the node line says.
+ * With none at all, those of the first level read; then it returns 0.
+ */
+static int
+host_rows(const struct kept *k, struct rowset *s)
+{
+	const struct rowset *all = &k->rows.kind[HOSTS];
+	size_t i;
+
+	for (i = 0; i < all->n; i++)
+		if (level_has_groups(k, row_cells(all->v[i])))
+			s->v[s->n++] = all->v[i];
+	if (s->n > 0)
+		return 1;
+	for (i = 0; i < all->n; i++)
+		if (strcmp(row_cells(all->v[i]), k->first_level) == 0)
+			s->v[s->n++] = all->v[i];
+	return 0;
+}
+
+/*
+ * The host rows of the levels that have groups, or, with none, one row
+ * per zone of what is in no group; -n counts the rows shown.
+ */
+static void
+host_levels(const struct fmt *ctx, struct kp_buf *out, const struct kept *k)
+{
+	struct rowset s = { NULL, 0, 0 };
+	int by_level;
+
+	s.v = kp_reallocarray(NULL, k->rows.kind[HOSTS].n + 1, sizeof(*s.v));
+	by_level = host_rows(k, &s);
+	if (ctx->top_rows > 0 && s.n > ctx->top_rows)
+		s.n = ctx->top_rows;
+	if (by_level)
+		groups_table(ctx, out, &s, row_kinds[HOSTS].title, NULL);
 	else
-		print_table(out, "llrrrr", head, s);
+		groups_table(ctx, out, &s, "HOST",
+		    "not in any container, pod or VM");
+	free(s.v);
 }
 
 /* The row kind of rec, or -1 for a record of no table. */
@@ -721,12 +976,55 @@ kind_row(const struct fmt *ctx, struct table *t, int kind,
 		table_cell(t, by_title(by, sizeof(by), rec), SIZE_MAX);
 }
 
+/*
+ * With -n, each table keeps its rows that can still be shown; the host
+ * rows, one a level and zone, all: -n counts those of the levels shown.
+ */
 static void
 kept_init(const struct fmt *ctx, struct kept *k)
 {
+	size_t kind;
+
 	memset(k, 0, sizeof(*k));
-	k->rows.keep = ctx->top_rows;
+	for (kind = 0; kind < HOSTS; kind++)
+		k->rows.keep[kind] = ctx->top_rows;
 	k->first_seq = -1;
+}
+
+/*
+ * Of a row just made in k->cells: a group's "by", once, and the first
+ * host row's level, for host_levels.
+ */
+static void
+kept_levels(struct kept *k, int kind, const struct kp_record *rec)
+{
+	const char *by = kp_rec_str(rec, "by");
+	size_t i;
+
+	if (kind == HOSTS && k->first_level == NULL)
+		k->first_level = kp_strdup(k->cells.cells[0]);
+	if (kind != BY_GROUPS || by == NULL)
+		return;
+	for (i = 0; i < k->group_bys.ncells; i++)
+		if (strcmp(k->group_bys.cells[i], by) == 0)
+			return;
+	table_cell(&k->group_bys, by, SIZE_MAX);
+}
+
+/* A record's row in k, or, ended and shown as 0 W, its zone's fold. */
+static void
+kept_row(const struct fmt *ctx, struct kept *k, int kind,
+    const struct kp_record *rec)
+{
+	if (kind == EXITED && num(rec, "watts") < EXITED_SHOWN_MIN_W) {
+		ended_fold_add(k, rec);
+		return;
+	}
+	kind_row(ctx, &k->cells, kind, rec);
+	kept_levels(k, kind, rec);
+	rows_add(&k->rows, (size_t)kind, rec, k->cells.cells,
+	    k->cells.ncells);
+	cells_clear(&k->cells);
 }
 
 /* A record read: its line whole, its row, or only its zone's width. */
@@ -744,12 +1042,8 @@ kept_add(const struct fmt *ctx, struct kept *k, const struct kp_record *rec)
 		k->zone_width = w;
 	if (str_in_list(line_types, rec->type))
 		block_add(&k->lines, rec);
-	else if ((kind = row_kind_of(rec)) >= 0) {
-		kind_row(ctx, &k->cells, kind, rec);
-		rows_add(&k->rows, (size_t)kind, rec, k->cells.cells,
-		    k->cells.ncells);
-		cells_clear(&k->cells);
-	}
+	else if ((kind = row_kind_of(rec)) >= 0)
+		kept_row(ctx, k, kind, rec);
 }
 
 static void
@@ -764,19 +1058,30 @@ kept_add_block(const struct fmt *ctx, struct kept *k, const struct block *b)
 static void
 kept_clear(struct kept *k)
 {
+	size_t i;
+
 	block_clear(&k->lines);
 	rows_clear(&k->rows);
 	k->zone_width = 0;
 	k->first_seq = -1;
+	for (i = 0; i < k->nfolds; i++)
+		free(k->folds[i].zone);
+	k->nfolds = 0;
+	cells_clear(&k->group_bys);
+	free(k->first_level);
+	k->first_level = NULL;
 }
 
 static void
 kept_free(struct kept *k)
 {
+	kept_clear(k);
 	block_free(&k->lines);
 	rows_free(&k->rows);
 	cells_clear(&k->cells);
 	free(k->cells.cells);
+	free(k->folds);
+	free(k->group_bys.cells);
 }
 
 /* One interval as a block of text; it sorts the rows. */
@@ -797,8 +1102,9 @@ kept_write(struct fmt *ctx, struct kp_buf *out, struct kept *k,
 	processes(ctx, out, k);
 	unattributed(ctx, out, &k->lines, k->zone_width);
 	exited(ctx, out, k);
-	for (kind = FIRST_GROUPS; kind < NROW_KINDS; kind++)
+	for (kind = FIRST_GROUPS; kind < HOSTS; kind++)
 		groups(ctx, out, k, kind);
+	host_levels(ctx, out, k);
 }
 
 /* One interval's block as text. */
