@@ -116,15 +116,17 @@ static struct kp_sampler *
 setup(void)
 {
 	static char fixture[PATH_MAX];
-	struct options o = { .exits = KP_EXITS_PARENT | KP_EXITS_CGROUP };
+	struct options o = {
+		.sample = { .exits = KP_EXITS_PARENT | KP_EXITS_CGROUP }
+	};
 	struct kp_sampler *s;
 
 	snprintf(fixture, sizeof(fixture), "%.*s/../fixtures/proc-basic",
 	    (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
-	o.procdir = fixture;
+	o.sample.procdir = fixture;
 	kp_out_init();
-	s = kp_sampler_new(o.procdir, 0);
-	set_exits(s, &o);
+	s = kp_sampler_new(o.sample.procdir, 0);
+	kp_sample_exits(s, &o.sample);
 	scan(s);
 	return s;
 }
