@@ -1,0 +1,314 @@
+/*
+ * rapl-read: what the BMC sources (redfish, ipmi) share: the readings
+ * of the machine's power at its supply, taken beside the clock by a
+ * thread, and their energy, integrated to exact uJ (rapl-read(1), THE
+ * BMC SOURCES).
+ */
+#include <err.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "rapl.h"
+
+/*
+ * Failed requests in a row after which a running source gives up; until
+ * then the last good power is carried, the record marked stale.
+ */
+#define MAX_FAILURES	10
+
+static const struct bmc_fetcher *fetcher;
+static int64_t period_us = 1000000;	/* --bmc-period */
+
+/* The integration, the main thread's alone. */
+static int64_t reading_mw, reading_us;	/* the newest reading, and when */
+static int has_reading, has_cursor;
+static int64_t cursor_us;		/* integrated up to here */
+static uint64_t energy_uj;		/* since the first sample */
+static double rest_nj;			/* below 1 uJ, carried */
+static int64_t age_us;			/* of the newest at the last sample */
+static int failures;			/* in a row, said in the record */
+static int64_t pending_mw;		/* taken as the source opened */
+static int has_pending;
+
+/* What the thread and the main thread share, under lock. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t kick = PTHREAD_COND_INITIALIZER;
+static pthread_t thread;
+static int started, asked, busy, quitting;
+static int fresh, fresh_status;		/* an answer not yet taken */
+static int64_t fresh_mw, fresh_us;
+static char fresh_why[512];
+static int64_t last_kick_deadline_us = -1;
+
+void
+bmc_set_fetcher(const struct bmc_fetcher *f)
+{
+	fetcher = f;
+}
+
+/* The reading the source took as it opened: the first sample's. */
+void
+bmc_first_reading(int64_t mw)
+{
+	pending_mw = mw;
+	has_pending = 1;
+}
+
+void
+bmc_set_period(const char *arg)
+{
+	period_us = kp_parse_duration_us(arg, "BMC period");
+}
+
+/* Whether a request may be aborted: the source is closing. */
+int
+bmc_quitting(void)
+{
+	int q;
+
+	pthread_mutex_lock(&lock);
+	q = quitting;
+	pthread_mutex_unlock(&lock);
+	return q;
+}
+
+static void *
+poll_bmc(void *arg)
+{
+	char why[sizeof(fresh_why)];
+	int64_t mw;
+	int status;
+
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	for (;;) {
+		while (!asked && !quitting)
+			pthread_cond_wait(&kick, &lock);
+		if (quitting)
+			break;
+		asked = 0;
+		busy = 1;
+		pthread_mutex_unlock(&lock);
+		status = fetcher->fetch(&mw, why, sizeof(why));
+		pthread_mutex_lock(&lock);
+		busy = 0;
+		fresh = 1;
+		fresh_status = status;
+		fresh_mw = mw;
+		fresh_us = kp_mono_us();
+		memcpy(fresh_why, why, sizeof(why));
+	}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+/*
+ * One request, at most, each interval and each --bmc-period, on the
+ * clock's schedule of deadlines rather than the times the intervals
+ * really ended, which a late wakeup moves; none while one is out.
+ */
+static void
+kick_request(int64_t deadline_us)
+{
+	if (!started) {
+		if ((errno = pthread_create(&thread, NULL, poll_bmc, NULL)) != 0)
+			err(KP_EXIT_FAILURE, "cannot start the BMC's thread");
+		started = 1;
+	}
+	pthread_mutex_lock(&lock);
+	if (!busy && !asked && (last_kick_deadline_us < 0 ||
+	    deadline_us - last_kick_deadline_us >= period_us)) {
+		asked = 1;
+		last_kick_deadline_us = deadline_us;
+		pthread_cond_signal(&kick);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* The thread ended, its request aborted; then the source may log out. */
+void
+bmc_stop(void)
+{
+	if (!started)
+		return;
+	pthread_mutex_lock(&lock);
+	quitting = 1;
+	pthread_cond_signal(&kick);
+	pthread_mutex_unlock(&lock);
+	pthread_join(thread, NULL);
+	started = 0;
+	quitting = 0;
+}
+
+/*
+ * The energy of the line from (a_us, a_mw) to (b_us, b_mw) between
+ * from_us and to_us, in nJ (mW x us): held at a_mw where b_us is not
+ * after a_us.  For a constant power it is exactly P x dt.
+ */
+static double
+line_nj(int64_t a_us, int64_t a_mw, int64_t b_us, int64_t b_mw,
+    int64_t from_us, int64_t to_us)
+{
+	long double held, slope, x0, x1;
+
+	held = (long double)a_mw * (long double)(to_us - from_us);
+	if (b_us <= a_us || b_mw == a_mw)
+		return (double)held;
+	slope = (long double)(b_mw - a_mw) / (long double)(b_us - a_us);
+	x0 = (long double)(from_us - a_us);
+	x1 = (long double)(to_us - a_us);
+	return (double)(held + slope * (x1 * x1 - x0 * x0) / 2);
+}
+
+static void
+add_nj(double nj)
+{
+	double whole_uj;
+
+	rest_nj += nj;
+	whole_uj = floor(rest_nj / 1000);
+	energy_uj += (uint64_t)whole_uj;
+	rest_nj -= whole_uj * 1000;
+}
+
+/*
+ * Integrates to at_us: from the cursor along the line from the newest
+ * reading to a new one at new_us (or held, without one), then held at
+ * the new one.
+ */
+static void
+integrate(int has_new, int64_t new_mw, int64_t new_us, int64_t at_us)
+{
+	if (has_cursor && has_reading && has_new && new_us > cursor_us) {
+		add_nj(line_nj(reading_us, reading_mw, new_us, new_mw,
+		    cursor_us, new_us));
+		cursor_us = new_us;
+	}
+	if (has_new) {
+		reading_mw = new_mw;
+		reading_us = new_us;
+		has_reading = 1;
+	}
+	if (has_cursor && has_reading && at_us > cursor_us)
+		add_nj((double)reading_mw * (double)(at_us - cursor_us));
+	if (at_us > cursor_us || !has_cursor)
+		cursor_us = at_us;
+	has_cursor = 1;
+}
+
+/* The answer the thread left, if any: 1 with it in *mw and *us. */
+static int
+take_answer(int64_t *mw, int64_t *us)
+{
+	char why[sizeof(fresh_why)];
+	int got = 0, status = 0;
+
+	pthread_mutex_lock(&lock);
+	if (fresh) {
+		fresh = 0;
+		got = 1;
+		status = fresh_status;
+		*mw = fresh_mw;
+		*us = fresh_us;
+		memcpy(why, fresh_why, sizeof(why));
+	}
+	pthread_mutex_unlock(&lock);
+	if (!got || status == 0)
+		return got && (failures = 0, 1);
+	if (++failures >= MAX_FAILURES)
+		errx(KP_EXIT_NOSOURCE, "%s: %d requests in a row failed; the "
+		    "last: %s", fetcher->what, failures, why);
+	if (failures == 1)
+		warnx("%s: %s; carrying the last power meanwhile",
+		    fetcher->what, why);
+	return 0;
+}
+
+/*
+ * The read of a BMC source's member: a reading taken without the clock
+ * (the first, or a one-shot run's, deadline 0) counts as taken at this
+ * sample; the thread's, when it answered.
+ */
+int
+bmc_read(struct member *mb, int64_t deadline_us)
+{
+	char why[512];
+	int64_t mw = 0, us = 0;
+	int has_new = 1;
+
+	if (has_pending) {
+		mw = pending_mw;
+		us = mb->at_us;
+		has_pending = 0;
+	} else if (deadline_us == 0) {
+		if (fetcher->fetch(&mw, why, sizeof(why)) != 0)
+			errx(KP_EXIT_NOSOURCE, "%s: %s", fetcher->what, why);
+		us = mb->at_us;
+	} else
+		has_new = take_answer(&mw, &us);
+	integrate(has_new, mw, us, mb->at_us);
+	age_us = mb->at_us - reading_us;
+	mb->cur = energy_uj;
+	if (deadline_us != 0)
+		kick_request(deadline_us);
+	return 0;
+}
+
+/* A record's own fields: what was read, how old, and whether stale. */
+void
+bmc_fields(struct kp_buf *b, const struct member *one, size_t counters)
+{
+	(void)counters;
+	kp_buf_text(b, "path", one->where);
+	kp_buf_int(b, "age_ms", age_us / 1000);
+	if (failures > 0)
+		kp_buf_int(b, "failed_requests", failures);
+}
+
+/*
+ * --state: the newest reading, its time as an age before the stored
+ * sample (whose time the clock keeps), and the integral's rest.
+ */
+void
+bmc_save(json_t *data)
+{
+	if (!has_reading)
+		return;
+	json_object_set_new(data, "bmc_mw", json_integer(reading_mw));
+	json_object_set_new(data, "bmc_age_us",
+	    json_integer(cursor_us - reading_us));
+	json_object_set_new(data, "bmc_energy_uj",
+	    json_integer((json_int_t)energy_uj));
+	json_object_set_new(data, "bmc_rest_nj", json_real(rest_nj));
+}
+
+int
+bmc_load(json_t *data)
+{
+	json_int_t mw, age, uj, stored_us;
+	double rest;
+
+	if (json_unpack(data, "{s:I,s:I,s:I,s:I,s:F}", "mono_us", &stored_us,
+	    "bmc_mw", &mw, "bmc_age_us", &age, "bmc_energy_uj", &uj,
+	    "bmc_rest_nj", &rest) < 0 || mw < 0 || age < 0 || uj < 0 ||
+	    rest < 0 || rest >= 1000)
+		return -1;
+	reading_mw = mw;
+	cursor_us = stored_us;
+	reading_us = stored_us - age;
+	energy_uj = (uint64_t)uj;
+	rest_nj = rest;
+	has_reading = has_cursor = 1;
+	return 0;
+}
+
+/* Watts as a BMC prints them, in mW; -1 if not a power. */
+int64_t
+bmc_watts_mw(double watts)
+{
+	if (!(watts >= 0 && watts < 1e7))
+		return -1;
+	return llround(watts * 1000);
+}
