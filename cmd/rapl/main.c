@@ -27,7 +27,15 @@ static const struct kp_option_help option_help[] = {
 	{ "-i, --interval duration", "end an interval every duration (1s)" },
 	{ "-n, --count count", "stop after count intervals" },
 	{ "-z, --zones zone,...", "only these zones; node: the total" },
+	{ "--bmc url", "the BMC's Redfish service, https://host[:port]" },
+	{ "--bmc-ca file", "trust the BMC's certificate from this CA" },
+	{ "--bmc-chassis id", "read this Chassis (the first)" },
+	{ "--bmc-connect-timeout duration", "to connect to the BMC (5s)" },
+	{ "--bmc-credentials file", "the BMC's user and password (0600)" },
+	{ "--bmc-period duration", "at most one request this often (1s)" },
+	{ "--bmc-timeout duration", "for a whole request (10s)" },
 	{ "--idle-watts watts", "the model's power at idle" },
+	{ "--insecure", "do not check the BMC's certificate" },
 	{ "--list", "print the counters found and exit" },
 	{ "--max-watts watts", "the model's power at full load" },
 	{ "--model-table file", "the model's table from file" },
@@ -40,8 +48,12 @@ static const struct kp_option_help option_help[] = {
 	{ NULL, NULL }
 };
 static const struct kp_usage usage = {
-	"rapl-read [-h] [-i duration] [-n count] [-z zone,...] "
-	"[--idle-watts watts]\n"
+	"rapl-read [-h] [-i duration] [-n count] [-z zone,...] [--bmc url]\n"
+	"                 [--bmc-ca file] [--bmc-chassis id] "
+	"[--bmc-connect-timeout duration]\n"
+	"                 [--bmc-credentials file] [--bmc-period duration]\n"
+	"                 [--bmc-timeout duration] [--idle-watts watts] "
+	"[--insecure]\n"
 	"                 [--list] [--max-watts watts] "
 	"[--model-table file] [--node-name name]\n"
 	"                 [--per-socket] [--proc dir] "
