@@ -260,7 +260,7 @@ bmc_read(struct member *mb, int64_t deadline_us)
 void
 bmc_fields(struct kp_buf *b, const struct member *one, size_t counters)
 {
-	(void)counters;
+	kp_buf_int(b, "sockets", (int64_t)counters);
 	kp_buf_text(b, "path", one->where);
 	kp_buf_int(b, "age_ms", age_us / 1000);
 	if (failures > 0)
