@@ -4,11 +4,15 @@
  * thread, and their energy, integrated to exact uJ (rapl-read(1), THE
  * BMC SOURCES).
  */
+#include <sys/stat.h>
+
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rapl.h"
 
@@ -20,6 +24,11 @@
 
 static const struct bmc_fetcher *fetcher;
 static int64_t period_us = 1000000;	/* --bmc-period */
+
+/* The options both sources share: the BMC, who we are, how long to wait. */
+const char *bmc_target;			/* --bmc */
+char bmc_user[600], bmc_password[600];	/* from --bmc-credentials */
+long bmc_timeout_ms = 10000;		/* --bmc-timeout */
 
 /* The integration, the main thread's alone. */
 static int64_t reading_mw, reading_us;	/* the newest reading, and when */
@@ -56,10 +65,62 @@ bmc_first_reading(int64_t mw)
 	has_pending = 1;
 }
 
-void
-bmc_set_period(const char *arg)
+/*
+ * The credentials file: a regular file of mode 0600 or stricter, the
+ * caller's own; the user on its first line, the password on its second.
+ */
+static void
+read_credentials(const char *path)
 {
-	period_us = kp_parse_duration_us(arg, "BMC period");
+	struct stat sb;
+	char buf[sizeof(bmc_user) + sizeof(bmc_password)], *nl;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		err(KP_EXIT_USAGE, "cannot open '%s'", path);
+	if (fstat(fd, &sb) < 0)
+		err(KP_EXIT_FAILURE, "cannot stat '%s'", path);
+	if (!S_ISREG(sb.st_mode) || (sb.st_mode & 077) != 0 ||
+	    sb.st_uid != geteuid())
+		errx(KP_EXIT_USAGE, "'%s' must be a file of mode 0600 or "
+		    "stricter owned by its user: it holds a password", path);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if ((nl = strchr(buf, '\n')) == NULL || nl == buf ||
+	    (size_t)(nl - buf) >= sizeof(bmc_user) ||
+	    strlen(nl + 1) >= sizeof(bmc_password))
+		errx(KP_EXIT_USAGE, "'%s': the user on its first line, the "
+		    "password on its second", path);
+	nl[1 + strcspn(nl + 1, "\r\n")] = '\0';
+	memcpy(bmc_user, buf, (size_t)(nl - buf));
+	memcpy(bmc_password, nl + 1, strlen(nl + 1) + 1);
+	explicit_bzero(buf, sizeof(buf));
+}
+
+/* One of the shared options handled: 1; 0 if it is the source's own. */
+int
+bmc_option(const char *name, const char *arg)
+{
+	if (strcmp(name, "bmc") == 0)
+		bmc_target = arg;
+	else if (strcmp(name, "bmc-credentials") == 0)
+		read_credentials(arg);
+	else if (strcmp(name, "bmc-period") == 0)
+		period_us = kp_parse_duration_us(arg, "BMC period");
+	else if (strcmp(name, "bmc-timeout") == 0)
+		bmc_timeout_ms = (long)(kp_parse_duration_us(arg, "timeout") /
+		    1000);
+	else
+		return 0;
+	return 1;
+}
+
+void
+bmc_forget(void)
+{
+	explicit_bzero(bmc_password, sizeof(bmc_password));
 }
 
 /* Whether a request may be aborted: the source is closing. */

@@ -163,8 +163,12 @@ struct bmc_fetcher {
 	const char *what;		/* "redfish", for messages */
 	int (*fetch)(int64_t *mw, char *why, size_t len);
 };
+extern const char *bmc_target;
+extern char bmc_user[600], bmc_password[600];
+extern long bmc_timeout_ms;
+int bmc_option(const char *name, const char *arg);
+void bmc_forget(void);
 void bmc_set_fetcher(const struct bmc_fetcher *f);
-void bmc_set_period(const char *arg);
 void bmc_first_reading(int64_t mw);
 int bmc_quitting(void);
 void bmc_stop(void);

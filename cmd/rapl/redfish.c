@@ -20,13 +20,12 @@ extern const struct source redfish_source;
 /* The most of a body kept: a Redfish power resource is a few kB. */
 #define MAX_BODY_BYTES	(1024 * 1024)
 
-static const char *bmc_url, *cred_path, *ca_path, *chassis_id;
+static const char *ca_path, *chassis_id;
 static int insecure;
-static long connect_timeout_ms = 5000, timeout_ms = 10000;
+static long connect_timeout_ms = 5000;
 
 static CURL *curl;
 static struct curl_slist *auth_headers;
-static char user[600], password[600];
 static char session_uri[1024];		/* to DELETE at exit; "": none */
 static char read_path[1024];		/* the resource read */
 static enum { RES_ENVIRONMENT, RES_POWER, RES_SUPPLIES } resource;
@@ -112,7 +111,7 @@ request(const char *method, const char *path, const char *body,
 	CURLcode rc;
 
 	memset(a, 0, sizeof(*a));
-	snprintf(url, sizeof(url), "%s%s", bmc_url, path);
+	snprintf(url, sizeof(url), "%s%s", bmc_target, path);
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
@@ -163,62 +162,18 @@ get_json(const char *path, json_t **root, char *why, size_t len)
 	return KP_EXIT_NOSOURCE;
 }
 
-/* The credentials file: mode 0600 or stricter, the caller's own. */
-static void
-read_credentials(void)
-{
-	struct stat sb;
-	char buf[600], *nl;
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(cred_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-		err(KP_EXIT_USAGE, "cannot open '%s'", cred_path);
-	if (fstat(fd, &sb) < 0)
-		err(KP_EXIT_FAILURE, "cannot stat '%s'", cred_path);
-	if (!S_ISREG(sb.st_mode) || (sb.st_mode & 077) != 0 ||
-	    sb.st_uid != geteuid())
-		errx(KP_EXIT_USAGE, "'%s' must be a file of mode 0600 or "
-		    "stricter owned by its user: it holds a password",
-		    cred_path);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	if ((nl = strchr(buf, '\n')) == NULL || (size_t)(nl - buf) >=
-	    sizeof(user) || strlen(nl + 1) >= sizeof(password) + 1)
-		errx(KP_EXIT_USAGE, "'%s': the user on its first line, the "
-		    "password on its second", cred_path);
-	*nl = '\0';
-	snprintf(user, sizeof(user), "%s", buf);
-	nl[1 + strcspn(nl + 1, "\r\n")] = '\0';
-	snprintf(password, sizeof(password), "%s", nl + 1);
-	explicit_bzero(buf, sizeof(buf));
-}
-
 static void
 redfish_option(const char *name, const char *arg)
 {
-	if (name == NULL) {
-		if (bmc_url != NULL && strncmp(bmc_url, "https://", 8) != 0)
-			errx(KP_EXIT_USAGE, "--bmc must be an https:// URL: "
-			    "'%s'", bmc_url);
+	if (name == NULL || bmc_option(name, arg))
 		return;
-	}
-	if (strcmp(name, "bmc") == 0)
-		bmc_url = arg;
-	else if (strcmp(name, "bmc-credentials") == 0)
-		cred_path = arg;
-	else if (strcmp(name, "bmc-ca") == 0)
+	if (strcmp(name, "bmc-ca") == 0)
 		ca_path = arg;
 	else if (strcmp(name, "bmc-chassis") == 0)
 		chassis_id = arg;
-	else if (strcmp(name, "bmc-period") == 0)
-		bmc_set_period(arg);
 	else if (strcmp(name, "bmc-connect-timeout") == 0)
 		connect_timeout_ms = kp_parse_duration_us(arg,
 		    "connect timeout") / 1000;
-	else if (strcmp(name, "bmc-timeout") == 0)
-		timeout_ms = kp_parse_duration_us(arg, "timeout") / 1000;
 	else
 		insecure = 1;
 }
@@ -234,7 +189,7 @@ setup_curl(void)
 	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, bmc_timeout_ms);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, take_body);
 	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, take_header);
 	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
@@ -262,8 +217,8 @@ log_in(json_t *root)
 	long status;
 
 	if (json_object_get(root, "SessionService") != NULL) {
-		body = json_pack("{s:s,s:s}", "UserName", user, "Password",
-		    password);
+		body = json_pack("{s:s,s:s}", "UserName", bmc_user, "Password",
+		    bmc_password);
 		text = json_dumps(body, JSON_COMPACT);
 		json_decref(body);
 		status = request("POST", "/redfish/v1/SessionService/Sessions",
@@ -283,8 +238,8 @@ log_in(json_t *root)
 		}
 	}
 	curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-	curl_easy_setopt(curl, CURLOPT_USERNAME, user);
-	curl_easy_setopt(curl, CURLOPT_PASSWORD, password);
+	curl_easy_setopt(curl, CURLOPT_USERNAME, bmc_user);
+	curl_easy_setopt(curl, CURLOPT_PASSWORD, bmc_password);
 }
 
 /* The session deleted, at every exit: a BMC allows few. */
@@ -494,10 +449,12 @@ redfish_open(struct meter *m, char *why, size_t len)
 	int64_t mw;
 	int status;
 
-	if (bmc_url == NULL || cred_path == NULL)
+	if (bmc_target == NULL || bmc_user[0] == '\0')
 		errx(KP_EXIT_USAGE, "source redfish wants --bmc and "
 		    "--bmc-credentials");
-	read_credentials();
+	if (strncmp(bmc_target, "https://", 8) != 0)
+		errx(KP_EXIT_USAGE, "--bmc must be an https:// URL for source "
+		    "redfish: '%s'", bmc_target);
 	setup_curl();
 	if ((status = get_json("/redfish/v1/", &root, why, len)) != 0)
 		return status;
@@ -508,7 +465,7 @@ redfish_open(struct meter *m, char *why, size_t len)
 	if (!choose_resource(chassis)) {
 		json_decref(chassis);
 		snprintf(why, len, "%s: no power reading in the chassis",
-		    bmc_url);
+		    bmc_target);
 		return KP_EXIT_NOSOURCE;
 	}
 	json_decref(chassis);
@@ -534,13 +491,13 @@ redfish_close(void)
 	}
 	curl_slist_free_all(auth_headers);
 	auth_headers = NULL;
-	explicit_bzero(password, sizeof(password));
+	bmc_forget();
 }
 
 static void
 redfish_describe(char *buf, size_t len)
 {
-	snprintf(buf, len, "%s", bmc_url != NULL ? bmc_url : "no --bmc");
+	snprintf(buf, len, "%s", bmc_target != NULL ? bmc_target : "no --bmc");
 }
 
 static const struct option redfish_options[] = {
