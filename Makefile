@@ -11,7 +11,8 @@ BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
 RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
 	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/estimate.o \
 	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
-	cmd/rapl/state.o cmd/rapl/bmc.o cmd/rapl/redfish.o
+	cmd/rapl/state.o cmd/rapl/bmc.o cmd/rapl/redfish.o \
+	cmd/rapl/ipmi.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \

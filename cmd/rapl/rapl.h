@@ -7,6 +7,7 @@
  *	powercap.c	source powercap: the kernel's RAPL zones
  *	hwmon.c		source hwmon: ACPI power meters
  *	redfish.c	source redfish: a BMC's power, over HTTPS
+ *	ipmi.c		source ipmi: a BMC's DCMI power, through ipmitool
  *	bmc.c		what the BMC sources share: readings beside the
  *			clock, integrated to energy
  *	model.c		source model: an estimate from /proc/stat

@@ -14,7 +14,7 @@
 #include "rapl.h"
 
 extern const struct source powercap_source, hwmon_source, model_source;
-extern const struct source redfish_source;
+extern const struct source redfish_source, ipmi_source;
 
 /* Every source, in the order --source auto tries those it may choose. */
 const struct source *const sources[] = {
@@ -22,6 +22,7 @@ const struct source *const sources[] = {
 	&hwmon_source,
 	&model_source,
 	&redfish_source,
+	&ipmi_source,
 	NULL
 };
 
