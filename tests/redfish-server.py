@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """A Redfish service for rapl-read's tests (tests/rapl-read-redfish.bats).
 
+Usage: redfish-server.py TREE STATE CERT KEY CREDENTIALS, CREDENTIALS being
+rapl-read's --bmc-credentials file: the password is in no process's
+arguments, the service's included.
+
 Serves a mockup tree (DIR/redfish/v1/X is DIR/X/index.json) over HTTPS on
 127.0.0.1, with sessions and Basic authentication, and what a test asks
 for through files in the state directory STATE, read at each request:
@@ -22,7 +26,9 @@ import sys
 import time
 import uuid
 
-TREE, STATE, CERT, KEY, USER, PASSWORD = sys.argv[1:7]
+TREE, STATE, CERT, KEY, CREDENTIALS = sys.argv[1:6]
+with open(CREDENTIALS) as f:
+    USER, PASSWORD = f.read().split("\n")[:2]
 sessions = {}
 
 

@@ -32,7 +32,7 @@ start_bmc() {
 	printf 'admin\ns3cr3t-Pa55\n' > "$CRED"
 	chmod 600 "$CRED"
 	python3 "$KP_ROOT/tests/redfish-server.py" "$TREE" "$BMC" \
-	    "$CERTS/server.pem" "$CERTS/server.key" admin s3cr3t-Pa55 &
+	    "$CERTS/server.pem" "$CERTS/server.key" "$CRED" &
 	BMC_PID=$!
 	while [ ! -e "$BMC/port" ]; do
 		sleep 0.05

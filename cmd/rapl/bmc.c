@@ -94,6 +94,7 @@ read_credentials(const char *path)
 		errx(KP_EXIT_USAGE, "'%s': the user on its first line, the "
 		    "password on its second", path);
 	nl[1 + strcspn(nl + 1, "\r\n")] = '\0';
+	memset(bmc_user, 0, sizeof(bmc_user));
 	memcpy(bmc_user, buf, (size_t)(nl - buf));
 	memcpy(bmc_password, nl + 1, strlen(nl + 1) + 1);
 	explicit_bzero(buf, sizeof(buf));
