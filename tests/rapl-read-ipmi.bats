@@ -2,7 +2,7 @@
 # rapl-read --source ipmi: fake ipmitool and ipmi-dcmi print what the real
 # ones printed (tests/fixtures/ipmi/README); the layouts of both tools, the
 # states that are no reading, each error, the password's file, and the
-# energy integrated as redfish's (rapl-read(1), THE BMC SOURCES).
+# energy integrated as redfish's (rapl-read(1), The BMC sources).
 # shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
 
 bats_require_minimum_version 1.5.0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # rapl-read --source redfish: the place of power chosen, TLS checked, the
 # session closed, failures, and energy integrated to exact uJ
-# (rapl-read(1), THE BMC SOURCES).
+# (rapl-read(1), The BMC sources).
 # shellcheck disable=SC2154 # bats's run sets stderr and stderr_lines
 
 bats_require_minimum_version 1.5.0

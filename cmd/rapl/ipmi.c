@@ -2,7 +2,7 @@
  * rapl-read's source ipmi: the machine's power at its supply from the
  * BMC's DCMI power reading, through ipmitool, or FreeIPMI's ipmi-dcmi where
  * that is what is installed, run as commands, as zone platform
- * (rapl-read(1), THE BMC SOURCES).
+ * (rapl-read(1), The BMC sources).
  */
 #include <sys/stat.h>
 #include <sys/wait.h>

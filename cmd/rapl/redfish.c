@@ -1,7 +1,7 @@
 /*
  * rapl-read's source redfish: the machine's power at its supply, read
  * from a BMC's Redfish service over HTTPS, as zone platform (rapl-read(1),
- * THE BMC SOURCES).
+ * The BMC sources).
  */
 #include <sys/stat.h>
 
@@ -356,7 +356,7 @@ try_place(json_t *chassis, const char *key)
 }
 
 /*
- * What is read, chosen once (rapl-read(1), THE BMC SOURCES): the first of
+ * What is read, chosen once (rapl-read(1), The BMC sources): the first of
  * EnvironmentMetrics, Power and the supplies' input that gives a reading.
  */
 static int
