@@ -167,6 +167,21 @@ poll_bmc(void *arg)
 }
 
 /*
+ * An exit through errx runs the handlers of atexit(3) last registered
+ * first: OpenSSL's frees its thread state and may be registered as late as
+ * the first TLS connection, so the source's close, which ends the thread
+ * and the session, is registered once the thread starts, to run before it.
+ */
+static void
+close_before_libraries(void)
+{
+	static int registered;
+
+	if (!registered && atexit(fetcher->close) == 0)
+		registered = 1;
+}
+
+/*
  * One request, at most, each interval and each --bmc-period, on the
  * clock's schedule of deadlines rather than the times the intervals
  * really ended, which a late wakeup moves; none while one is out.
@@ -178,6 +193,7 @@ kick_request(int64_t deadline_us)
 		if ((errno = pthread_create(&thread, NULL, poll_bmc, NULL)) != 0)
 			err(KP_EXIT_FAILURE, "cannot start the BMC's thread");
 		started = 1;
+		close_before_libraries();
 	}
 	pthread_mutex_lock(&lock);
 	if (!busy && !asked && (last_kick_deadline_us < 0 ||

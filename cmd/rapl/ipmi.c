@@ -348,7 +348,10 @@ ipmi_fetch(int64_t *mw, char *why, size_t len)
 	return rv != 0;
 }
 
-static const struct bmc_fetcher ipmi_fetcher = { "ipmi", ipmi_fetch };
+static void ipmi_close(void);
+
+static const struct bmc_fetcher ipmi_fetcher = { "ipmi", ipmi_fetch,
+    ipmi_close };
 
 static int
 ipmi_open(struct meter *m, char *why, size_t len)

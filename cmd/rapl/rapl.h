@@ -159,10 +159,12 @@ void estimate_free(struct estimate *e);
 /*
  * bmc.c: a BMC source's fetch gives the power now in *mw and returns 0,
  * or 1 and why in why; it runs in a thread of its own once the clock runs.
+ * close is the source's, run at exit before the libraries' own handlers.
  */
 struct bmc_fetcher {
 	const char *what;		/* "redfish", for messages */
 	int (*fetch)(int64_t *mw, char *why, size_t len);
+	void (*close)(void);
 };
 extern const char *bmc_target;
 extern char bmc_user[600], bmc_password[600];

@@ -438,8 +438,10 @@ redfish_fetch(int64_t *mw, char *why, size_t len)
 	return 0;
 }
 
+static void redfish_close(void);
+
 static const struct bmc_fetcher redfish_fetcher = { "redfish",
-    redfish_fetch };
+    redfish_fetch, redfish_close };
 
 static int
 redfish_open(struct meter *m, char *why, size_t len)
@@ -487,6 +489,7 @@ redfish_close(void)
 	if (curl != NULL) {
 		log_out();
 		curl_easy_cleanup(curl);
+		curl_global_cleanup();
 		curl = NULL;
 	}
 	curl_slist_free_all(auth_headers);
