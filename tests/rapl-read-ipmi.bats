@@ -8,6 +8,7 @@
 bats_require_minimum_version 1.5.0
 
 load test_helper
+load bmc_helper
 
 # A PATH of the fakes named in $@ and the few tools they use, without the
 # host's own ipmitool.
@@ -147,16 +148,11 @@ EOF2
 @test "later failures carry the last power, marked, then exit 4" {
 	fakes ipmitool
 	echo "$FIXTURES/ipmi/ipmitool-1.8.18" > "$BATS_TEST_TMPDIR/now"
-	FAKE_IPMI_NOW=$BATS_TEST_TMPDIR/now ipmi x -i 50ms --bmc-period 50ms \
-	    > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
-	pid=$!
-	until grep -q '"interval"' "$BATS_TEST_TMPDIR/out"; do sleep 0.05; done
-	echo "$FIXTURES/ipmi/ipmitool-no-answer" > "$BATS_TEST_TMPDIR/now"
-	rc=0
-	wait "$pid" || rc=$?
+	FAKE_IPMI_NOW=$BATS_TEST_TMPDIR/now fails_later \
+	    'echo "$FIXTURES/ipmi/ipmitool-no-answer" > "$BATS_TEST_TMPDIR/now"' \
+	    ipmi x -i 50ms --bmc-period 50ms
 	assert_equal "$rc" 4
 	grep -q 'ipmi: the BMC did not answer the DCMI power reading; carrying' "$BATS_TEST_TMPDIR/err"
 	grep -q 'ipmi: 10 requests in a row failed' "$BATS_TEST_TMPDIR/err"
-	run -0 jq -s '[.[] | select(.failed_requests > 0) | .watts] | min' "$BATS_TEST_TMPDIR/out"
-	assert_equal "$output" 215
+	assert_equal "$carried_watts" 215
 }

@@ -8,6 +8,7 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 load redfish_helper
+load bmc_helper
 
 setup_file() {
 	CERTS=$BATS_FILE_TMPDIR
@@ -179,17 +180,11 @@ energy() {
 }
 
 @test "later failures carry the last power, marked, then exit 4" {
-	rf -i 50ms --bmc-period 50ms > "$BMC/out" 2> "$BMC/err" &
-	pid=$!
-	until grep -q '"interval"' "$BMC/out"; do sleep 0.05; done
-	echo 500 > "$BMC/status"
-	rc=0
-	wait "$pid" || rc=$?
+	fails_later 'echo 500 > "$BMC/status"' rf -i 50ms --bmc-period 50ms
 	assert_equal "$rc" 4
-	grep -q 'HTTP status 500; carrying the last power' "$BMC/err"
-	grep -q 'redfish: 10 requests in a row failed; the last: .*HTTP status 500' "$BMC/err"
-	run -0 jq -s '[.[] | select(.failed_requests > 0) | .watts] | min' "$BMC/out"
-	assert_equal "$output" 374
+	grep -q 'HTTP status 500; carrying the last power' "$BATS_TEST_TMPDIR/err"
+	grep -q 'redfish: 10 requests in a row failed; the last: .*HTTP status 500' "$BATS_TEST_TMPDIR/err"
+	assert_equal "$carried_watts" 374
 }
 
 @test "the credentials file must be 0600 and the URL https" {
