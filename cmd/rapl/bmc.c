@@ -1,8 +1,8 @@
 /*
  * rapl-read: what the BMC sources (redfish, ipmi) share: the readings
  * of the machine's power at its supply, taken beside the clock by a
- * thread, and their energy, integrated to exact uJ (rapl-read(1), THE
- * BMC SOURCES).
+ * thread, and their energy, integrated to exact uJ (rapl-read(1), The BMC
+ * sources).
  */
 #include <sys/stat.h>
 
@@ -18,7 +18,8 @@
 
 /*
  * Failed requests in a row after which a running source gives up; until
- * then the last good power is carried, the record marked stale.
+ * then the last good power is carried, the records marked with
+ * failed_requests.
  */
 #define MAX_FAILURES	10
 
@@ -334,7 +335,7 @@ bmc_read(struct member *mb, int64_t deadline_us)
 	return 0;
 }
 
-/* A record's own fields: what was read, how old, and whether stale. */
+/* A record's own fields: what was read, how old, and failures since. */
 void
 bmc_fields(struct kp_buf *b, const struct member *one, size_t counters)
 {

@@ -208,8 +208,8 @@ run_tool(struct output *o, char *why, size_t len)
 }
 
 /*
- * Each error the tools print, and what it means (rapl-read(1), THE BMC
- * SOURCES): the first found in the tool's output names the failure.
+ * Each error the tools print, and what it means (rapl-read(1), The BMC
+ * sources): the first found in the tool's output names the failure.
  */
 static const struct {
 	const char *printed;

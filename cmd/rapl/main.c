@@ -27,7 +27,7 @@ static const struct kp_option_help option_help[] = {
 	{ "-i, --interval duration", "end an interval every duration (1s)" },
 	{ "-n, --count count", "stop after count intervals" },
 	{ "-z, --zones zone,...", "only these zones; node: the total" },
-	{ "--bmc url", "the BMC's Redfish service, https://host[:port]" },
+	{ "--bmc url", "the BMC: https://host[:port], for ipmi a host" },
 	{ "--bmc-ca file", "trust the BMC's certificate from this CA" },
 	{ "--bmc-chassis id", "read this Chassis (the first)" },
 	{ "--bmc-connect-timeout duration", "to connect to the BMC (5s)" },

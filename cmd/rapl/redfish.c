@@ -3,15 +3,11 @@
  * from a BMC's Redfish service over HTTPS, as zone platform (rapl-read(1),
  * The BMC sources).
  */
-#include <sys/stat.h>
-
 #include <curl/curl.h>
 #include <err.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "rapl.h"
 
