@@ -208,3 +208,23 @@ energy() {
 	n=$(reads_of /redfish/v1/Chassis/1U/EnvironmentMetrics)
 	[ "$n" -ge 3 ] && [ "$n" -le 4 ]
 }
+
+@test "the platform zone is split like any other, and kp-fmt writes Kepler's platform gauge" {
+	run -0 bash -c 'set -o pipefail; rapl-read --source redfish \
+	    --bmc "$0" --bmc-credentials "$1" --bmc-ca "$2" -n 2 -i 200ms |
+	    proc-cputime | kp-attribute > "$3"' "$URL" "$CRED" \
+	    "$CERTS/ca.pem" "$BMC/attributed"
+	run -0 jq -c 'select(.type == "node") | [.zone, .source, .watts]' \
+	    "$BMC/attributed"
+	assert_line -n 0 '["platform","redfish",374]'
+	run -0 kp-fmt -f prometheus < "$BMC/attributed"
+	assert_line --regexp '^kepler_platform_watts\{source="redfish",node_name="[^"]*"\} 374$'
+	assert_line --partial 'kepler_node_cpu_joules_total{zone="platform",path="/redfish/v1/Chassis/1U/EnvironmentMetrics",'
+}
+
+@test "--bmc-chassis names the Chassis read; one that is not there is exit 4" {
+	run --separate-stderr -0 rf -n 1 -i 100ms --bmc-chassis 1U
+	assert_equal "$(energy watts)" 374
+	run --separate-stderr -4 rf -n 1 --bmc-chassis 2U
+	assert_equal "$stderr" "rapl-read: /redfish/v1/Chassis/2U: HTTP status 404"
+}
