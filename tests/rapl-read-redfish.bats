@@ -228,3 +228,18 @@ energy() {
 	run --separate-stderr -4 rf -n 1 --bmc-chassis 2U
 	assert_equal "$stderr" "rapl-read: /redfish/v1/Chassis/2U: HTTP status 404"
 }
+
+@test "one connection kept alive for every request of the run; no redirect followed" {
+	run --separate-stderr -0 rf -n 5 -i 100ms --bmc-period 100ms
+	# every request until the logout on one; the request that was out at
+	# exit is aborted, so the logout may need another
+	run -0 awk '{ line[NR] = $0 } /^GET / { last = NR }
+	    END { for (i = 1; i <= last; i++) n += line[i] == "CONNECT"; print n }' \
+	    "$BMC/log"
+	assert_equal "$output" 1
+	run -0 grep -c '^GET /redfish/v1/Chassis/1U/EnvironmentMetrics$' "$BMC/log"
+	[ "$output" -ge 5 ]
+	echo "$URL/redfish/v1/Chassis" > "$BMC/redirect"
+	run --separate-stderr -4 rf -n 1
+	assert_equal "$stderr" "rapl-read: /redfish/v1/Chassis: HTTP status 301"
+}

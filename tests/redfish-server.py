@@ -14,8 +14,9 @@ for through files in the state directory STATE, read at each request:
   huge      answer 2 MiB of JSON
   slow      sleep this many seconds before answering
   nosession answer the session POST with 400
-STATE/log gets one line per request ("GET /redfish/v1/..."), and the
-port chosen is written to STATE/port.
+  redirect  answer every GET below /redfish/v1/Chassis with a 301 to this
+STATE/log gets one line per request ("GET /redfish/v1/...") and one per
+TLS connection ("CONNECT"), and the port chosen is written to STATE/port.
 """
 import base64
 import http.server
@@ -54,6 +55,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def setup(self):
+        super().setup()
+        with open(os.path.join(STATE, "log"), "a") as f:
+            f.write("CONNECT\n")
 
     def answer(self, code, body=b"", headers=()):
         self.send_response(code)
@@ -107,6 +113,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path != "/redfish/v1" and not self.authorized():
             return self.answer(401)
         if path.startswith("/redfish/v1/Chassis"):
+            if state("redirect"):
+                return self.answer(301, b"{}", [("Location", state("redirect"))])
             if state("status"):
                 return self.answer(int(state("status")), b"{}")
             if state("body") is not None:
