@@ -11,7 +11,8 @@ BIN = cmd/rapl-read $(CMD1) cmd/kp-attribute cmd/kp-aggregate cmd/kp-fmt
 RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
 	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/estimate.o \
 	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
-	cmd/rapl/terminal.o cmd/rapl/state.o
+	cmd/rapl/terminal.o cmd/rapl/state.o cmd/rapl/bmc.o cmd/rapl/redfish.o \
+	cmd/rapl/ipmi.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o cmd/attribute/spool.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
@@ -67,6 +68,8 @@ $(ATTROBJ): lib/kp.h lib/proc/proc.h cmd/attribute/attribute.h config.mk
 $(AGGOBJ): lib/kp.h cmd/aggregate/aggregate.h config.mk
 $(RAPLOBJ): lib/kp.h lib/proc/proc.h cmd/rapl/rapl.h config.mk
 cmd/fmt/prom.o: cmd/fmt/build.h
+cmd/rapl/redfish.o:
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(JANSSON_CFLAGS) $(CURL_CFLAGS) -Ilib -c -o $@ cmd/rapl/redfish.c
 
 # The git branch and revision of kp-fmt's kepler_build_info, "unknown"
 # outside a git checkout, in characters that need no escaping in C; the
@@ -90,7 +93,7 @@ cmd/proc-cputime: cmd/proc-cputime.o
 $(CMD1):
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 cmd/rapl-read: $(RAPLOBJ)
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) -lm
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) $(CURL_LIBS) -lm
 cmd/kp-attribute: $(ATTROBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(ATTROBJ) $(LIB) $(JANSSON_LIBS) -lm
 cmd/kp-aggregate: $(AGGOBJ)

@@ -12,6 +12,9 @@ UDEVDIR = $(PREFIX)/lib/udev/rules.d
 PKG_CONFIG = pkg-config
 JANSSON_CFLAGS = `$(PKG_CONFIG) --cflags jansson`
 JANSSON_LIBS = `$(PKG_CONFIG) --libs jansson`
+# rapl-read's source redfish speaks HTTPS through libcurl.
+CURL_CFLAGS = `$(PKG_CONFIG) --cflags libcurl`
+CURL_LIBS = `$(PKG_CONFIG) --libs libcurl`
 
 # make SANITIZE=1 builds with clang: its UBSan checks more than gcc's
 # (pointer overflow, NULL + 0).  CC= on the command line still wins.

@@ -27,7 +27,7 @@ enum {
 	KP_EXIT_USAGE = 2,	/* bad command line */
 	KP_EXIT_DATAERR = 3,	/* input lines were rejected (and skipped) */
 	KP_EXIT_NOSOURCE = 4,	/* no usable energy source */
-	KP_EXIT_NOPERM = 5	/* an energy counter exists but is unreadable */
+	KP_EXIT_NOPERM = 5	/* a counter is unreadable, a BMC refuses us */
 };
 
 /* Major and minor version of the record protocol written by this build. */

@@ -133,6 +133,8 @@ EOF2
 	assert_line --partial 'kepler_process_cpu_joules_total{pid="812",comm="nginx",exe="",type="container",zone="platform",state="running",'
 	assert_line 'kp_node_platform_joules_total{source="model",node_name="vm-1"} 11.306164'
 	assert_line 'kp_node_platform_watts{source="model",node_name="vm-1"} 27'
+	# Kepler's platform gauge: the wall only (kp-fmt(1), prometheus).
+	assert_line 'kepler_platform_watts{source="model",node_name="vm-1"} 27'
 	# A 1.1 ACPI meter is the same platform zone.
 	run -0 kp-fmt -f prometheus <"$METER"
 	assert_line 'kp_node_platform_joules_total{source="hwmon",node_name="vm-1"} 11.306164'

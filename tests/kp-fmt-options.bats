@@ -259,6 +259,8 @@ kp-fmt: <stdin>:7: interval 2 ends after interval 2: a replay or a disorder"
 	assert_line 'kepler_process_cpu_joules_total{pid="7",comm="job",exe="",type="regular",zone="psys",state="running",container_id="",pod_id="",vm_id=""} 18.750000'
 	assert_line 'kp_node_platform_joules_total{source="powercap"} 90.000000'
 	assert_line 'kp_node_platform_watts{source="powercap"} 40'
+	# psys is not the wall: Kepler's platform gauge leaves it out.
+	refute_output --partial kepler_platform_watts
 }
 
 @test "prometheus --summary counts the run once, with or without --textfile" {

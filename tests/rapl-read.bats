@@ -36,7 +36,7 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 	run -0 rapl-read -h
 	assert_line -n 0 \
 	    "usage: rapl-read [-hqv] [-i duration] [-n count] [-o file] [-z zone,...]"
-	assert_line '  -i, --interval duration       end an interval every duration (1s)'
+	assert_line '  -i, --interval duration             end an interval every duration (1s)'
 }
 
 @test "an unknown option or an operand is a usage error" {
@@ -97,10 +97,10 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 @test "a bad source or power is a usage error naming the value" {
 	run -2 --separate-stderr rapl-read --source rapl
 	assert_equal "$stderr" \
-	    "rapl-read: source must be auto or a list of powercap, hwmon, model separated by commas: 'rapl'"
+	    "rapl-read: source must be auto or a list of powercap, hwmon, model, redfish, ipmi separated by commas: 'rapl'"
 	run -2 --separate-stderr rapl-read --source powercap,,hwmon
 	assert_equal "$stderr" \
-	    "rapl-read: source must be auto or a list of powercap, hwmon, model separated by commas: 'powercap,,hwmon'"
+	    "rapl-read: source must be auto or a list of powercap, hwmon, model, redfish, ipmi separated by commas: 'powercap,,hwmon'"
 	run -2 --separate-stderr rapl-read --source hwmon,hwmon
 	assert_equal "$stderr" \
 	    "rapl-read: source 'hwmon' named twice: 'hwmon,hwmon'"

@@ -46,6 +46,8 @@ static const char *const host_labels[] = { "level", "zone", NULL };
  * or RAPL's psys; the source label tells them apart.
  */
 static const char *const platform_zones[] = { "platform", "psys", NULL };
+/* Kepler's platform gauge is the machine at the wall only: never psys. */
+static const char *const wall_zones[] = { "platform", NULL };
 /*
  * Exited records fold by parent and comm; their series fold further, by
  * comm and the group they ran in, without pid or ppid: a build's many
@@ -91,6 +93,10 @@ const struct family families[NFAMILIES] = {
 	    "watts", NULL, GAUGE, source_labels,
 	    "Power of the whole platform (the platform zone, at the wall, or "
 	    "RAPL's psys zone), in watts" },
+	{ "kepler_platform_watts", "node", "energy", wall_zones,
+	    "watts", NULL, GAUGE, source_labels,
+	    "Power of the whole machine at the wall (the platform zone), in "
+	    "watts" },
 	{ "kepler_process_cpu_joules_total", "process", NULL, NULL,
 	    "total_uj", "energy_uj", COUNTER_J, process_labels,
 	    "Energy attributed to the process, in joules" },

@@ -30,7 +30,15 @@ static const struct kp_option_help option_help[] = {
 	{ "-q, --quiet", "do not say why --source auto fell back" },
 	{ "-v, --verbose", "say why on every --state run, not once" },
 	{ "-z, --zones zone,...", "only these zones; node: the total" },
+	{ "--bmc url", "the BMC: https://host[:port], for ipmi a host" },
+	{ "--bmc-ca file", "trust the BMC's certificate from this CA" },
+	{ "--bmc-chassis id", "read this Chassis (the first)" },
+	{ "--bmc-connect-timeout duration", "to connect to the BMC (5s)" },
+	{ "--bmc-credentials file", "the BMC's user and password (0600)" },
+	{ "--bmc-period duration", "at most one request this often (1s)" },
+	{ "--bmc-timeout duration", "for a whole request (10s)" },
 	{ "--idle-watts watts", "the model's power at idle" },
+	{ "--insecure", "do not check the BMC's certificate" },
 	{ "--list", "print the counters found and exit" },
 	{ "--max-watts watts", "the model's power at full load" },
 	{ "--model-table file", "the model's table from file" },
@@ -44,7 +52,11 @@ static const struct kp_option_help option_help[] = {
 };
 static const struct kp_usage usage = {
 	"rapl-read [-hqv] [-i duration] [-n count] [-o file] [-z zone,...]\n"
-	"                 [--idle-watts watts] [--list] [--max-watts watts]\n"
+	"                 [--bmc url] [--bmc-ca file] [--bmc-chassis id]\n"
+	"                 [--bmc-connect-timeout duration] [--bmc-credentials file]\n"
+	"                 [--bmc-period duration] [--bmc-timeout duration]\n"
+	"                 [--idle-watts watts] [--insecure] [--list] "
+	"[--max-watts watts]\n"
 	"                 [--model-table file] [--node-name name] "
 	"[--per-socket]\n"
 	"                 [--proc dir] [--source auto|source,...] "

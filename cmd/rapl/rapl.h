@@ -6,6 +6,10 @@
  *			what the sources that read sysfs share
  *	powercap.c	source powercap: the kernel's RAPL zones
  *	hwmon.c		source hwmon: ACPI power meters
+ *	redfish.c	source redfish: a BMC's power, over HTTPS
+ *	ipmi.c		source ipmi: a BMC's DCMI power, through ipmitool
+ *	bmc.c		what the BMC sources share: readings beside the
+ *			clock, integrated to energy
  *	model.c		source model: an estimate from /proc/stat
  *	estimate.c	its watts: a row of the table fitted to SPECpower
  *	modeltable.c	that table, made by scripts/fit-model
@@ -47,7 +51,8 @@
 enum reading {
 	READ_ENERGY_UJ,		/* a counter of uJ that wraps at max_uj */
 	READ_POWER_UW,		/* the power at the read, in uW */
-	READ_MEAN_POWER_UW	/* the mean power since the last read, uW */
+	READ_MEAN_POWER_UW,	/* the mean power since the last read, uW */
+	READ_INTEGRAL_UJ	/* uJ a source integrated itself: no wrap */
 };
 
 struct meter;
@@ -100,6 +105,7 @@ struct member {
 	int warned_step;		/* an impossible step said */
 	uint64_t max_uj;		/* READ_ENERGY_UJ: where it wraps */
 	uint64_t prev, cur;		/* as reading says */
+	int64_t at_us;			/* CLOCK_MONOTONIC of this sample */
 	int has_prev, has_cur;
 };
 
@@ -163,8 +169,34 @@ int64_t estimate_sockets(const struct estimate *e);
 void estimate_describe(const struct estimate *e, char *buf, size_t len);
 void estimate_free(struct estimate *e);
 
+/*
+ * bmc.c: a BMC source's fetch gives the power now in *mw and returns 0,
+ * or 1 and why in why; it runs in a thread of its own once the clock runs.
+ * close is the source's, run at exit before the libraries' own handlers.
+ */
+struct bmc_fetcher {
+	const char *what;		/* "redfish", for messages */
+	int (*fetch)(int64_t *mw, char *why, size_t len);
+	void (*close)(void);
+};
+extern const char *bmc_target;
+extern char bmc_user[600], bmc_password[600];
+extern long bmc_timeout_ms;
+int bmc_option(const char *name, const char *arg);
+void bmc_forget(void);
+void bmc_set_fetcher(const struct bmc_fetcher *f);
+void bmc_first_reading(int64_t mw);
+int bmc_quitting(void);
+void bmc_stop(void);
+int bmc_read(struct member *mb, int64_t deadline_us);
+void bmc_fields(struct kp_buf *b, const struct member *one,
+    size_t counters);
+void bmc_save(json_t *data);
+int bmc_load(json_t *data);
+int64_t bmc_watts_mw(double watts);
+
 /* sample.c */
-void sample(struct meter *m, int64_t deadline_us);
+void sample(struct meter *m, int64_t at_us, int64_t deadline_us);
 void drop_impossible_steps(struct meter *m, int64_t dt_us);
 void emit(const struct meter *m, int64_t seq, int64_t dt_us);
 void warn_wrap(const struct meter *m, const char *what, int64_t dt_us);

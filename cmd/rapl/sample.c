@@ -41,14 +41,19 @@ sample_member(struct member *mb, int64_t deadline_us)
 	mb->has_cur = 1;
 }
 
-/* Every counter read, each source's within deadline_us (0: none). */
+/*
+ * Every counter read at at_us on the clock, each source's within
+ * deadline_us (0: none).
+ */
 void
-sample(struct meter *m, int64_t deadline_us)
+sample(struct meter *m, int64_t at_us, int64_t deadline_us)
 {
 	size_t i;
 
-	for (i = 0; i < m->nmembers; i++)
+	for (i = 0; i < m->nmembers; i++) {
+		m->members[i].at_us = at_us;
 		sample_member(&m->members[i], deadline_us);
+	}
 }
 
 /* The current sample becomes the baseline of the next interval. */
@@ -285,7 +290,7 @@ warn_wrap(const struct meter *m, const char *what, int64_t dt_us)
 void
 end_interval(struct meter *m, const struct kp_clock *clk)
 {
-	sample(m, kp_clock_deadline_us(clk));
+	sample(m, clk->end_us, kp_clock_deadline_us(clk));
 	drop_impossible_steps(m, clk->dt_us);
 	emit(m, clk->seq, clk->dt_us);
 	advance(m);
@@ -311,7 +316,7 @@ start_clock(struct meter *m, struct kp_clock *clk, int64_t interval_us)
 	out_header(m);
 	kp_out_flush();
 	kp_clock_start(clk, interval_us);
-	sample(m, kp_clock_deadline_us(clk));
+	sample(m, clk->start_us, kp_clock_deadline_us(clk));
 	advance(m);
 }
 

@@ -14,12 +14,15 @@
 #include "rapl.h"
 
 extern const struct source powercap_source, hwmon_source, model_source;
+extern const struct source redfish_source, ipmi_source;
 
 /* Every source, in the order --source auto tries those it may choose. */
 const struct source *const sources[] = {
 	&powercap_source,
 	&hwmon_source,
 	&model_source,
+	&redfish_source,
+	&ipmi_source,
 	NULL
 };
 

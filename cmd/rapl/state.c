@@ -175,7 +175,7 @@ run_once(struct meter *m, struct kp_state *st, const char *path)
 	say_fallback(m, said);
 	usable = load_state(m, st, path, &seq, &stored_us);
 	kp_clock_start(&clk, 0);
-	sample(m, 0);
+	sample(m, clk.end_us, 0);
 	if ((ended = usable && kp_clock_resume(&clk, seq, stored_us, path))) {
 		snprintf(what, sizeof(what), "%s: the time since the stored "
 		    "sample", path);
