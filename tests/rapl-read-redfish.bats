@@ -169,6 +169,25 @@ energy() {
 	[[ "$stderr" == *"imeout"* ]]
 }
 
+@test "a BMC that stops answering never holds an interval's end: the records go on, their reading older" {
+	# Each request now waits 20 s for its answer, past --bmc-timeout 5s:
+	# were requests made on the clock, ten intervals would take 50 s or
+	# more, past the watchdog's 40; beside it they take one second, and
+	# the exit aborts what is out (rapl-read(1), The BMC sources).
+	fails_later 'echo 20 > "$BMC/slow"' timeout 40 \
+	    rapl-read --source redfish --bmc "$URL" --bmc-credentials "$CRED" \
+	    --bmc-ca "$CERTS/ca.pem" -n 10 -i 100ms --bmc-period 100ms \
+	    --bmc-timeout 5s
+	assert_equal "$rc" 0
+	run -0 jq -s '[.[] | select(.type == "interval")] | length' \
+	    "$BATS_TEST_TMPDIR/out"
+	assert_output 10
+	# The last interval's reading is the last before the BMC stalled.
+	run -0 jq -s '[.[] | select(.type == "energy") | .age_ms] | last' \
+	    "$BATS_TEST_TMPDIR/out"
+	[ "$output" -ge 500 ]
+}
+
 @test "malformed JSON and a body over the 1 MiB cap: exit 4" {
 	echo '{"PowerWatts": ' > "$BMC/body"
 	run --separate-stderr -4 rf -n 1
