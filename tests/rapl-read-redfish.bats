@@ -119,6 +119,14 @@ energy() {
 	[ ! -e "$BMC/sessions" ]
 }
 
+@test "Basic authentication where the service root names no SessionService: no session asked" {
+	echo 1 > "$BMC/rootless"
+	run --separate-stderr -0 rf -n 1 -i 100ms
+	assert_equal "$(energy watts)" 374
+	run -1 grep -c '^POST' "$BMC/log"
+	[ ! -e "$BMC/sessions" ]
+}
+
 @test "the password is in no argument, message or record" {
 	rf -i 100ms -n 8 > "$BMC/out" 2> "$BMC/err" &
 	pid=$!

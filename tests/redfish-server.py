@@ -14,6 +14,7 @@ for through files in the state directory STATE, read at each request:
   huge      answer 2 MiB of JSON
   slow      sleep this many seconds before answering
   nosession answer the session POST with 400
+  rootless  a service root that names no SessionService
   redirect  answer every GET below /redfish/v1/Chassis with a 301 to this
 STATE/log gets one line per request ("GET /redfish/v1/...") and one per
 TLS connection ("CONNECT"), and the port chosen is written to STATE/port.
@@ -129,6 +130,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             doc = json.load(f)
         if state("watts") is not None:
             set_watts(doc, float(state("watts")))
+        if path == "/redfish/v1" and state("rootless"):
+            doc.pop("SessionService", None)
+            doc.get("Links", {}).pop("Sessions", None)
         self.answer(200, json.dumps(doc).encode())
 
 
