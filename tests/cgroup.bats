@@ -508,8 +508,15 @@ xml_root() {
 			sleep 0.1
 		done
 	done
+	# An empty --root that nobody may enter: were a container running on
+	# this host, its names would be looked for there, and a root below
+	# the test's own directory, root's alone, would be refused.
+	local none
+	none=$(mktemp -d /tmp/kp-none.XXXXXX)
+	chmod 755 "$none"
 	run -0 --separate-stderr as_nobody proc-cputime --head -a -n 1 -i 10ms \
-	    --root "$BATS_TEST_TMPDIR/none" --exited parent
+	    --root "$none" --exited parent
+	rmdir "$none"
 	assert_equal "$stderr" ""
 	exe_of() {
 		jq -sc --argjson p "$1" '[.[] | select(.type == "proc" and
