@@ -224,6 +224,13 @@ energy() {
 	[[ "$stderr" == *"must be an https:// URL"* ]]
 }
 
+@test "a credentials file of another user, though 0600, is refused" {
+	[ "$(id -u)" -eq 0 ] || skip "giving a file to another user needs root"
+	chown 65534 "$CRED"
+	run --separate-stderr -2 rf -n 1
+	[[ "$stderr" == *"must be a file of mode 0600 or stricter owned by its user"* ]]
+}
+
 @test "at most one request per interval and per --bmc-period" {
 	run --separate-stderr -0 rf -n 10 -i 100ms --bmc-period 100ms
 	n=$(reads_of /redfish/v1/Chassis/1U/EnvironmentMetrics)
