@@ -712,3 +712,36 @@ stat_fds() {
 		wait "$FILTER"
 	done
 }
+
+@test "a VM's processes that end between --state runs keep the -uuid as vm_id, not the scope's name" {
+	# proc-cputime(1), Identity fields: the state file keeps a VM's fields.
+	local scope='/machine.slice/machine-qemu\x2d7\x2dweb\x2d01.scope'
+	add_proc 3001 swtpm 1 0 100001 "$scope"
+	add_proc 3002 qemu-system-x86 1 0 100001 "$scope/libvirt/emulator"
+	printf '%s\0' /usr/bin/swtpm socket --tpm2 > "$P/3001/cmdline"
+	printf '%s\0' /usr/bin/qemu-system-x86_64 -name guest=web-01 \
+	    -uuid 8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b > "$P/3002/cmdline"
+	run_state -a
+	advance_node
+	# The guest shuts down: the state file's rows alone name its processes.
+	rm -r "$P/3001" "$P/3002"
+	run_state -a
+	assert_success
+	run -0 jq -r 'select(.type == "proc" and .pid > 3000) |
+	    "\(.pid) \(.state) \(.kind) \(.vm_id) \(.vm_name) \(.hypervisor)"' <<< "$output"
+	assert_output - <<-'EOF'
+		3001 terminated vm 8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b web-01 qemu
+		3002 terminated vm 8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b web-01 qemu
+	EOF
+}
+
+@test "a VM's saved fields that are not three strings make the row unusable" {
+	add_proc 3002 qemu-system-x86 1 0 100001 '/machine.slice/machine-qemu\x2d7\x2dweb\x2d01.scope/libvirt/emulator'
+	printf '%s\0' /usr/bin/qemu-system-x86_64 -uuid 8e4b3a3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b > "$P/3002/cmdline"
+	run_state
+	edit_state '(.data.sampler.procs[] | select(.[0] == 3002) | .[9]) = ["", "web-01", "qemu"]'
+	advance_node
+	run_state
+	assert_success
+	assert_equal "$stderr" "proc-cputime: $S: unusable process rows in the state file skipped: 1"
+}

@@ -538,17 +538,25 @@ kp_sampler_emit(struct kp_sampler *s, int64_t seq,
 
 /*
  * One live process: [pid, starttime, cpu_ticks, comm, cgroup, ppid, flags,
- * child_ticks, counter path], the path "" where it has no counter.
+ * child_ticks, counter path], the path "" where it has no counter, and for
+ * a VM's process [vm_id, vm_name, hypervisor] after them: its cgroup path
+ * alone gives a machine scope's name, not the -uuid its QEMU gave.
  */
 static json_t *
 save_proc(const struct proc *p)
 {
-	return json_pack("[I,I,I,o,o,I,I,I,o]", (json_int_t)p->stat.pid,
+	json_t *row = json_pack("[I,I,I,o,o,I,I,I,o]", (json_int_t)p->stat.pid,
 	    (json_int_t)p->stat.starttime, (json_int_t)p->stat.cpu_ticks,
 	    kp_json_text(p->stat.comm), kp_json_text(p->id.cgroup),
 	    (json_int_t)p->stat.ppid, (json_int_t)p->stat.flags,
 	    (json_int_t)p->stat.child_ticks,
 	    kp_json_text(p->cg != NULL ? p->cg->path : ""));
+
+	if (p->id.vm_id[0])
+		json_array_append_new(row, json_pack("[o,o,o]",
+		    kp_json_text(p->id.vm_id), kp_json_text(p->id.vm_name),
+		    kp_json_text(p->id.hypervisor)));
+	return row;
 }
 
 /* What the next run needs to go on from the latest scan. */
@@ -580,6 +588,29 @@ kp_sampler_save(const struct kp_sampler *s)
 }
 
 /*
+ * A saved VM's fields, as save_proc writes them: 1 into vm, 0 if the row
+ * has none, -1 if they are something else.
+ */
+static int
+saved_vm(json_t *row, struct kp_identity *vm)
+{
+	json_t *fields = json_array_get(row, 9);
+	const char *vm_id, *vm_name, *hypervisor;
+
+	if (fields == NULL)
+		return 0;
+	if (json_unpack(fields, "[sss]", &vm_id, &vm_name, &hypervisor) < 0 ||
+	    *vm_id == '\0' || strlen(vm_id) >= sizeof(vm->vm_id) ||
+	    strlen(vm_name) >= sizeof(vm->vm_name) ||
+	    strlen(hypervisor) >= sizeof(vm->hypervisor))
+		return -1;
+	strcpy(vm->vm_id, vm_id);
+	strcpy(vm->vm_name, vm_name);
+	strcpy(vm->hypervisor, hypervisor);
+	return 1;
+}
+
+/*
  * Row element i as an integer from 0 to max, or 0 if the row is shorter
  * (older builds saved fewer); -1 if it is something else.
  */
@@ -601,13 +632,16 @@ load_proc(struct kp_sampler *s, json_t *row)
 {
 	json_int_t pid, start, ticks, ppid, flags, child;
 	const char *comm, *cgroup, *counter;
+	struct kp_identity vm;
 	struct kp_pid_stat ps;
 	struct proc *p;
+	int has_vm;
 
 	if (json_unpack(row, "[IIIss*]", &pid, &start, &ticks, &comm,
 	    &cgroup) < 0 || row_optional(row, 5, INT_MAX, &ppid) < 0 ||
 	    row_optional(row, 6, UINT_MAX, &flags) < 0 ||
 	    row_optional(row, 7, INT64_MAX, &child) < 0 ||
+	    (has_vm = saved_vm(row, &vm)) < 0 ||
 	    pid <= 0 || pid > INT_MAX || start < 0 || ticks < 0 ||
 	    proctable_find(s, (pid_t)pid, (uint64_t)start) != NULL)
 		return -1;
@@ -629,6 +663,8 @@ load_proc(struct kp_sampler *s, json_t *row)
 	 * one still running is read whole again then.
 	 */
 	kp_identity_from_path(cgroup, &p->id);
+	if (has_vm)
+		sampler_take_vm(&p->id, &vm);
 	kp_identity_classify(&p->id, kernel_thread(&ps));
 	return 0;
 }

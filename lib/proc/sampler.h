@@ -111,6 +111,8 @@ void proctable_free(struct kp_sampler *s);
 /* exit_account.c: called by sampler.c once a scan has ended an interval. */
 void sampler_account_exits(struct kp_sampler *s);
 void sampler_vm_scopes(struct kp_sampler *s);	/* vm_scope.c */
+void sampler_take_vm(struct kp_identity *id,
+    const struct kp_identity *from);			/* vm_scope.c */
 const struct kp_identity *sampler_group_identity(struct kp_sampler *s,
     struct kp_cgnode *n);
 json_t *sampler_save_held(const struct kp_sampler *s);	/* new */

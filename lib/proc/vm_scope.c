@@ -55,8 +55,12 @@ scopes_known(struct kp_sampler *s)
 	return known;
 }
 
-static void
-take_vm(struct kp_identity *id, const struct kp_identity *from)
+/*
+ * A VM's fields from another identity of the same machine: a process of
+ * its scope that knows the uuid, or the process's own row in a state file.
+ */
+void
+sampler_take_vm(struct kp_identity *id, const struct kp_identity *from)
 {
 	memcpy(id->vm_id, from->vm_id, sizeof(id->vm_id));
 	memcpy(id->vm_name, from->vm_name, sizeof(id->vm_name));
@@ -84,7 +88,7 @@ sampler_vm_scopes(struct kp_sampler *s)
 		p = s->list[i];
 		if (p->id.vm_from_scope && scope_key(p, key, sizeof(key)) &&
 		    (from = kp_map_get(known, key)) != NULL)
-			take_vm(&p->id, from);
+			sampler_take_vm(&p->id, from);
 	}
 	kp_map_free(known, NULL);
 }
