@@ -351,8 +351,8 @@ void kp_live_admit(struct kp_live *l, int dense, int64_t seq,
 int kp_replaced_open(const char *path, const char *instead);	/* -1: none */
 char *kp_replaced_temp(const char *path, const char *tag);
 void kp_replaced_clean(const char *path, const char *tag, int64_t min_age_s);
-int kp_replaced_write(const char *path, const char *tag, const char *text,
-    size_t len, mode_t mode);	/* -1 with errno */
+int kp_replaced_writeat(int dirfd, const char *name, const char *tmp,
+    const char *text, size_t len, mode_t mode);	/* -1 with errno */
 struct kp_state;
 struct kp_state *kp_state_open(const char *path, const char *procdir,
     const char *kind);

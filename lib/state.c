@@ -521,44 +521,43 @@ kp_state_need_input(const struct kp_state *st, long lines_read)
 }
 
 /*
- * path replaced by len bytes of text, atomically: written to a temporary
- * of tag beside it, with mode, then renamed over it, so that a reader
- * sees the old file or the new one whole, never a part (kp-fmt(1)'s
- * powercap trees, read by a guest while the host writes).  -1 with errno,
- * the temporary removed.
+ * name in directory dirfd replaced by len bytes of text, atomically:
+ * written to tmp beside it with mode, then renamed over it, so that a
+ * reader sees the old file or the new one whole, never a part and never
+ * none (kp-fmt(1), Powercap trees, read by a guest while the host
+ * writes).  tmp is one fixed name per directory, for a writer that is
+ * alone in it: one left by a writer killed before its rename is replaced.
+ * Nothing is synced.  -1 with errno, tmp removed.
  */
 int
-kp_replaced_write(const char *path, const char *tag, const char *text,
-    size_t len, mode_t mode)
+kp_replaced_writeat(int dirfd, const char *name, const char *tmp,
+    const char *text, size_t len, mode_t mode)
 {
-	char *tmp = kp_replaced_temp(path, tag);
-	ssize_t n;
+	ssize_t n = 0;
 	int fd, saved;
 
-	if ((fd = mkstemp(tmp)) < 0) {
-		free(tmp);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0)
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		    mode);
+	if (fd < 0)
 		return -1;
-	}
-	for (n = 0; len > 0; text += n, len -= (size_t)n)
+	for (; len > 0; text += n, len -= (size_t)n)
 		if ((n = write(fd, text, len)) < 0)
 			break;
-	if (n >= 0 && fchmod(fd, mode) < 0)
-		n = -1;
 	saved = errno;
 	if (close(fd) < 0 && n >= 0) {
 		n = -1;
 		saved = errno;
 	}
-	if (n >= 0 && rename(tmp, path) < 0) {
+	if (n >= 0 && renameat(dirfd, tmp, dirfd, name) < 0) {
 		n = -1;
 		saved = errno;
 	}
 	if (n < 0) {
-		unlink(tmp);
-		free(tmp);
+		unlinkat(dirfd, tmp, 0);
 		errno = saved;
 		return -1;
 	}
-	free(tmp);
 	return 0;
 }
