@@ -604,6 +604,7 @@ saved_vm(json_t *row, struct kp_identity *vm)
 	    strlen(vm_name) >= sizeof(vm->vm_name) ||
 	    strlen(hypervisor) >= sizeof(vm->hypervisor))
 		return -1;
+	memset(vm, 0, sizeof(*vm));
 	strcpy(vm->vm_id, vm_id);
 	strcpy(vm->vm_name, vm_name);
 	strcpy(vm->hypervisor, hypervisor);
