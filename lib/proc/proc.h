@@ -50,6 +50,8 @@ int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 char *kp_read_exe(int procfd, pid_t pid);	/* NULL: none readable */
 int64_t kp_ticks_to_us(uint64_t ticks);
+void kp_cpu_times_delta_us(const struct kp_cpu_times *prev,
+    const struct kp_cpu_times *cur, int64_t *cpu_us, int64_t *total_cpu_us);
 int64_t kp_ticks_rounding_us(size_t n);	/* n figures' rounding */
 uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 
