@@ -520,6 +520,34 @@ cgroup_identity() {
 	assert_output '[[2,"taskstats","cc",200000]]'
 }
 
+@test "a process seen between its fork and its exec, whose exit fact names it otherwise, ends under the name and cgroup it exec'd with (proc-cputime(1), Exit accounting)" {
+	[ -x "$KP_ROOT/tests/facts-replay" ] ||
+	    fail "tests/facts-replay is not built (make check builds it)"
+	local cg=/system.slice/kp-command-701
+	counted_cgroup "$cg"
+	# rapl-read -- sh, as a scan saw its child: forked, not yet moved
+	# into its cgroup nor exec'd.
+	add_proc 700 rapl-read 5 5 50000 "$SSH"
+	add_proc 701 rapl-read 0 0 50010 "$SSH" 700
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	"$KP_ROOT/tests/facts-replay" "$P" "$C" < "$BATS_TEST_TMPDIR/in" \
+	    > "$BATS_TEST_TMPDIR/out" 3>&- &
+	FILTER=$!
+	exec 7> "$BATS_TEST_TMPDIR/in"
+	echo 'interval 1' >&7
+	await_line '"type":"interval","seq":1,'
+	# It is moved, execs sh, burns 200 ms and ends before the next sample.
+	advance_node
+	rm -r "${P:?}/701"
+	add_usage "$cg" 200000
+	echo "fact 701 700 sh 200000 50010 $cg" >&7
+	echo 'interval 2' >&7
+	exec 7>&-
+	wait "$FILTER"
+	run jq -c 'select(.type == "proc" and .pid == 701) | [.seq, .comm, .cgroup, .cpu_us, .state, has("exe")]' "$BATS_TEST_TMPDIR/out"
+	assert_output '[2,"sh","/system.slice/kp-command-701",200000,"terminated",false]'
+}
+
 # unseen_in CGROUP: tests/facts-replay over $P and the counters in $C: sshd
 # (300) reaps a process never seen, 200 ms, whose exec the process events
 # put in CGROUP, a cgroup counted, whose counter shows it.  The exited

@@ -32,16 +32,26 @@ command_stat(const struct kp_record *rec, struct kp_pid_stat *ps,
 	return 0;
 }
 
+/*
+ * p is named comm after its last sight: it exec'd since, and its exe, read
+ * before, is not its own.
+ */
+void
+sampler_exec_name(struct proc *p, const char *comm)
+{
+	if (strcmp(p->stat.comm, comm) == 0)
+		return;
+	free(p->exe);
+	p->exe = NULL;
+	snprintf(p->stat.comm, sizeof(p->stat.comm), "%s", comm);
+}
+
 /* p is the command: its name, and its cgroup where rapl-read made one. */
 static void
 name_command(struct kp_sampler *s, struct proc *p,
     const struct kp_pid_stat *ps, const char *cgroup)
 {
-	if (strcmp(p->stat.comm, ps->comm) != 0) {
-		free(p->exe);	/* read before its exec: not the command's */
-		p->exe = NULL;
-	}
-	memcpy(p->stat.comm, ps->comm, sizeof(p->stat.comm));
+	sampler_exec_name(p, ps->comm);
 	if (cgroup == NULL)
 		return;
 	kp_identity_from_path(cgroup, &p->id);

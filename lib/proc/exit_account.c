@@ -315,6 +315,28 @@ facts_to(struct proc *a, int64_t cpu_us)
 	a->facts_us += cpu_us;
 }
 
+/*
+ * A tracked process whose fact names it otherwise than its last sight
+ * did: it exec'd since, as rapl-read's command does after a scan saw it
+ * between its fork and its exec.  Its end is named from the fact, and
+ * placed in the cgroup it exec'd in where the process events tell
+ * (proc-cputime(1), "Exit accounting").
+ */
+static void
+exec_since_seen(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
+{
+	struct kp_cgnode *own;
+
+	if (strcmp(p->stat.comm, e->comm) == 0)
+		return;
+	sampler_exec_name(p, e->comm);
+	if (e->cgroup != NULL && s->cg != NULL &&
+	    (own = kp_cgcpu_node(s->cg, e->cgroup)) != NULL && own != p->cg) {
+		p->cg = own;
+		p->id = *sampler_group_identity(s, own);
+	}
+}
+
 /* A tracked process that ended: its fact less what its records showed. */
 static void
 fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
@@ -324,6 +346,9 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 	    "taskstats", 0, 0 };
 	struct proc *a;
 
+	exec_since_seen(s, p, e);
+	d.id = &p->id;
+	d.cg = p->cg;
 	d.cpu_us = fact_us(e) > seen_us ? fact_us(e) - seen_us : 0;
 	add_detail(s, &d);
 	if ((a = reaper_of(s, p)) != NULL)

@@ -115,5 +115,6 @@ const struct kp_identity *sampler_group_identity(struct kp_sampler *s,
     struct kp_cgnode *n);
 json_t *sampler_save_held(const struct kp_sampler *s);	/* new */
 void sampler_load_held(struct kp_sampler *s, json_t *rows);
+void sampler_exec_name(struct proc *p, const char *comm);	/* command.c */
 
 #endif
