@@ -548,6 +548,37 @@ cgroup_identity() {
 	assert_output '[2,"sh","/system.slice/kp-command-701",200000,"terminated",false]'
 }
 
+@test "the cgroup of rapl-read's command, removed before the sample that ends its interval, is read from the command record: its counter's excess stays its own (rapl-read(1), Measuring a command)" {
+	local cg=/user.slice/rr.scope/kp-command-901
+	counted_cgroup "$cg"
+	add_proc 800 rapl-read 1 1 50000 /user.slice/rr.scope
+	add_proc 901 sh 0 0 99990 "$cg" 800
+	start_filter --proc "$P" --cgroup-root "$C"
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	# sh burns 30 ticks and ends, rapl-read reaps it; a process of its
+	# tree that no sample saw and nobody reaped burnt 40 ms more.  Then
+	# rapl-read writes its record and removes the cgroup, before the
+	# sample.
+	rm -r "${P:?}/901"
+	set_child_ticks 800 20 10
+	add_usage "$cg" $(($(ticks_us 30) + 40000))
+	local final_us
+	final_us=$(awk '$1 == "usage_usec" { print $2 }' "$C$cg/cpu.stat")
+	rm -r "${C:?}$cg"
+	advance_node
+	printf '{"type":"command","seq":2,"pid":901,"ppid":800,"starttime":99990,"comm":"sh","cpu_us":%d,"cgroup":"%s","cgroup_cpu_us":%d,"status":0}\n' \
+	    "$(ticks_us 30)" "$cg" "$final_us" >&7
+	send_interval 2
+	exec 7>&-
+	wait "$FILTER"
+	run -0 jq -c 'select((.type == "proc" and .pid == 901) or .type == "exited") | [.seq, .type, .cgroup, .cpu_us, .source]' "$BATS_TEST_TMPDIR/out"
+	assert_output - <<-OUT
+	[2,"proc","$cg",$(ticks_us 30),null]
+	[2,"exited","$cg",40000,"cgroup"]
+	OUT
+}
+
 # unseen_in CGROUP: tests/facts-replay over $P and the counters in $C: sshd
 # (300) reaps a process never seen, 200 ms, whose exec the process events
 # put in CGROUP, a cgroup counted, whose counter shows it.  The exited

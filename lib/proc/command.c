@@ -46,10 +46,14 @@ sampler_exec_name(struct proc *p, const char *comm)
 	snprintf(p->stat.comm, sizeof(p->stat.comm), "%s", comm);
 }
 
-/* p is the command: its name, and its cgroup where rapl-read made one. */
+/*
+ * p is the command: its name, and its cgroup where rapl-read made one,
+ * with that cgroup's counter at the command's exit, for a read that finds
+ * it removed.
+ */
 static void
 name_command(struct kp_sampler *s, struct proc *p,
-    const struct kp_pid_stat *ps, const char *cgroup)
+    const struct kp_pid_stat *ps, const char *cgroup, int64_t final_us)
 {
 	sampler_exec_name(p, ps->comm);
 	if (cgroup == NULL)
@@ -57,6 +61,8 @@ name_command(struct kp_sampler *s, struct proc *p,
 	kp_identity_from_path(cgroup, &p->id);
 	if (s->cg != NULL)
 		p->cg = kp_cgcpu_node_at(s->cg, cgroup);
+	if (p->cg != NULL && final_us >= 0)
+		kp_cgcpu_final(p->cg, final_us);
 	p->names_pending = kp_names_fill(s->names, &p->id);
 	kp_identity_classify(&p->id, 0);
 	p->have_identity = 1;
@@ -97,10 +103,13 @@ kp_sampler_command(struct kp_sampler *s, const struct kp_record *rec)
 	struct kp_pid_stat ps;
 	struct proc *p;
 	const char *cgroup;
+	int64_t final_us;
 
 	if (s->scans == 0 || command_stat(rec, &ps, &cgroup) < 0)
 		return;
+	if (!kp_rec_int(rec, "cgroup_cpu_us", &final_us))
+		final_us = -1;
 	if ((p = proctable_find(s, ps.pid, ps.starttime)) == NULL)
 		p = unseen_command(s, &ps);
-	name_command(s, p, &ps, cgroup);
+	name_command(s, p, &ps, cgroup, final_us);
 }
