@@ -579,6 +579,32 @@ cgroup_identity() {
 	OUT
 }
 
+@test "without exit records, rapl-read's command that ended takes its last slice from its command record, rapl-read gone before the sample (rapl-read(1), Measuring a command)" {
+	# A shell (700) runs rapl-read (800), which runs sh (901): no cgroup
+	# of its own, as an ordinary user's.
+	add_proc 700 bash 1 1 40000 /user.slice
+	add_proc 800 rapl-read 1 1 50000 /user.slice 700
+	add_proc 901 sh 10 0 99990 /user.slice 800
+	start_filter --proc "$P" --exited parent
+	send_interval 1
+	await_line '"type":"interval","seq":1'
+	# sh burns 30 ticks more and ends; rapl-read reaps it, writes its
+	# record and ends; the shell reaps rapl-read: all before the sample.
+	rm -r "${P:?}/901" "${P:?}/800"
+	set_child_ticks 700 $((2 + 40)) 0
+	advance_node
+	printf '{"type":"command","seq":2,"pid":901,"ppid":800,"starttime":99990,"comm":"sh","cpu_us":%d,"command_cpu_us":%d,"status":0}\n' \
+	    "$(ticks_us 40)" "$(ticks_us 40)" >&7
+	send_interval 2
+	exec 7>&-
+	wait "$FILTER"
+	run -0 jq -c 'select(.seq == 2 and (.type == "proc" or .type == "exited")) | [.type, .pid, .ppid, .comm, .cpu_us, .state]' "$BATS_TEST_TMPDIR/out"
+	assert_output - <<-OUT
+	["proc",800,700,"rapl-read",0,"terminated"]
+	["proc",901,800,"sh",$(ticks_us 30),"terminated"]
+	OUT
+}
+
 # unseen_in CGROUP: tests/facts-replay over $P and the counters in $C: sshd
 # (300) reaps a process never seen, 200 ms, whose exec the process events
 # put in CGROUP, a cgroup counted, whose counter shows it.  The exited

@@ -52,6 +52,13 @@ struct tree {
 	int64_t given_us;	/* the tree's CPU time counted so far */
 };
 
+static int64_t
+rusage_cpu_us(const struct rusage *ru)
+{
+	return (ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * (int64_t)1000000 +
+	    ru->ru_utime.tv_usec + ru->ru_stime.tv_usec;
+}
+
 /* The CPU time of every child reaped, and of their children waited for. */
 static int64_t
 children_cpu_us(void)
@@ -60,8 +67,7 @@ children_cpu_us(void)
 
 	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
 		err(KP_EXIT_FAILURE, "getrusage");
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * (int64_t)1000000 +
-	    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+	return rusage_cpu_us(&ru);
 }
 
 /* Whether process i of ps descends from pid, through at most 64 parents. */
@@ -136,17 +142,20 @@ tree_cpu_us(struct tree *t)
 /*
  * Reaps every child that has ended: the command, and the orphans of its
  * tree, which come to rapl-read as their subreaper; 1 if the command was
- * one of them, its status in *status.
+ * one of them, its status in *status and its CPU time, its waited-for
+ * descendants' included, in *cpu_us.
  */
 static int
-reap_children(pid_t pid, int *status)
+reap_children(pid_t pid, int *status, int64_t *cpu_us)
 {
+	struct rusage ru;
 	int st, ended = 0;
 	pid_t r;
 
-	while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+	while ((r = wait4(-1, &st, WNOHANG, &ru)) > 0)
 		if (r == pid) {
 			*status = st;
+			*cpu_us = rusage_cpu_us(&ru);
 			ended = 1;
 		}
 	if (r < 0 && errno != ECHILD && errno != EINTR)
@@ -248,12 +257,15 @@ tree_end(struct tree *t)
 /*
  * The command's tree has ended, in interval seq: its CPU time, from the
  * rusage of every child reaped (the command, its waited-for descendants,
- * and the orphans of its tree that ended), in a command record; and its
- * cgroup's counter where it has one.
+ * and the orphans of its tree that ended), in a command record; the
+ * command's own, its waited-for descendants' included, which gives the
+ * next stage its last slice without rapl-read running then; and its
+ * cgroup's counter where it has one, which that stage reads if rapl-read
+ * has removed the cgroup by then.
  */
 static int64_t
 command_record(int64_t seq, uint64_t starttime, const char *argv0,
-    int status, const struct tree *t)
+    int status, int64_t command_cpu_us, const struct tree *t)
 {
 	struct kp_buf b = { NULL, 0, 0 };
 	const char *comm = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 :
@@ -270,6 +282,7 @@ command_record(int64_t seq, uint64_t starttime, const char *argv0,
 	kp_buf_text(&b, "comm", name);
 	cpu_us = children_cpu_us();
 	kp_buf_int(&b, "cpu_us", cpu_us);
+	kp_buf_int(&b, "command_cpu_us", command_cpu_us);
 	if (t->node != NULL && kp_cgcpu_usage(t->cg, t->node, &usage_us) == 0) {
 		kp_buf_text(&b, "cgroup", t->node->path);
 		kp_buf_int(&b, "cgroup_cpu_us", usage_us);
@@ -377,7 +390,7 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	struct tree t = { .procfd = -1 };
 	sigset_t set, old;
 	uint64_t starttime;
-	int64_t cpu_us = 0;
+	int64_t cpu_us = 0, command_us = 0;
 	int status, ended = 0;
 
 	sigemptyset(&set);
@@ -401,9 +414,9 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 			tally_cpu(m->tally, m->procdir, tree_cpu_us(&t));
 		}
 		if (ended) {
-			(void)reap_children(t.pid, &status);
+			(void)reap_children(t.pid, &status, &command_us);
 			cpu_us = command_record(clk.seq, starttime, argv[0],
-			    status, &t);
+			    status, command_us, &t);
 		}
 		end_interval(m, &clk);
 	}

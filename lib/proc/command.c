@@ -104,12 +104,22 @@ kp_sampler_command(struct kp_sampler *s, const struct kp_record *rec)
 	struct proc *p;
 	const char *cgroup;
 	int64_t final_us;
+	int seen;
 
 	if (s->scans == 0 || command_stat(rec, &ps, &cgroup) < 0)
 		return;
 	if (!kp_rec_int(rec, "cgroup_cpu_us", &final_us))
 		final_us = -1;
-	if ((p = proctable_find(s, ps.pid, ps.starttime)) == NULL)
+	if (!(seen = (p = proctable_find(s, ps.pid, ps.starttime)) != NULL))
 		p = unseen_command(s, &ps);
 	name_command(s, p, &ps, cgroup, final_us);
+	/*
+	 * Its CPU time at its end, for its last slice, unless the latest scan
+	 * found it ended already, or it was born before that scan, which
+	 * then may have had its end in its reaper's cutime.
+	 */
+	if (kp_rec_int(rec, "command_cpu_us", &p->exit_us) &&
+	    proctable_alive(s, p) &&
+	    (seen || ps.starttime >= s->uptime_ticks))
+		p->has_exit_us = 1;
 }
