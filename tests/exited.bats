@@ -520,15 +520,12 @@ cgroup_identity() {
 	assert_output '[[2,"taskstats","cc",200000]]'
 }
 
-@test "a process seen between its fork and its exec, whose exit fact names it otherwise, ends under the name and cgroup it exec'd with (proc-cputime(1), Exit accounting)" {
+# start_replay: tests/facts-replay over $P and the counters in $C, fd 7
+# its input, $BATS_TEST_TMPDIR/out its output, once it has written its
+# first interval.
+start_replay() {
 	[ -x "$KP_ROOT/tests/facts-replay" ] ||
 	    fail "tests/facts-replay is not built (make check builds it)"
-	local cg=/system.slice/kp-command-701
-	counted_cgroup "$cg"
-	# rapl-read -- sh, as a scan saw its child: forked, not yet moved
-	# into its cgroup nor exec'd.
-	add_proc 700 rapl-read 5 5 50000 "$SSH"
-	add_proc 701 rapl-read 0 0 50010 "$SSH" 700
 	mkfifo "$BATS_TEST_TMPDIR/in"
 	"$KP_ROOT/tests/facts-replay" "$P" "$C" < "$BATS_TEST_TMPDIR/in" \
 	    > "$BATS_TEST_TMPDIR/out" 3>&- &
@@ -536,6 +533,16 @@ cgroup_identity() {
 	exec 7> "$BATS_TEST_TMPDIR/in"
 	echo 'interval 1' >&7
 	await_line '"type":"interval","seq":1,'
+}
+
+@test "a process seen between its fork and its exec, whose exit fact names it otherwise, ends under the name and cgroup it exec'd with (proc-cputime(1), Exit accounting)" {
+	local cg=/system.slice/kp-command-701
+	counted_cgroup "$cg"
+	# rapl-read -- sh, as a scan saw its child: forked, not yet moved
+	# into its cgroup nor exec'd.
+	add_proc 700 rapl-read 5 5 50000 "$SSH"
+	add_proc 701 rapl-read 0 0 50010 "$SSH" 700
+	start_replay
 	# It is moved, execs sh, burns 200 ms and ends before the next sample.
 	advance_node
 	rm -r "${P:?}/701"
@@ -610,16 +617,8 @@ cgroup_identity() {
 # put in CGROUP, a cgroup counted, whose counter shows it.  The exited
 # record's identity fields, without cgroup.
 unseen_in() {
-	[ -x "$KP_ROOT/tests/facts-replay" ] ||
-	    fail "tests/facts-replay is not built (make check builds it)"
 	counted_cgroup "$1"
-	mkfifo "$BATS_TEST_TMPDIR/in"
-	"$KP_ROOT/tests/facts-replay" "$P" "$C" < "$BATS_TEST_TMPDIR/in" \
-	    > "$BATS_TEST_TMPDIR/out" 3>&- &
-	FILTER=$!
-	exec 7> "$BATS_TEST_TMPDIR/in"
-	echo 'interval 1' >&7
-	await_line '"type":"interval","seq":1,'
+	start_replay
 	advance_node
 	add_usage "$1" 200000
 	echo "fact 800 300 job 200000 $((1000 * HZ)) $1" >&7
