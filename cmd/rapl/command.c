@@ -70,20 +70,29 @@ children_cpu_us(void)
 	return rusage_cpu_us(&ru);
 }
 
-/* Whether process i of ps descends from pid, through at most 64 parents. */
 static int
-descends(const struct kp_pid_stat *ps, size_t n, size_t i, pid_t pid)
+by_pid(const void *a, const void *b)
 {
-	size_t hops, j;
+	const struct kp_pid_stat *p = a, *q = b;
 
-	for (hops = 0; hops < 64; hops++) {
-		if (ps[i].ppid == pid)
+	return (p->pid > q->pid) - (p->pid < q->pid);
+}
+
+/* Whether p descends from pid, through at most 64 parents, all in ps. */
+static int
+descends(const struct kp_pid_stat *ps, size_t n, const struct kp_pid_stat *p,
+    pid_t pid)
+{
+	struct kp_pid_stat key;
+	int hops;
+
+	for (hops = 0; hops < 64 && p != NULL; hops++) {
+		if (p->ppid == pid)
 			return 1;
-		for (j = 0; j < n && ps[j].pid != ps[i].ppid; j++)
-			;
-		if (j == n || j == i)
+		if (p->ppid <= 0 || p->ppid == p->pid)
 			return 0;
-		i = j;
+		key.pid = p->ppid;
+		p = bsearch(&key, ps, n, sizeof(*ps), by_pid);
 	}
 	return 0;
 }
@@ -115,8 +124,9 @@ live_tree_us(int procfd)
 			n++;
 	}
 	closedir(d);
+	qsort(ps, n, sizeof(*ps), by_pid);
 	for (i = 0; i < n; i++)
-		if (descends(ps, n, i, getpid()))
+		if (descends(ps, n, &ps[i], getpid()))
 			ticks += ps[i].cpu_ticks + ps[i].child_ticks;
 	free(ps);
 	return kp_ticks_to_us(ticks);
