@@ -153,6 +153,20 @@ void kp_out_buf(struct kp_buf *b);		/* closes, writes, empties */
 /* energy.c */
 double kp_watts(int64_t energy_uj, int64_t dt_us);	/* 0 if dt_us <= 0 */
 double kp_usage_ratio(int64_t part, int64_t whole);	/* in [0, 1] */
+int64_t kp_muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem);
+int64_t kp_active_uj(int64_t energy_uj, int64_t cpu_us, int64_t total_cpu_us);
+/* Who a share is for, in the order a tie in rounding favours them. */
+enum kp_share_rank { KP_RANK_PROCESS, KP_RANK_EXITED, KP_RANK_UNATTRIBUTED };
+/* One share of a zone's energy, and what rounding left of it. */
+struct kp_share {
+	int64_t cpu_us;		/* the weight */
+	int64_t active_uj, idle_uj;
+	uint64_t rem;		/* the fraction's numerator, for rounding */
+	enum kp_share_rank rank;
+	int64_t pid, starttime;	/* exited: 0 and its place in the interval */
+};
+void kp_split_uj(int64_t uj, struct kp_share *shares, size_t n, int idle,
+    struct kp_share **order);
 
 /* utf8.c */
 size_t kp_utf8_len(const unsigned char *s);	/* 0: not valid UTF-8 */

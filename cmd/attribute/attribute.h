@@ -84,18 +84,6 @@ struct interval {
 	int64_t seq;		/* theirs; -1 before the first */
 };
 
-/* Who a share is for, in the order a tie in rounding favours them. */
-enum share_rank { RANK_PROCESS, RANK_EXITED, RANK_UNATTRIBUTED };
-
-/* One share of a zone's energy, and what rounding left of it. */
-struct share {
-	int64_t cpu_us;		/* the weight */
-	int64_t active_uj, idle_uj;
-	uint64_t rem;		/* the fraction's numerator, for rounding */
-	enum share_rank rank;
-	int64_t pid, starttime;	/* exited: 0 and its place in the interval */
-};
-
 /*
  * A process's cumulative totals, per zone: room for the zones the run had
  * when it last had energy, not for every zone a run may have, as a host
@@ -157,7 +145,7 @@ struct attr {
 	 * share per process and exited record, + 2.
 	 */
 	struct kp_buf out;
-	struct share *shares, **order;
+	struct kp_share *shares, **order;
 	size_t nshares;
 };
 

@@ -9,17 +9,6 @@
 
 #include "attribute.h"
 
-/* a * b / c in integers, without overflow; *rem gets what the floor left. */
-static int64_t
-muldiv(int64_t a, int64_t b, int64_t c, uint64_t *rem)
-{
-	unsigned __int128 n = (unsigned __int128)a * (unsigned __int128)b;
-
-	if (rem)
-		*rem = (uint64_t)(n % (unsigned __int128)c);
-	return (int64_t)(n / (unsigned __int128)c);
-}
-
 /*
  * The idle part of a zone's energy: the rest after the active part by the
  * CPU usage ratio, or the baseline power over the interval, at most all.
@@ -42,10 +31,8 @@ idle_part(const struct attr *a, const struct interval *iv, int zone,
 		return idle >= (double)energy_uj ? energy_uj : (int64_t)idle;
 	}
 	if (iv->has_total) {
-		if (iv->total_cpu_us <= 0)
-			return energy_uj;
-		return energy_uj - muldiv(energy_uj, iv->cpu_us > iv->total_cpu_us ?
-		    iv->total_cpu_us : iv->cpu_us, iv->total_cpu_us, NULL);
+		return energy_uj - kp_active_uj(energy_uj, iv->cpu_us,
+		    iv->total_cpu_us);
 	}
 	if (!(iv->ratio > 0))
 		return energy_uj;
@@ -59,54 +46,6 @@ usage_ratio(const struct interval *iv)
 	if (!iv->has_total)
 		return iv->ratio;
 	return kp_usage_ratio(iv->cpu_us, iv->total_cpu_us);
-}
-
-static int
-by_remainder(const void *a, const void *b)
-{
-	const struct share *p = *(struct share *const *)a;
-	const struct share *q = *(struct share *const *)b;
-
-	if (p->rem != q->rem)
-		return p->rem > q->rem ? -1 : 1;
-	if (p->rank != q->rank)
-		return p->rank < q->rank ? -1 : 1;
-	if (p->pid != q->pid)
-		return p->pid < q->pid ? -1 : 1;
-	return (p->starttime > q->starttime) - (p->starttime < q->starttime);
-}
-
-/*
- * Splits uj over a->shares[0..n) by cpu_us into active_uj (or idle_uj);
- * a->shares[n-1] is the unattributed rest, which takes everything when no
- * share has a weight.  The floors leave fewer microjoules than a->shares: one
- * each goes to the largest remainders (largest remainder method), so the
- * a->shares add up to uj exactly.
- */
-static void
-split(int64_t uj, struct share *shares, size_t n, int idle,
-    struct share **order)
-{
-	int64_t denom_us = 0, left_uj = uj, part;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		denom_us += shares[i].cpu_us;
-	for (i = 0; i < n; i++) {
-		if (denom_us == 0)
-			part = i + 1 < n ? 0 : uj;
-		else
-			part = muldiv(uj, shares[i].cpu_us, denom_us,
-			    &shares[i].rem);
-		*(idle ? &shares[i].idle_uj : &shares[i].active_uj) = part;
-		left_uj -= part;
-		order[i] = &shares[i];
-	}
-	if (left_uj == 0)
-		return;
-	qsort(order, n, sizeof(*order), by_remainder);
-	for (i = 0; i < n && left_uj > 0; i++, left_uj--)
-		(*(idle ? &order[i]->idle_uj : &order[i]->active_uj))++;
 }
 
 /*
@@ -160,7 +99,7 @@ emit_node(struct attr *a, const struct interval *iv, const struct energy *e,
 
 /* The energy members of a share: energy_uj, and its parts when shared. */
 static void
-share_members(struct attr *a, const struct share *sh, int64_t dt_us)
+share_members(struct attr *a, const struct kp_share *sh, int64_t dt_us)
 {
 	int64_t energy_uj = sh->active_uj + sh->idle_uj;
 
@@ -175,7 +114,7 @@ share_members(struct attr *a, const struct share *sh, int64_t dt_us)
 
 static void
 emit_process(struct attr *a, int64_t seq, int z, const char *id,
-    size_t id_len, const struct share *sh, int64_t dt_us, int64_t total_uj)
+    size_t id_len, const struct kp_share *sh, int64_t dt_us, int64_t total_uj)
 {
 	kp_buf_rec(&a->out, "process", seq);
 	put_zone(a, z);
@@ -206,7 +145,7 @@ put_excess(struct attr *a, const struct interval *iv, int64_t excess_us)
 
 static void
 emit_unattributed(struct attr *a, const struct interval *iv, int z,
-    const struct share *sh, int64_t excess_us, int64_t seq, int64_t dt_us)
+    const struct kp_share *sh, int64_t excess_us, int64_t seq, int64_t dt_us)
 {
 	a->unattributed_total[z] += sh->active_uj + sh->idle_uj;
 	kp_buf_rec(&a->out, "unattributed", seq);
@@ -223,7 +162,7 @@ emit_unattributed(struct attr *a, const struct interval *iv, int z,
  */
 static void
 emit_exited(struct attr *a, struct interval *iv, int z, int64_t seq,
-    const struct share *sh, int64_t dt_us)
+    const struct kp_share *sh, int64_t dt_us)
 {
 	const struct exited *x;
 	size_t i;
@@ -240,7 +179,7 @@ emit_exited(struct attr *a, struct interval *iv, int z, int64_t seq,
 }
 
 static void
-share_set(struct share *sh, int64_t cpu_us, enum share_rank rank,
+share_set(struct kp_share *sh, int64_t cpu_us, enum kp_share_rank rank,
     int64_t pid, int64_t starttime)
 {
 	memset(sh, 0, sizeof(*sh));
@@ -261,12 +200,12 @@ fill_shares(struct attr *a, const struct interval *iv)
 	size_t i, k;
 
 	for (i = 0; i < iv->nprocs; i++)
-		share_set(&a->shares[i], iv->procs[i].cpu_us, RANK_PROCESS,
+		share_set(&a->shares[i], iv->procs[i].cpu_us, KP_RANK_PROCESS,
 		    iv->procs[i].pid, iv->procs[i].starttime);
 	for (k = 0; k < iv->nexited; k++, i++)
-		share_set(&a->shares[i], iv->exited[k].cpu_us, RANK_EXITED, 0,
+		share_set(&a->shares[i], iv->exited[k].cpu_us, KP_RANK_EXITED, 0,
 		    (int64_t)k);
-	share_set(&a->shares[i], 0, RANK_UNATTRIBUTED, -1, 0);
+	share_set(&a->shares[i], 0, KP_RANK_UNATTRIBUTED, -1, 0);
 	return i;
 }
 
@@ -312,9 +251,9 @@ attribute_zone(struct attr *a, struct interval *iv, const struct energy *e,
 		else
 			excess_us = procs_us - iv->cpu_us;
 	}
-	split(active_uj, a->shares, u + 1, 0, a->order);
+	kp_split_uj(active_uj, a->shares, u + 1, 0, a->order);
 	if (a->opt.idle_mode == IDLE_PROPORTIONAL)
-		split(idle_uj, a->shares, u + 1, 1, a->order);
+		kp_split_uj(idle_uj, a->shares, u + 1, 1, a->order);
 	if (a->opt.denom_mode == DENOM_PROCESSES && iv->cpu_us > procs_us)
 		a->shares[u].cpu_us = iv->cpu_us - procs_us;	/* as told */
 

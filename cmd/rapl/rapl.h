@@ -214,12 +214,19 @@ void setup_output(struct meter *m, const char *path, int command);
 struct tally {			/* the run's energy per zone, for the block */
 	struct {
 		char *zone;
-		int64_t energy_uj;
+		int64_t energy_uj;	/* the machine's */
+		int64_t tree_uj;	/* the command's tree's share */
 		int estimated;
 	} z[TALLY_ZONES];
 	size_t n;
 	int64_t dt_us, cpu_us;	/* the run's; wait4's tree CPU time */
+	/* The interval being ended: its CPU time, the tree's and the node's. */
+	int64_t tree_us, node_cpu_us, node_total_us;
+	int64_t tree_last_us;	/* the tree's CPU time at the last sample */
+	struct kp_cpu_times node_last;	/* /proc/stat then */
+	int no_share;		/* /proc/stat could not be read at a sample */
 };
+void tally_cpu(struct tally *t, const char *procdir, int64_t tree_cpu_us);
 void tally_add(struct tally *t, const char *zone, int64_t energy_uj,
     int estimated);
 void tally_block(struct tally *t, const char *argv0, int status);

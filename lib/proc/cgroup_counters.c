@@ -266,9 +266,13 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 	n->held_us = n->given_us = n->held_taken_us = 0;
 	n->below_us = n->below_given_us = n->below_taken_us = 0;
 	if (!n->counted || kp_cgcpu_usage(c, n, &now_us) < 0) {
-		n->have_last = 0;
-		return;
+		if (!n->counted || !n->has_final) {
+			n->have_last = 0;
+			return;
+		}
+		now_us = n->final_us;	/* gone since: as it was last known */
 	}
+	n->has_final = 0;
 	n->have_delta = n->have_last;
 	n->delta_us = now_us >= n->last_us ? now_us - n->last_us : now_us;
 	n->last_us = now_us;
@@ -590,6 +594,25 @@ kp_cgcpu_move(const struct kp_cgcpu *c, const struct kp_cgnode *n, pid_t pid)
 	if (close(fd) < 0)
 		ok = 0;
 	return ok ? 0 : -1;
+}
+
+/*
+ * n's counter as another reader last knew it: rapl-read's command record
+ * holds its command's cgroup's at the command's exit, and rapl-read
+ * removes that cgroup as it ends, which may come before the next read
+ * (rapl-read(1), "Measuring a command").  The next read that finds n gone
+ * takes it.  A cgroup that rapl-read made was empty then: one not read
+ * before counts from 0.
+ */
+void
+kp_cgcpu_final(struct kp_cgnode *n, int64_t usage_us)
+{
+	n->final_us = usage_us;
+	n->has_final = 1;
+	if (!n->have_last) {
+		n->have_last = 1;
+		n->last_us = 0;
+	}
 }
 
 /* Removes n, made by kp_cgcpu_make: 0, or -1 and errno (EBUSY: in use). */

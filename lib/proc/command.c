@@ -32,21 +32,37 @@ command_stat(const struct kp_record *rec, struct kp_pid_stat *ps,
 	return 0;
 }
 
-/* p is the command: its name, and its cgroup where rapl-read made one. */
+/*
+ * p is named comm after its last sight: it exec'd since, and its exe, read
+ * before, is not its own.
+ */
+void
+sampler_exec_name(struct proc *p, const char *comm)
+{
+	if (strcmp(p->stat.comm, comm) == 0)
+		return;
+	free(p->exe);
+	p->exe = NULL;
+	snprintf(p->stat.comm, sizeof(p->stat.comm), "%s", comm);
+}
+
+/*
+ * p is the command: its name, and its cgroup where rapl-read made one,
+ * with that cgroup's counter at the command's exit, for a read that finds
+ * it removed.
+ */
 static void
 name_command(struct kp_sampler *s, struct proc *p,
-    const struct kp_pid_stat *ps, const char *cgroup)
+    const struct kp_pid_stat *ps, const char *cgroup, int64_t final_us)
 {
-	if (strcmp(p->stat.comm, ps->comm) != 0) {
-		free(p->exe);	/* read before its exec: not the command's */
-		p->exe = NULL;
-	}
-	memcpy(p->stat.comm, ps->comm, sizeof(p->stat.comm));
+	sampler_exec_name(p, ps->comm);
 	if (cgroup == NULL)
 		return;
 	kp_identity_from_path(cgroup, &p->id);
 	if (s->cg != NULL)
 		p->cg = kp_cgcpu_node_at(s->cg, cgroup);
+	if (p->cg != NULL && final_us >= 0)
+		kp_cgcpu_final(p->cg, final_us);
 	p->names_pending = kp_names_fill(s->names, &p->id);
 	kp_identity_classify(&p->id, 0);
 	p->have_identity = 1;
@@ -87,10 +103,23 @@ kp_sampler_command(struct kp_sampler *s, const struct kp_record *rec)
 	struct kp_pid_stat ps;
 	struct proc *p;
 	const char *cgroup;
+	int64_t final_us;
+	int seen;
 
 	if (s->scans == 0 || command_stat(rec, &ps, &cgroup) < 0)
 		return;
-	if ((p = proctable_find(s, ps.pid, ps.starttime)) == NULL)
+	if (!kp_rec_int(rec, "cgroup_cpu_us", &final_us))
+		final_us = -1;
+	if (!(seen = (p = proctable_find(s, ps.pid, ps.starttime)) != NULL))
 		p = unseen_command(s, &ps);
-	name_command(s, p, &ps, cgroup);
+	name_command(s, p, &ps, cgroup, final_us);
+	/*
+	 * Its CPU time at its end, for its last slice, unless the latest scan
+	 * found it ended already, or it was born before that scan, which
+	 * then may have had its end in its reaper's cutime.
+	 */
+	if (kp_rec_int(rec, "command_cpu_us", &p->exit_us) &&
+	    proctable_alive(s, p) &&
+	    (seen || ps.starttime >= s->uptime_ticks))
+		p->has_exit_us = 1;
 }

@@ -315,6 +315,28 @@ facts_to(struct proc *a, int64_t cpu_us)
 	a->facts_us += cpu_us;
 }
 
+/*
+ * A tracked process whose fact names it otherwise than its last sight
+ * did: it exec'd since, as rapl-read's command does after a scan saw it
+ * between its fork and its exec.  Its end is named from the fact, and
+ * placed in the cgroup it exec'd in where the process events tell
+ * (proc-cputime(1), "Exit accounting").
+ */
+static void
+exec_since_seen(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
+{
+	struct kp_cgnode *own;
+
+	if (strcmp(p->stat.comm, e->comm) == 0)
+		return;
+	sampler_exec_name(p, e->comm);
+	if (e->cgroup != NULL && s->cg != NULL &&
+	    (own = kp_cgcpu_node(s->cg, e->cgroup)) != NULL && own != p->cg) {
+		p->cg = own;
+		p->id = *sampler_group_identity(s, own);
+	}
+}
+
 /* A tracked process that ended: its fact less what its records showed. */
 static void
 fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
@@ -324,10 +346,47 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 	    "taskstats", 0, 0 };
 	struct proc *a;
 
+	exec_since_seen(s, p, e);
+	p->fact_taken = 1;
+	d.id = &p->id;
+	d.cg = p->cg;
 	d.cpu_us = fact_us(e) > seen_us ? fact_us(e) - seen_us : 0;
 	add_detail(s, &d);
 	if ((a = reaper_of(s, p)) != NULL)
 		facts_to(a, d.cpu_us);
+}
+
+/*
+ * rapl-read's command, ended without an exit fact: its last slice is the
+ * CPU time its command record gives it at its end (wait4's, its waited
+ * children's included) less what its records showed, taken out of its
+ * reaper's residue as a fact's is, so that it does not hang on rapl-read,
+ * its reaper, still running at this sample (rapl-read(1), "Measuring a
+ * command").
+ */
+static void
+record_slices(struct kp_sampler *s)
+{
+	struct detail d = { NULL, 0, "", NULL, NULL, 0, 0, "parent", 0, 0 };
+	struct proc *p, *a;
+	int64_t seen_us;
+	size_t i;
+
+	for (i = 0; i < s->nlist; i++) {
+		p = s->list[i];
+		if (!p->has_exit_us || p->fact_taken || proctable_alive(s, p))
+			continue;
+		seen_us = kp_ticks_to_us(p->stat.cpu_ticks +
+		    p->stat.child_ticks);
+		d.proc = p;
+		d.ppid = p->stat.ppid;
+		d.id = &p->id;
+		d.cg = p->cg;
+		d.cpu_us = p->exit_us > seen_us ? p->exit_us - seen_us : 0;
+		add_detail(s, &d);
+		if ((a = reaper_of(s, p)) != NULL)
+			facts_to(a, d.cpu_us);
+	}
 }
 
 /*
@@ -629,8 +688,10 @@ sampler_account_exits(struct kp_sampler *s)
 	kp_exits_each(s->facts, take_fact, s);
 	if (s->cg != NULL)
 		kp_exits_each_ended(s->facts, ended_unseen, s);
-	if (s->exits & KP_EXITS_PARENT)
+	if (s->exits & KP_EXITS_PARENT) {
+		record_slices(s);
 		reap(s);
+	}
 	offer_held(s);
 	if (s->cg != NULL)
 		charge_cgroups(s);

@@ -50,6 +50,8 @@ int kp_pread_pid_stat(int fd, struct kp_pid_stat *ps);	/* -1: ESRCH, ... */
 int kp_read_proc(int procfd, const char *path, char *buf, size_t len);
 char *kp_read_exe(int procfd, pid_t pid);	/* NULL: none readable */
 int64_t kp_ticks_to_us(uint64_t ticks);
+void kp_cpu_times_delta_us(const struct kp_cpu_times *prev,
+    const struct kp_cpu_times *cur, int64_t *cpu_us, int64_t *total_cpu_us);
 int64_t kp_ticks_rounding_us(size_t n);	/* n figures' rounding */
 uint64_t kp_ticks_per_s(void);		/* clock ticks (USER_HZ) */
 
@@ -117,6 +119,9 @@ struct kp_cgnode {
 	int counted;			/* it has a counter of tasks alone */
 	int have_last, have_delta;	/* read now; and at the read before */
 	int64_t last_us, delta_us;	/* the counter, and its growth */
+	int has_final;			/* final_us: its counter as it was */
+	int64_t final_us;		/* when it was last known, to read */
+					/* where it is gone (kp_cgcpu_final) */
 	int64_t carry_us;		/* its records ahead of its counter */
 	int64_t procs_us, detail_us;	/* charged: records, and detail */
 	unsigned nrounded;		/* how many figures were charged */
@@ -157,6 +162,7 @@ int kp_cgcpu_move(const struct kp_cgcpu *c, const struct kp_cgnode *n,
 int kp_cgcpu_usage(const struct kp_cgcpu *c, const struct kp_cgnode *n,
     int64_t *usage_us);
 int kp_cgcpu_remove(const struct kp_cgcpu *c, const struct kp_cgnode *n);
+void kp_cgcpu_final(struct kp_cgnode *n, int64_t usage_us);
 json_t *kp_cgcpu_save(const struct kp_cgcpu *c);
 void kp_cgcpu_load(struct kp_cgcpu *c, json_t *rows);
 /* The counter files' text: 0, or -1 if it is not that file's. */

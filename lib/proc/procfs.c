@@ -47,6 +47,23 @@ kp_ticks_to_us(uint64_t ticks)
 }
 
 /*
+ * The node's CPU time between two samples of /proc/stat, as a cpu record
+ * gives it (kp-records(5)): its busy time, at most its total, and its
+ * total; a counter that went back gives none.
+ */
+void
+kp_cpu_times_delta_us(const struct kp_cpu_times *prev,
+    const struct kp_cpu_times *cur, int64_t *cpu_us, int64_t *total_cpu_us)
+{
+	*total_cpu_us = kp_ticks_to_us(cur->total_ticks > prev->total_ticks ?
+	    cur->total_ticks - prev->total_ticks : 0);
+	*cpu_us = kp_ticks_to_us(cur->active_ticks > prev->active_ticks ?
+	    cur->active_ticks - prev->active_ticks : 0);
+	if (*cpu_us > *total_cpu_us)
+		*cpu_us = *total_cpu_us;
+}
+
+/*
  * How far n figures of CPU time may pass a total they are part of through
  * rounding alone (proc-cputime(1), Exit accounting): each is a difference
  * of counts of clock ticks, off by less than two ticks, and their errors

@@ -360,12 +360,7 @@ cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 {
 	int64_t cpu_us, total_cpu_us;
 
-	total_cpu_us = kp_ticks_to_us(delta(s->cpu.total_ticks,
-	    s->prev_cpu.total_ticks));
-	cpu_us = kp_ticks_to_us(delta(s->cpu.active_ticks,
-	    s->prev_cpu.active_ticks));
-	if (cpu_us > total_cpu_us)
-		cpu_us = total_cpu_us;
+	kp_cpu_times_delta_us(&s->prev_cpu, &s->cpu, &cpu_us, &total_cpu_us);
 	kp_buf_rec(b, "cpu", seq);
 	kp_buf_int(b, "cpu_us", cpu_us);
 	kp_buf_int(b, "total_cpu_us", total_cpu_us);

@@ -26,6 +26,10 @@ struct proc {
 	char *exe;			/* its executable's path, or NULL */
 	struct kp_cgnode *cg;		/* its cgroup's counter, or NULL */
 	int64_t slice_us;		/* ended: its last slice, where known */
+	int has_exit_us;		/* exit_us: its CPU time at its end, */
+	int64_t exit_us;		/* its waited children's included, */
+					/* from rapl-read's command record */
+	int fact_taken;			/* its exit fact gave its last slice */
 	/* The reaping pass of one scan (see reap). */
 	int64_t sub_us;			/* what its ended children had shown, */
 					/* and exit facts gave (exact to 1 us) */
@@ -117,5 +121,6 @@ const struct kp_identity *sampler_group_identity(struct kp_sampler *s,
     struct kp_cgnode *n);
 json_t *sampler_save_held(const struct kp_sampler *s);	/* new */
 void sampler_load_held(struct kp_sampler *s, json_t *rows);
+void sampler_exec_name(struct proc *p, const char *comm);	/* command.c */
 
 #endif
