@@ -12,7 +12,7 @@ RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
 	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/estimate.o \
 	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
 	cmd/rapl/terminal.o cmd/rapl/state.o cmd/rapl/bmc.o cmd/rapl/redfish.o \
-	cmd/rapl/ipmi.o
+	cmd/rapl/ipmi.o cmd/rapl/nvml.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o cmd/attribute/spool.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
@@ -68,7 +68,7 @@ all: $(BIN) $(NVMLSTUB)
 
 $(LIBOBJ): lib/kp.h config.mk
 $(PROCOBJ): lib/proc/proc.h
-$(GPUOBJ): lib/nvml.h
+$(GPUOBJ) cmd/rapl/nvml.o: lib/nvml.h
 lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o \
     lib/proc/command.o lib/proc/vm_scope.o: lib/proc/sampler.h
 $(CMD1:=.o): lib/kp.h config.mk
@@ -104,7 +104,7 @@ cmd/proc-cputime: cmd/proc-cputime.o
 $(CMD1):
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 cmd/rapl-read: $(RAPLOBJ)
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) $(CURL_LIBS) -lm
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) $(CURL_LIBS) $(DL_LIBS) -lm
 cmd/kp-attribute: $(ATTROBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(ATTROBJ) $(LIB) $(JANSSON_LIBS) -lm
 cmd/kp-aggregate: $(AGGOBJ)
