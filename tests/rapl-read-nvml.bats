@@ -78,3 +78,139 @@ nvmlShutdown"
 	refute_output --partial gpu
 	refute_line --partial nvidia
 }
+
+# gpu_records: the gpu records of $output as "seq device energy_uj", one a
+# line; a power's energy, as "Nx dt", N its watts times its interval's dt_us.
+gpu_records() {
+	jq -rs '(map(select(.type == "interval") | {(.seq | tostring): .dt_us})
+	    | add) as $dt | .[] | select(.type == "energy" and .zone == "gpu") |
+	    "\(.seq) \(.device) " + (if .energy_uj % $dt[.seq | tostring] == 0
+	    and .device == "1" then "\(.energy_uj / $dt[.seq | tostring])x dt"
+	    else "\(.energy_uj)" end)' <<< "$output"
+}
+
+@test "nvml: the energy counter's mJ steps are the records' exact uJ, each device its own record" {
+	two_gpus "1000 1500 2500 2500"
+	run -0 --separate-stderr rapl-read --source nvml -n 3 -i 10ms
+	assert_equal "$stderr" ""
+	# The T4's 70 W, integrated over each interval, is 70 uJ a us.
+	run -0 gpu_records
+	assert_output "1 0 500000
+1 1 70x dt
+2 0 1000000
+2 1 70x dt
+3 0 0
+3 1 70x dt"
+	run -0 jq -c 'select(.zone == "gpu") | del(.energy_uj, .watts, .seq)' \
+	    <<< "$(rapl-read --source nvml -n 1 -i 10ms)"
+	assert_output '{"type":"energy","zone":"gpu","source":"nvml","estimated":false,"device":"0","uuid":"'"$A100"'","name":"NVIDIA A100-SXM4-40GB","sockets":1}
+{"type":"energy","zone":"gpu","source":"nvml","estimated":false,"device":"1","uuid":"'"$T4"'","name":"Tesla T4","sockets":1}'
+}
+
+@test "nvml: a counter that goes back is the driver reloaded, counted from 0, each reload said" {
+	trace "device $A100 NVIDIA A100-SXM4-40GB" "energy 0 5000 6000 200 700 300"
+	run -0 --separate-stderr rapl-read --source nvml -n 4 -i 10ms
+	run -0 gpu_records
+	assert_output "1 0 1000000
+2 0 200000
+3 0 500000
+4 0 300000"
+	assert_equal "$stderr" "rapl-read: GPU 0: energy counter went back from 6000 to 200 mJ: the driver was reloaded; counting from 0 at the reload
+rapl-read: GPU 0: energy counter went back from 700 to 300 mJ: the driver was reloaded; counting from 0 at the reload"
+}
+
+@test "nvml: --state carries the counter and the power across runs; a power is integrated exactly over the stored time" {
+	two_gpus 1000 60000
+	run_state --source nvml
+	assert_success
+	assert_equal "$stderr" ""
+	refute_output --partial '"type":"energy"'
+	# 2.5 s later by the stored clock, the counter at 3500 mJ and the
+	# T4 at 80 W: 2.5 J, and the mean of 60 and 80 W over the time.
+	age_state 2.5
+	two_gpus 3500 80000
+	run_state --source nvml
+	assert_success
+	assert_equal "$stderr" ""
+	run -0 gpu_records
+	assert_output "1 0 2500000
+1 1 70x dt"
+	run -0 jq '.data.members["nvml:0"].uj, .data.members["nvml:1"].uj' "$S"
+	assert_output "3500000
+80000000"
+}
+
+@test "nvml: a library without _v3 of the running processes still measures, through _v2" {
+	export LD_LIBRARY_PATH=$KP_ROOT/tests/nvml/no-v3
+	two_gpus "1000 1500"
+	run -0 --separate-stderr rapl-read --source nvml -n 1 -i 10ms
+	assert_equal "$stderr" ""
+	run -0 gpu_records
+	assert_output "1 0 500000
+1 1 70x dt"
+	run -1 grep -c '_v3$' "$KP_NVML_CALLS"
+	run -0 grep -c '_v2$' "$KP_NVML_CALLS"
+}
+
+@test "nvml: a GPU lost mid-run: its records stop, said once; the other's go on" {
+	trace "device $A100 NVIDIA A100-SXM4-40GB" "device $T4 Tesla T4" \
+	    "energy 0 1000 1500 GPU_IS_LOST" "energy 1 100 200 300 400"
+	run -0 --separate-stderr rapl-read --source nvml -n 3 -i 10ms
+	assert_equal "$stderr" "rapl-read: GPU 0: GPU is lost: its records stop, the other GPUs' go on"
+	run -0 gpu_records
+	assert_output "1 0 500000
+1 1 100000
+2 1 100000
+3 1 100000"
+}
+
+@test "nvml: a GPU with neither figure is left out, saying why; none left is exit 4" {
+	trace "device $A100 NVIDIA A100-SXM4-40GB" "device $T4 Tesla T4" \
+	    "energy 0 1000" "energy 1 NOT_SUPPORTED" "power 1 NOT_SUPPORTED"
+	run -0 --separate-stderr rapl-read --source nvml -n 1 -i 10ms
+	assert_equal "$stderr" "rapl-read: GPU 1: Not Supported: left out"
+	run -0 gpu_records
+	assert_output "1 0 0"
+	trace "device $T4 Tesla T4" "handle 0 NO_PERMISSION"
+	run -4 --separate-stderr rapl-read --source nvml -n 1 -i 10ms
+	assert_equal "$stderr" "rapl-read: GPU 0: Insufficient Permissions: left out
+rapl-read: no NVIDIA GPU that gives its energy or power (1 found)"
+	assert_output ""
+}
+
+@test "nvml: a MIG device is measured whole, MIG said out of scope" {
+	trace "device $A100 NVIDIA A100-SXM4-40GB" "energy 0 1000 1500" \
+	    "process 0 4242 1"
+	run -0 --separate-stderr rapl-read --source nvml -n 1 -i 10ms
+	assert_equal "$stderr" "rapl-read: GPU 0: MIG is enabled, which kp leaves out of scope: its energy is the whole GPU's"
+	run -0 gpu_records
+	assert_output "1 0 500000"
+}
+
+@test "nvml: beside powercap, zone gpu is never added to node; kp-attribute takes its records" {
+	two_gpus "1000 1500 2500"
+	run -0 --separate-stderr rapl-read --sysfs "$SY" --source powercap,nvml \
+	    -z package,dram,node,gpu -n 2 -i 10ms
+	assert_equal "$stderr" ""
+	local stream=$output
+	run -0 jq -s 'group_by(.seq)[1:][] |
+	    (map(select(.zone == "package" or .zone == "dram") | .energy_uj) | add)
+	    == (map(select(.zone == "node"))[0].energy_uj)' <<< "$stream"
+	assert_output "true
+true"
+	output=$stream
+	run -0 gpu_records
+	assert_line "2 0 1000000"
+	# Each GPU's energy is shared out whole, nothing of it in another zone.
+	two_gpus "1000 1500 2500"
+	local e=$BATS_TEST_TMPDIR/energy proc=$FIXTURES/proc-basic
+	run -0 --separate-stderr bash -c 'set -o pipefail
+	    rapl-read --sysfs "$1" --source powercap,nvml -n 2 -i 10ms |
+	    tee "$2" | proc-cputime --proc "$3" | kp-attribute --proc "$3"' \
+	    - "$SY" "$e" "$proc"
+	assert_equal "$stderr" ""
+	run -0 jq -s '[.[] | select(.type == "node" and .zone == "gpu") |
+	    .energy_uj] == [.[] | select(.type == "energy" and .zone == "gpu") |
+	    .energy_uj]' <<< "$output"$'\n'"$(cat "$e")"
+	assert_output true
+}
