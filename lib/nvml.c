@@ -15,7 +15,8 @@
 
 #define NVML_SUCCESS			0
 #define NVML_ERROR_INSUFFICIENT_SIZE	7
-#define NVML_NO_INSTANCE		0xFFFFFFFFu	/* gpuInstanceId, no MIG */
+/* gpuInstanceId of a process on a whole GPU, not in a MIG instance. */
+#define NVML_NO_INSTANCE		0xFFFFFFFFu
 
 typedef struct nvmlDevice_st *nvml_device;
 
@@ -142,7 +143,8 @@ const char *
 kp_nvml_strerror(const struct kp_nvml *nv, int rv)
 {
 	if (rv == KP_NVML_MIG)
-		return "MIG is enabled: per-process utilisation is out of scope";
+		return "MIG is enabled: per-process utilisation is out of "
+		    "scope";
 	return nv->error_string(-rv);
 }
 

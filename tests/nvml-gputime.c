@@ -29,7 +29,8 @@ main(int argc, char *argv[])
 	int rv;
 
 	if (argc != 4)
-		errx(KP_EXIT_USAGE, "usage: nvml-gputime device window_us reads");
+		errx(KP_EXIT_USAGE, "usage: nvml-gputime device window_us "
+		    "reads");
 	device = kp_parse_int(argv[1], 0, 63, "device");
 	window_us = kp_parse_int(argv[2], 1, INT64_MAX, "window");
 	reads = kp_parse_int(argv[3], 1, 1000, "reads");

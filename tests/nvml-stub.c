@@ -5,9 +5,10 @@
  * the tests to put first in LD_LIBRARY_PATH:
  *
  *	full		every symbol kp uses
- *	no-v3		no nvmlDeviceGetComputeRunningProcesses_v3 (-DNO_V3),
- *			as drivers before 11.6 (510) have
- *	no-processes	no ..._v2 or ..._v3 either (-DNO_PROCESSES)
+ *	no-v3		-DNO_V3: no _v3 of
+ *			nvmlDeviceGetComputeRunningProcesses, as the
+ *			libraries before NVML 11.6
+ *	no-processes	-DNO_PROCESSES: no ..._v2 or ..._v3 either
  *
  * Prototypes, struct layouts and return codes are nvml.h's (API 13).
  *
@@ -21,9 +22,9 @@
  *	device UUID NAME...	the next device, index 0 first; NAME is the
  *				rest of the line
  *	handle INDEX ERROR	nvmlDeviceGetHandleByIndex_v2 answers ERROR
- *	energy INDEX V...	nvmlDeviceGetTotalEnergyConsumption's answers,
- *				one per call: mJ, or an ERROR; the last
- *				repeats
+ *	energy INDEX V...	the answers of
+ *				nvmlDeviceGetTotalEnergyConsumption, one per
+ *				call: mJ, or an ERROR; the last repeats
  *	power INDEX V...	nvmlDeviceGetPowerUsage's, mW or an ERROR
  *	sample INDEX PID TS SM [ROUND]
  *				a sample in the device's buffer: process PID
@@ -34,9 +35,10 @@
  *				with a NULL buffer (which asks the count, as
  *				nvml.h says to) and those after it: the
  *				samples a driver took meanwhile
- *	utilization INDEX ERROR	nvmlDeviceGetProcessUtilization answers ERROR
- *	process INDEX PID GI	a compute process; GI its gpuInstanceId, "-"
- *				for none (0xFFFFFFFF: no MIG)
+ *	utilization INDEX ERROR
+ *				nvmlDeviceGetProcessUtilization answers ERROR
+ *	process INDEX PID GI	a compute process; GI its gpuInstanceId,
+ *				"-" for none (0xFFFFFFFF: no MIG)
  *
  * A device whose energy or power answered GPU_IS_LOST is lost: every
  * call on it answers GPU_IS_LOST from then on, as a GPU off the bus.

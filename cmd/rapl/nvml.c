@@ -12,9 +12,13 @@
 
 extern const struct source nvml_source;
 
-/* A device's identity and the reading its open took, for the first read. */
+/*
+ * A device's identity, and the reading its open took: the first sample
+ * uses it rather than ask the driver again a moment later.
+ */
 struct gpu {
 	int index;
+	char key[16];			/* its member's: "nvml:<index>" */
 	char uuid[KP_NVML_UUID_LEN], name[KP_NVML_NAME_LEN];
 	uint64_t first;
 	int has_first;
@@ -24,13 +28,15 @@ static struct kp_nvml *nv;
 static struct gpu *gpus;
 static int ngpus;
 
-/* The member's device: its key is "nvml:<index>". */
 static struct gpu *
 gpu_of(const struct member *mb)
 {
-	int index = atoi(mb->key + strlen("nvml:"));
+	int i;
 
-	return index >= 0 && index < ngpus ? &gpus[index] : NULL;
+	for (i = 0; i < ngpus; i++)
+		if (strcmp(gpus[i].key, mb->key) == 0)
+			return &gpus[i];
+	errx(KP_EXIT_FAILURE, "no GPU of member '%s'", mb->key);
 }
 
 /*
@@ -44,7 +50,8 @@ first_reading(struct gpu *g, enum reading *how)
 	int rv;
 
 	*how = READ_INTEGRAL_UJ;
-	if ((rv = kp_nvml_energy_mj(nv, g->index, &v)) == KP_NVML_NOT_SUPPORTED) {
+	rv = kp_nvml_energy_mj(nv, g->index, &v);
+	if (rv == KP_NVML_NOT_SUPPORTED) {
 		*how = READ_POWER_UW;
 		rv = kp_nvml_power_mw(nv, g->index, &v);
 	}
@@ -65,7 +72,6 @@ add_gpu(struct meter *m, struct gpu *g)
 {
 	struct member *mb;
 	enum reading how;
-	char key[32];
 	int rv;
 
 	if ((rv = kp_nvml_identify(nv, g->index, g->uuid, sizeof(g->uuid),
@@ -78,8 +84,7 @@ add_gpu(struct meter *m, struct gpu *g)
 	if (kp_nvml_mig(nv, g->index) == 1)
 		warnx("GPU %d: MIG is enabled, which kp leaves out of scope: "
 		    "its energy is the whole GPU's", g->index);
-	snprintf(key, sizeof(key), "nvml:%d", g->index);
-	mb = new_member(m, &nvml_source, key);
+	mb = new_member(m, &nvml_source, g->key);
 	mb->reading = how;	/* a counter that never wraps, or a power */
 	xpath(mb->zone, sizeof(mb->zone), "gpu");
 	xpath(mb->where, sizeof(mb->where), "nvml:%d %s %s", g->index,
@@ -102,6 +107,7 @@ nvml_open(struct meter *m, char *why, size_t len)
 	ngpus = n;
 	for (i = 0; i < n; i++) {
 		gpus[i].index = i;
+		snprintf(gpus[i].key, sizeof(gpus[i].key), "nvml:%d", i);
 		add_gpu(m, &gpus[i]);
 	}
 	for (i = 0; i < (int)m->nmembers; i++)
@@ -146,9 +152,9 @@ nvml_read(struct member *mb, int64_t deadline_us)
 	    kp_nvml_power_mw(nv, g->index, &v);
 	if (rv != 0) {
 		if (!mb->warned)
-			warnx("GPU %d: %s%s", g->index, kp_nvml_strerror(nv, rv),
-			    rv == KP_NVML_GPU_IS_LOST ? ": its records stop, "
-			    "the other GPUs' go on" : "");
+			warnx("GPU %d: %s%s", g->index, kp_nvml_strerror(nv,
+			    rv), rv == KP_NVML_GPU_IS_LOST ? ": its records "
+			    "stop, the other GPUs' go on" : "");
 		mb->warned = 1;
 		return 1;
 	}
