@@ -179,32 +179,33 @@ kp_nvml_identify(struct kp_nvml *nv, int index, char *uuid, size_t uuidlen,
 	return 0;
 }
 
-int
-kp_nvml_energy_mj(struct kp_nvml *nv, int index, uint64_t *mj)
+/* The energy counter (mJ) or the power (mW) of device index, in *v. */
+static int
+read_device(struct kp_nvml *nv, int index, int energy, uint64_t *v)
 {
-	unsigned long long counter_mj;
+	unsigned long long counter_mj = 0;
+	unsigned int power_mw = 0;
 	nvml_device dev;
 	int rv;
 
-	if ((rv = device(nv, index, &dev)) != 0 ||
-	    (rv = -nv->energy(dev, &counter_mj)) != 0)
+	if ((rv = device(nv, index, &dev)) != 0)
 		return rv;
-	*mj = counter_mj;
-	return 0;
+	rv = energy ? -nv->energy(dev, &counter_mj) :
+	    -nv->power(dev, &power_mw);
+	*v = energy ? counter_mj : power_mw;
+	return rv;
+}
+
+int
+kp_nvml_energy_mj(struct kp_nvml *nv, int index, uint64_t *mj)
+{
+	return read_device(nv, index, 1, mj);
 }
 
 int
 kp_nvml_power_mw(struct kp_nvml *nv, int index, uint64_t *mw)
 {
-	unsigned int power_mw;
-	nvml_device dev;
-	int rv;
-
-	if ((rv = device(nv, index, &dev)) != 0 ||
-	    (rv = -nv->power(dev, &power_mw)) != 0)
-		return rv;
-	*mw = power_mw;
-	return 0;
+	return read_device(nv, index, 0, mw);
 }
 
 /*
