@@ -214,3 +214,19 @@ true"
 	    .energy_uj]' <<< "$output"$'\n'"$(cat "$e")"
 	assert_output true
 }
+
+@test "nvml: NVML is shut down and everything released at exit, a failed start's too" {
+	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: valgrind cannot run it"
+	local vg=(valgrind -q --leak-check=full
+	    --errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+	two_gpus "1000 1500"
+	run -0 --separate-stderr "${vg[@]}" rapl-read --source nvml -n 1 -i 10ms
+	assert_equal "$stderr" ""
+	run -0 tail -n 1 "$KP_NVML_CALLS"
+	assert_output nvmlShutdown
+	rm "$KP_NVML_CALLS"
+	trace "device $T4 Tesla T4" "handle 0 NO_PERMISSION"
+	run -4 --separate-stderr "${vg[@]}" rapl-read --source nvml --list
+	run -0 tail -n 1 "$KP_NVML_CALLS"
+	assert_output nvmlShutdown
+}
