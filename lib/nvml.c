@@ -300,10 +300,16 @@ by_time(const void *a, const void *b)
 	return x->ts_us < y->ts_us ? -1 : x->ts_us > y->ts_us;
 }
 
+/* A sample's process and its weight: SM % x the period it stands for. */
+struct share {
+	unsigned int pid;
+	uint64_t weight;
+};
+
 static int
 by_pid(const void *a, const void *b)
 {
-	const struct nvml_sample *x = a, *y = b;
+	const struct share *x = a, *y = b;
 
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
@@ -315,13 +321,12 @@ sm_percent(const struct nvml_sample *s)
 }
 
 /*
- * Each sample's weight, sm % x the period it stands for (see nvml.h), in
- * us x %; samples sorted by time, none at or before start_us.  The span
- * the periods cover.
+ * Each sample's share, its weight in us x % (see nvml.h); samples sorted
+ * by time, none at or before start_us.  The span the periods cover.
  */
 static uint64_t
 weigh_samples(const struct nvml_sample *s, size_t n, uint64_t start_us,
-    uint64_t *weighted)
+    struct share *shares)
 {
 	uint64_t before = start_us, period = 0, covered = 0;
 	size_t i;
@@ -332,7 +337,8 @@ weigh_samples(const struct nvml_sample *s, size_t n, uint64_t start_us,
 			before = s[i].ts_us;
 			covered += period;
 		}
-		weighted[i] = sm_percent(&s[i]) * period;
+		shares[i].pid = s[i].pid;
+		shares[i].weight = sm_percent(&s[i]) * period;
 	}
 	return covered;
 }
@@ -344,7 +350,7 @@ weigh_samples(const struct nvml_sample *s, size_t n, uint64_t start_us,
  */
 static uint64_t
 cap_first_period(const struct nvml_sample *s, size_t n, uint64_t start_us,
-    uint64_t covered, uint64_t *weighted)
+    uint64_t covered, struct share *shares)
 {
 	uint64_t first, second;
 	size_t i, next;
@@ -358,25 +364,23 @@ cap_first_period(const struct nvml_sample *s, size_t n, uint64_t start_us,
 	if (first <= second)
 		return covered;
 	for (i = 0; i < next; i++)
-		weighted[i] = sm_percent(&s[i]) * second;
+		shares[i].weight = sm_percent(&s[i]) * second;
 	return covered - (first - second);
 }
 
-/* Each process's weighted samples summed, fn called once per process. */
+/* Each process's shares summed, fn called once per process. */
 static void
-sum_by_pid(struct nvml_sample *s, size_t n, const uint64_t *weighted,
+sum_by_pid(struct share *shares, size_t n,
     void (*fn)(void *, int, int64_t), void *arg)
 {
 	uint64_t sum = 0;
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		s[i].mem_util = (unsigned int)i;	/* its weight's index */
-	qsort(s, n, sizeof(*s), by_pid);
+	qsort(shares, n, sizeof(*shares), by_pid);
 	for (i = 0; i < n; i++) {
-		sum += weighted[s[i].mem_util];
-		if (i + 1 == n || s[i + 1].pid != s[i].pid) {
-			fn(arg, (int)s[i].pid, (int64_t)(sum / 100));
+		sum += shares[i].weight;
+		if (i + 1 == n || shares[i + 1].pid != shares[i].pid) {
+			fn(arg, (int)shares[i].pid, (int64_t)(sum / 100));
 			sum = 0;
 		}
 	}
@@ -388,7 +392,8 @@ kp_nvml_gpu_time(struct kp_nvml *nv, int index, int64_t window_us,
     int64_t *covered_us)
 {
 	struct nvml_sample *s;
-	uint64_t *last = last_seen_slot(nv, index), start_us, *weighted;
+	struct share *shares;
+	uint64_t *last = last_seen_slot(nv, index), start_us;
 	unsigned int n, skip = 0;
 	nvml_device dev;
 	int rv;
@@ -407,13 +412,13 @@ kp_nvml_gpu_time(struct kp_nvml *nv, int index, int64_t window_us,
 		    s[n - 1].ts_us - (uint64_t)window_us : 0;
 	while (skip < n && s[skip].ts_us <= start_us)
 		skip++;
-	weighted = kp_calloc(n - skip + 1, sizeof(*weighted));
+	shares = kp_calloc(n - skip + 1, sizeof(*shares));
 	*covered_us = (int64_t)cap_first_period(s + skip, n - skip, start_us,
-	    weigh_samples(s + skip, n - skip, start_us, weighted), weighted);
-	sum_by_pid(s + skip, n - skip, weighted, fn, arg);
+	    weigh_samples(s + skip, n - skip, start_us, shares), shares);
+	sum_by_pid(shares, n - skip, fn, arg);
 	if (n > 0)
 		*last = s[n - 1].ts_us;
-	free(weighted);
+	free(shares);
 	free(s);
 	return 0;
 }

@@ -38,11 +38,36 @@ samples() {
 	# 40 % and 20 % of it.  The second only what came after the first.
 	assert_output "100 400000
 200 200000
-read 1 covered 1000000
+read 1 device 0 covered 1000000
 100 400000
 200 200000
-read 2 covered 1000000
-read 3 covered 0"
+read 2 device 0 covered 1000000
+read 3 device 0 covered 0"
+}
+
+@test "nvml: each device keeps its own last timestamp" {
+	{
+		echo "device GPU-5f3c0c55-8d1e-4c1b-9a3e-0d1f2a3b4c5d NVIDIA A100-SXM4-40GB"
+		echo "device GPU-0b8e4f2a-3c6d-4e7f-8a9b-1c2d3e4f5a6b NVIDIA A100-SXM4-40GB"
+		samples 0 10 1
+		# GPU 1's clock of samples is later: 50 s, one process at full.
+		echo "sample 1 300 50000000 100"
+		echo "sample 1 300 50200000 100"
+		echo "sample 1 300 50400000 100"
+		echo "sample 1 300 50600000 50 2"
+	} > "$KP_NVML_TRACE"
+	run -0 --separate-stderr "$GT" 01 1000000 2
+	assert_equal "$stderr" ""
+	# GPU 1's first sample is 600 ms into its window, its second 200 ms
+	# later: the 400 ms before are a gap, not counted.
+	assert_output "100 400000
+200 200000
+read 1 device 0 covered 1000000
+300 600000
+read 1 device 1 covered 600000
+read 2 device 0 covered 0
+300 100000
+read 2 device 1 covered 200000"
 }
 
 @test "nvml: a gap the driver's buffer no longer holds is not counted" {
@@ -56,9 +81,9 @@ read 3 covered 0"
 	run -0 --separate-stderr "$GT" 0 1000000 2
 	assert_output "100 400000
 200 200000
-read 1 covered 1000000
+read 1 device 0 covered 1000000
 100 200000
-read 2 covered 400000"
+read 2 device 0 covered 400000"
 }
 
 @test "nvml: a MIG device is said out of scope, told by its processes through _v3, else _v2" {
