@@ -234,6 +234,20 @@ emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
 	}
 }
 
+/* A member that makes a record of its own: one device of zone gpu. */
+static void
+emit_apart(const struct meter *m, const struct member *mb, int64_t seq,
+    int64_t dt_us)
+{
+	int64_t energy_uj;
+
+	if (!mb->wanted || !has_delta(mb))
+		return;
+	energy_uj = (int64_t)delta_uj(mb, dt_us);
+	out_energy(seq, mb->zone, NO_SOCKET, energy_uj, dt_us, 1, mb);
+	tally_add(m->tally, mb->zone, energy_uj, mb->src->estimates);
+}
+
 void
 emit(const struct meter *m, int64_t seq, int64_t dt_us)
 {
@@ -243,7 +257,9 @@ emit(const struct meter *m, int64_t seq, int64_t dt_us)
 	for (i = 0; i < m->nmembers; i++) {
 		if (mb[i].zone[0] == '\0' || !selected(m, mb[i].zone))
 			continue;
-		if (m->per_socket) {
+		if (mb[i].src->apart)
+			emit_apart(m, &mb[i], seq, dt_us);
+		else if (m->per_socket) {
 			if (i > 0 && strcmp(mb[i - 1].zone, mb[i].zone) == 0 &&
 			    mb[i - 1].socket == mb[i].socket)
 				continue;
