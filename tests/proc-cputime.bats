@@ -107,7 +107,7 @@ run_state() {
 	assert_line --partial "\"pid\":401,\"ppid\":1,\"starttime\":$((1000 * HZ)),\"comm\":\"sametick\",\"cpu_us\":$((30 * 1000000 / HZ)),"
 }
 
-@test "the cpu record ends where the processes' records do: /proc/stat is read once their stat files are (proc-cputime(1), Exit accounting)" {
+@test "the cpu record ends where the processes' records do: /proc/stat is read once their stat files are (proc-cputime(1), Records)" {
 	run_state
 	advance_node
 	# A process first seen, whose cgroup file the scan reads; a fifo, so

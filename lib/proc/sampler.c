@@ -248,7 +248,7 @@ kp_sampler_error(const struct kp_sampler *s)
  * residues fill up to them, then end where the cpu record ends.  Read
  * before the scan, the node's figure would end a scan's length earlier,
  * and records that pass it dilute every workload's share of the energy
- * (proc-cputime(1), "Exit accounting").
+ * (proc-cputime(1), "Records").
  */
 static int
 read_node_cpu(struct kp_sampler *s)
