@@ -453,6 +453,8 @@ xml_root() {
 	echo 'up a while' > "$p/uptime"
 	run -1 --separate-stderr proc-cputime --head -n 1 -i 1ms --proc "$p"
 	assert_equal "$stderr" "proc-cputime: $p/uptime: not an uptime as the kernel writes it"
+	# The node's stat is read after the uptime, once the processes' are.
+	echo '1000.00 1800.00' > "$p/uptime"
 	echo 'intr 12345' > "$p/stat"
 	run -1 --separate-stderr proc-cputime --head -n 1 -i 1ms --proc "$p"
 	assert_equal "$stderr" "proc-cputime: $p/stat: no cpu line as the kernel writes it"

@@ -107,6 +107,28 @@ run_state() {
 	assert_line --partial "\"pid\":401,\"ppid\":1,\"starttime\":$((1000 * HZ)),\"comm\":\"sametick\",\"cpu_us\":$((30 * 1000000 / HZ)),"
 }
 
+@test "the cpu record ends where the processes' records do: /proc/stat is read once their stat files are (proc-cputime(1), Records)" {
+	run_state
+	advance_node
+	# A process first seen, whose cgroup file the scan reads; a fifo, so
+	# that the node runs on while the scan is under way: 100 ticks more,
+	# all active, before the scan may go on.
+	add_proc 400 late 40 10 100050 /user.slice
+	rm "$P/400/cgroup"
+	mkfifo "$P/400/cgroup"
+	timeout 60 bash -c 'exec 3> "$1/400/cgroup"
+	    printf "cpu  6350 0 2150 80550 1050 0 0 0 0 0\n" > "$1/stat.new"
+	    mv "$1/stat.new" "$1/stat"
+	    printf "0::/user.slice\n" >&3' _ "$P" &
+	child=$!
+	run_state
+	wait "$child"
+	child=
+	assert_success
+	assert_line -n 1 --partial "\"cpu_us\":$((500 * 1000000 / HZ)),\"total_cpu_us\":$((1100 * 1000000 / HZ)),"
+	assert_line --partial '"pid":400,'
+}
+
 @test "a process first seen but started before the previous sample is only a baseline" {
 	run_state
 	advance_node
@@ -231,7 +253,11 @@ run_state() {
 
 @test "an unreadable /proc is a system failure, exit 1" {
 	run -1 --separate-stderr proc-cputime --proc "$BATS_TEST_TMPDIR/none" -n 1 -i 10ms
-	assert_equal "$stderr" "proc-cputime: $BATS_TEST_TMPDIR/none/stat: No such file or directory"
+	assert_equal "$stderr" "proc-cputime: $BATS_TEST_TMPDIR/none/uptime: No such file or directory"
+	# The node's stat, read once the processes' are, names itself too.
+	rm "$P/stat"
+	run -1 --separate-stderr proc-cputime --proc "$P" -n 1 -i 10ms
+	assert_equal "$stderr" "proc-cputime: $P/stat: No such file or directory"
 }
 
 @test "it samples on its own clock with -n and -i" {

@@ -261,7 +261,6 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 
 	n->have_delta = 0;
 	n->procs_us = n->detail_us = n->taken_us = 0;
-	n->nrounded = 0;
 	n->excl_us = n->kept_us = n->residue_us = n->excess_us = 0;
 	n->held_us = n->given_us = n->held_taken_us = 0;
 	n->below_us = n->below_given_us = n->below_taken_us = 0;
@@ -344,7 +343,6 @@ kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us)
 		return;
 	n->procs_us += procs_us;
 	n->detail_us += detail_us;
-	n->nrounded += (procs_us > 0) + (detail_us > 0);
 }
 
 /* Detail cut the interval before, offered to n's counter once more. */
@@ -375,12 +373,16 @@ above(const struct kp_cgnode *n)
  * comes first; this interval's detail has what is left, the detail that
  * its descendants' counters cut this interval what is still left, the
  * detail cut the interval before what is left then, and the rest is its
- * residue.  What passes the counter by no more than rounding is
- * carried into the cgroup's next intervals, so that over a run the
- * cgroup's time is its counter's; detail beyond that is cut and offered to
+ * residue.  The detail never takes more than the counter leaves it in
+ * the interval, not even by clock ticks' rounding: what the records of an
+ * interval give a cgroup beyond its counter, they give the node beyond
+ * its cpu record, which dilutes every other workload's share of the
+ * energy (proc-cputime(1), "Exit accounting").  What is cut is offered to
  * its ancestors, nearest first: a process filed under a cgroup below the
  * one it ran in, as a runtime's under its own while its job ran in a
- * cgroup removed since, shows its time in that cgroup's ancestor.
+ * cgroup removed since, shows its time in that cgroup's ancestor.  Only
+ * records ahead of the counter, which cannot be cut, are carried into the
+ * cgroup's next intervals, so that over a run its time is its counter's.
  */
 static void
 settle_node(struct kp_cgnode *n)
@@ -389,9 +391,7 @@ settle_node(struct kp_cgnode *n)
 	struct kp_cgnode *up;
 
 	raw_us = n->excl_us - n->procs_us - n->carry_us;
-	n->kept_us = raw_us + kp_ticks_rounding_us(n->nrounded);
-	if (n->kept_us > n->detail_us)
-		n->kept_us = n->detail_us;
+	n->kept_us = raw_us < n->detail_us ? raw_us : n->detail_us;
 	if (n->kept_us < 0)
 		n->kept_us = 0;
 	left_us = raw_us - n->kept_us;

@@ -124,7 +124,6 @@ struct kp_cgnode {
 					/* where it is gone (kp_cgcpu_final) */
 	int64_t carry_us;		/* its records ahead of its counter */
 	int64_t procs_us, detail_us;	/* charged: records, and detail */
-	unsigned nrounded;		/* how many figures were charged */
 	int64_t excl_us;		/* its growth less its counted children's */
 	int64_t kept_us, taken_us;	/* the detail it leaves, handed out */
 	int64_t held_us;		/* detail cut an interval before */

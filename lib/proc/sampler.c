@@ -242,6 +242,26 @@ kp_sampler_error(const struct kp_sampler *s)
 	return s->why;
 }
 
+/*
+ * The node's CPU time, read once the processes' stat files are, just
+ * before the cgroup counters: an interval's records, which the counters'
+ * residues fill up to them, then end where the cpu record ends.  Read
+ * before the scan, the node's figure would end a scan's length earlier,
+ * and records that pass it dilute every workload's share of the energy
+ * (proc-cputime(1), "Records").
+ */
+static int
+read_node_cpu(struct kp_sampler *s)
+{
+	struct kp_cpu_times now;
+
+	if (kp_read_cpu_times(s->procdir, &now) < 0)
+		return failed(s, "stat", "no cpu line as the kernel writes it");
+	s->prev_cpu = s->cpu;
+	s->cpu = now;
+	return 0;
+}
+
 int
 kp_sampler_scan(struct kp_sampler *s)
 {
@@ -253,10 +273,7 @@ kp_sampler_scan(struct kp_sampler *s)
 	kp_exits_cut(s->facts);
 	s->exits_dropped = (int64_t)kp_exits_dropped(s->facts);
 	s->events_lost = (int64_t)kp_exits_events_lost(s->facts);
-	s->prev_cpu = s->cpu;
 	s->prev_uptime_ticks = s->uptime_ticks;
-	if (kp_read_cpu_times(s->procdir, &s->cpu) < 0)
-		return failed(s, "stat", "no cpu line as the kernel writes it");
 	if (kp_read_uptime_ticks(s->procdir, &s->uptime_ticks) < 0)
 		return failed(s, "uptime", "not an uptime as the kernel writes "
 		    "it");
@@ -271,6 +288,8 @@ kp_sampler_scan(struct kp_sampler *s)
 			scan_pid(s, dirfd(dir), de->d_name);
 	closedir(dir);
 	kp_exits_drain(s->facts);
+	if (read_node_cpu(s) < 0)
+		return -1;
 	s->scans++;
 	proctable_list(s);
 	sampler_vm_scopes(s);
