@@ -141,7 +141,9 @@ has_delta(const struct member *mb)
 /*
  * The energy of a zone's counters on one socket or all: -1 if one of them
  * has no delta, since a sum that missed one would not be the zone's energy.
- * *last: the last counter summed, the one when *n is 1.
+ * *last: the last counter summed, the one when *n is 1; a GPU's
+ * counters are summed only with those of its own device, the first one's
+ * when *last comes NULL.
  */
 static int
 zone_energy(const struct meter *m, const char *zone, int socket,
@@ -153,7 +155,8 @@ zone_energy(const struct meter *m, const char *zone, int socket,
 	for (i = 0; i < m->nmembers; i++) {
 		mb = &m->members[i];
 		if (!mb->wanted || strcmp(mb->zone, zone) != 0 ||
-		    (socket != ANY_SOCKET && mb->socket != socket))
+		    (socket != ANY_SOCKET && mb->socket != socket) ||
+		    (*last != NULL && strcmp(mb->device, (*last)->device) != 0))
 			continue;
 		if (!has_delta(mb))
 			return -1;
@@ -178,6 +181,8 @@ out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
 
 	kp_buf_rec(&b, "energy", seq);
 	kp_buf_text(&b, "zone", zone);
+	if (one->device[0] != '\0')
+		kp_buf_text(&b, "device", one->device);
 	if (socket >= 0)
 		kp_buf_int(&b, "socket", socket);
 	kp_buf_int(&b, "energy_uj", energy_uj);
@@ -191,10 +196,11 @@ out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
 }
 
 static void
-emit_zone(const struct meter *m, const char *zone, int socket, int64_t seq,
-    int64_t dt_us)
+emit_zone(const struct meter *m, const struct member *first, int socket,
+    int64_t seq, int64_t dt_us)
 {
-	const struct member *last = NULL;
+	const struct member *last = first->device[0] != '\0' ? first : NULL;
+	const char *zone = first->zone;
 	uint64_t energy_uj = 0;
 	size_t n = 0;
 
@@ -243,13 +249,17 @@ emit(const struct meter *m, int64_t seq, int64_t dt_us)
 	for (i = 0; i < m->nmembers; i++) {
 		if (mb[i].zone[0] == '\0' || !selected(m, mb[i].zone))
 			continue;
-		if (m->per_socket) {
+		if (mb[i].device[0] != '\0') {	/* one record a device */
+			if (i == 0 || strcmp(mb[i - 1].zone, mb[i].zone) != 0 ||
+			    strcmp(mb[i - 1].device, mb[i].device) != 0)
+				emit_zone(m, &mb[i], ANY_SOCKET, seq, dt_us);
+		} else if (m->per_socket) {
 			if (i > 0 && strcmp(mb[i - 1].zone, mb[i].zone) == 0 &&
 			    mb[i - 1].socket == mb[i].socket)
 				continue;
-			emit_zone(m, mb[i].zone, mb[i].socket, seq, dt_us);
+			emit_zone(m, &mb[i], mb[i].socket, seq, dt_us);
 		} else if (i == 0 || strcmp(mb[i - 1].zone, mb[i].zone) != 0)
-			emit_zone(m, mb[i].zone, ANY_SOCKET, seq, dt_us);
+			emit_zone(m, &mb[i], ANY_SOCKET, seq, dt_us);
 	}
 	if (selected(m, "node"))
 		emit_node(m, seq, dt_us);
