@@ -68,6 +68,7 @@ static const struct known {
 	K("kind", STRING),
 	K("level", STRING),
 	K("model", STRING),
+	K("name", STRING),
 	K("node_name", STRING),
 	K("path", STRING),
 	K("pid", PID),
