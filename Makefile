@@ -12,7 +12,7 @@ RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
 	cmd/rapl/hwmon.o cmd/rapl/model.o cmd/rapl/estimate.o \
 	cmd/rapl/modeltable.o cmd/rapl/sample.o cmd/rapl/command.o \
 	cmd/rapl/terminal.o cmd/rapl/state.o cmd/rapl/bmc.o cmd/rapl/redfish.o \
-	cmd/rapl/ipmi.o
+	cmd/rapl/ipmi.o cmd/rapl/nvml.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
 	cmd/attribute/track.o cmd/attribute/state.o cmd/attribute/spool.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
@@ -42,23 +42,34 @@ PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
 	lib/proc/identity.o lib/proc/names.o \
 	lib/proc/options.o lib/proc/procfs.o lib/proc/proctable.o \
 	lib/proc/sampler.o lib/proc/vm_scope.o
-LIBOBJ = $(PROTOOBJ) $(PROCOBJ)
+# lib/nvml.o: libnvidia-ml, opened at run time, for the GPU's figures.
+GPUOBJ = lib/nvml.o
+LIBOBJ = $(PROTOOBJ) $(PROCOBJ) $(GPUOBJ)
 LIB = lib/libkp.a
 # Test drivers that make check builds: taskstats' probe, a CPU-time burner,
-# a wait4(2) reference, a sampler fed exit facts from its input, and the
-# process events' parser fed events from its input.
+# a wait4(2) reference, a sampler fed exit facts from its input, the
+# process events' parser fed events from its input, and lib/nvml.c's GPU
+# time per process read from the stub libnvidia-ml.
 TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4 tests/facts-replay \
-	tests/events-replay
+	tests/events-replay tests/nvml-gputime
 
 # make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer,
 # with clang (config.mk).
 SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN = $(SAN_$(SANITIZE))
 
-all: $(BIN)
+# The tests' stand-in for libnvidia-ml.so.1 (tests/nvml-stub.c), in the
+# variants of drivers the tests meet: every symbol, no _v3 of the running
+# processes, neither _v3 nor _v2.
+NVMLSTUB = tests/nvml/full/libnvidia-ml.so.1 \
+	tests/nvml/no-v3/libnvidia-ml.so.1 \
+	tests/nvml/no-processes/libnvidia-ml.so.1
+
+all: $(BIN) $(NVMLSTUB)
 
 $(LIBOBJ): lib/kp.h config.mk
 $(PROCOBJ): lib/proc/proc.h
+$(GPUOBJ) cmd/rapl/nvml.o: lib/nvml.h
 lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o \
     lib/proc/command.o lib/proc/vm_scope.o: lib/proc/sampler.h
 lib/proc/sampler.o lib/proc/gpu.o lib/proc/drm.o: lib/proc/gpu.h
@@ -95,7 +106,7 @@ cmd/proc-cputime: cmd/proc-cputime.o
 $(CMD1):
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
 cmd/rapl-read: $(RAPLOBJ)
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) $(CURL_LIBS) -lm
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -pthread -o $@ $(RAPLOBJ) $(LIB) $(JANSSON_LIBS) $(CURL_LIBS) $(DL_LIBS) -lm
 cmd/kp-attribute: $(ATTROBJ)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(ATTROBJ) $(LIB) $(JANSSON_LIBS) -lm
 cmd/kp-aggregate: $(AGGOBJ)
@@ -112,10 +123,27 @@ tests/facts-replay: tests/facts-replay.o $(LIB)
 tests/events-replay.o: lib/kp.h lib/proc/proc.h config.mk
 tests/events-replay: tests/events-replay.o $(LIB)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) -lm
+tests/nvml-gputime.o: lib/kp.h lib/nvml.h config.mk
+tests/nvml-gputime: tests/nvml-gputime.o $(LIB)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $@.o $(LIB) $(JANSSON_LIBS) $(DL_LIBS) -lm
 tests/cpuburn: tests/cpuburn.c config.mk
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/cpuburn.c
 tests/wait4: tests/wait4.c config.mk
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ tests/wait4.c
+
+# Built without the sanitizers, whose runtime a plain shared object lacks.
+NVMLSTUB_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared \
+	-Wl,-soname,libnvidia-ml.so.1
+tests/nvml/full/libnvidia-ml.so.1: tests/nvml-stub.c
+	mkdir -p tests/nvml/full
+	$(CC) $(CPPFLAGS) $(NVMLSTUB_CFLAGS) -o $@ tests/nvml-stub.c
+tests/nvml/no-v3/libnvidia-ml.so.1: tests/nvml-stub.c
+	mkdir -p tests/nvml/no-v3
+	$(CC) $(CPPFLAGS) -DNO_V3 $(NVMLSTUB_CFLAGS) -o $@ tests/nvml-stub.c
+tests/nvml/no-processes/libnvidia-ml.so.1: tests/nvml-stub.c
+	mkdir -p tests/nvml/no-processes
+	$(CC) $(CPPFLAGS) -DNO_PROCESSES $(NVMLSTUB_CFLAGS) -o $@ \
+	    tests/nvml-stub.c
 
 check: all $(TESTBIN)
 	KP_SANITIZE=$(SANITIZE) bats tests
@@ -180,7 +208,7 @@ deb: all
 
 clean:
 	rm -f $(BIN) $(CMD1:=.o) $(RAPLOBJ) $(ATTROBJ) $(AGGOBJ) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
-	    cmd/fmt/build.h kp_*.deb
+	    cmd/fmt/build.h kp_*.deb $(NVMLSTUB)
 
 FORCE:
 

@@ -15,6 +15,9 @@ JANSSON_LIBS = `$(PKG_CONFIG) --libs jansson`
 # rapl-read's source redfish speaks HTTPS through libcurl.
 CURL_CFLAGS = `$(PKG_CONFIG) --cflags libcurl`
 CURL_LIBS = `$(PKG_CONFIG) --libs libcurl`
+# libnvidia-ml is opened at run time with dlopen(3), in glibc's libc since
+# 2.34; -ldl for older ones.  Nothing NVIDIA is linked.
+DL_LIBS = -ldl
 
 # make SANITIZE=1 builds with clang: its UBSan checks more than gcc's
 # (pointer overflow, NULL + 0).  CC= on the command line still wins.

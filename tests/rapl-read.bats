@@ -97,10 +97,10 @@ HEADER='{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","node_na
 @test "a bad source or power is a usage error naming the value" {
 	run -2 --separate-stderr rapl-read --source rapl
 	assert_equal "$stderr" \
-	    "rapl-read: source must be auto or a list of powercap, hwmon, model, redfish, ipmi separated by commas: 'rapl'"
+	    "rapl-read: source must be auto or a list of powercap, hwmon, model, redfish, ipmi, nvml separated by commas: 'rapl'"
 	run -2 --separate-stderr rapl-read --source powercap,,hwmon
 	assert_equal "$stderr" \
-	    "rapl-read: source must be auto or a list of powercap, hwmon, model, redfish, ipmi separated by commas: 'powercap,,hwmon'"
+	    "rapl-read: source must be auto or a list of powercap, hwmon, model, redfish, ipmi, nvml separated by commas: 'powercap,,hwmon'"
 	run -2 --separate-stderr rapl-read --source hwmon,hwmon
 	assert_equal "$stderr" \
 	    "rapl-read: source 'hwmon' named twice: 'hwmon,hwmon'"

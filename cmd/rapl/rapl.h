@@ -8,6 +8,7 @@
  *	hwmon.c		source hwmon: ACPI power meters, GPU meters
  *	redfish.c	source redfish: a BMC's power, over HTTPS
  *	ipmi.c		source ipmi: a BMC's DCMI power, through ipmitool
+ *	nvml.c		source nvml: NVIDIA GPUs, through libnvidia-ml
  *	bmc.c		what the BMC sources share: readings beside the
  *			clock, integrated to energy
  *	model.c		source model: an estimate from /proc/stat
@@ -73,6 +74,7 @@ struct source {
 	const char *denied_hint;	/* what to do when a read is denied */
 	int estimates;			/* an estimate, not a measure */
 	int in_auto;			/* --source auto may choose it */
+	int apart;			/* a record per member: a GPU's */
 	const struct option *options;	/* its own, val OPT_SOURCE_OWN */
 	void (*option)(const char *name, const char *arg);
 	int (*open)(struct meter *m, char *why, size_t len);

@@ -141,9 +141,7 @@ has_delta(const struct member *mb)
 /*
  * The energy of a zone's counters on one socket or all: -1 if one of them
  * has no delta, since a sum that missed one would not be the zone's energy.
- * *last: the last counter summed, the one when *n is 1; a GPU's
- * counters are summed only with those of its own device, the first one's
- * when *last comes NULL.
+ * *last: the last counter summed, the one when *n is 1.
  */
 static int
 zone_energy(const struct meter *m, const char *zone, int socket,
@@ -155,8 +153,7 @@ zone_energy(const struct meter *m, const char *zone, int socket,
 	for (i = 0; i < m->nmembers; i++) {
 		mb = &m->members[i];
 		if (!mb->wanted || strcmp(mb->zone, zone) != 0 ||
-		    (socket != ANY_SOCKET && mb->socket != socket) ||
-		    (*last != NULL && strcmp(mb->device, (*last)->device) != 0))
+		    (socket != ANY_SOCKET && mb->socket != socket))
 			continue;
 		if (!has_delta(mb))
 			return -1;
@@ -196,11 +193,10 @@ out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
 }
 
 static void
-emit_zone(const struct meter *m, const struct member *first, int socket,
-    int64_t seq, int64_t dt_us)
+emit_zone(const struct meter *m, const char *zone, int socket, int64_t seq,
+    int64_t dt_us)
 {
-	const struct member *last = first->device[0] != '\0' ? first : NULL;
-	const char *zone = first->zone;
+	const struct member *last = NULL;
 	uint64_t energy_uj = 0;
 	size_t n = 0;
 
@@ -240,6 +236,23 @@ emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
 	}
 }
 
+/*
+ * A member that makes a record of its own: one device of zone gpu, as an
+ * apart source's members are, or a GPU among another source's meters.
+ */
+static void
+emit_apart(const struct meter *m, const struct member *mb, int64_t seq,
+    int64_t dt_us)
+{
+	int64_t energy_uj;
+
+	if (!mb->wanted || !has_delta(mb))
+		return;
+	energy_uj = (int64_t)delta_uj(mb, dt_us);
+	out_energy(seq, mb->zone, NO_SOCKET, energy_uj, dt_us, 1, mb);
+	tally_add(m->tally, mb->zone, energy_uj, mb->src->estimates);
+}
+
 void
 emit(const struct meter *m, int64_t seq, int64_t dt_us)
 {
@@ -249,17 +262,15 @@ emit(const struct meter *m, int64_t seq, int64_t dt_us)
 	for (i = 0; i < m->nmembers; i++) {
 		if (mb[i].zone[0] == '\0' || !selected(m, mb[i].zone))
 			continue;
-		if (mb[i].device[0] != '\0') {	/* one record a device */
-			if (i == 0 || strcmp(mb[i - 1].zone, mb[i].zone) != 0 ||
-			    strcmp(mb[i - 1].device, mb[i].device) != 0)
-				emit_zone(m, &mb[i], ANY_SOCKET, seq, dt_us);
-		} else if (m->per_socket) {
+		if (mb[i].src->apart || mb[i].device[0] != '\0')
+			emit_apart(m, &mb[i], seq, dt_us);
+		else if (m->per_socket) {
 			if (i > 0 && strcmp(mb[i - 1].zone, mb[i].zone) == 0 &&
 			    mb[i - 1].socket == mb[i].socket)
 				continue;
-			emit_zone(m, &mb[i], mb[i].socket, seq, dt_us);
+			emit_zone(m, mb[i].zone, mb[i].socket, seq, dt_us);
 		} else if (i == 0 || strcmp(mb[i - 1].zone, mb[i].zone) != 0)
-			emit_zone(m, &mb[i], ANY_SOCKET, seq, dt_us);
+			emit_zone(m, mb[i].zone, ANY_SOCKET, seq, dt_us);
 	}
 	if (selected(m, "node"))
 		emit_node(m, seq, dt_us);

@@ -14,7 +14,7 @@
 #include "rapl.h"
 
 extern const struct source powercap_source, hwmon_source, model_source;
-extern const struct source redfish_source, ipmi_source;
+extern const struct source redfish_source, ipmi_source, nvml_source;
 
 /* Every source, in the order --source auto tries those it may choose. */
 const struct source *const sources[] = {
@@ -23,6 +23,7 @@ const struct source *const sources[] = {
 	&model_source,
 	&redfish_source,
 	&ipmi_source,
+	&nvml_source,
 	NULL
 };
 
