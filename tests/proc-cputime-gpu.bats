@@ -240,3 +240,112 @@ two_samples() {
 	assert_line --partial '"type":"node"'
 	run -2 --separate-stderr kp-attribute --no-gpu=1
 }
+
+# NVIDIA GPUs, through the tests' stub of libnvidia-ml.so.1 replaying
+# $KP_NVML_TRACE (tests/nvml-stub.c); no --sysfs, so no DRM GPU.
+nvml_setup() {
+	export LD_LIBRARY_PATH=$KP_ROOT/tests/nvml/full
+	export KP_NVML_TRACE=$BATS_TEST_TMPDIR/nvml.trace
+	export KP_NVML_CALLS=$BATS_TEST_TMPDIR/nvml.calls
+}
+
+# nvml_trace FROM TO: GPU 0's sample buffer: every 200 ms from step FROM
+# to step TO, pid 400 at 40 % of the SMs, 500 at 20 %, 600 at 10 %.
+nvml_trace() {
+	local k
+	echo "device GPU-5f3c0c55-8d1e-4c1b-9a3e-0d1f2a3b4c5d NVIDIA A100-SXM4-40GB"
+	for ((k = $1; k <= $2; k++)); do
+		echo "sample 0 400 $((k * 200000)) 40"
+		echo "sample 0 500 $((k * 200000)) 20"
+		echo "sample 0 600 $((k * 200000)) 10"
+	done
+}
+
+nvml_run() {
+	run --separate-stderr proc-cputime --proc "$P" --state "$S" "$@" \
+	    </dev/null
+}
+
+@test "NVML: processes at 40 % and 20 % SM over 10 s, and one that ended, in its GPU's time only" {
+	nvml_setup
+	nvml_trace 41 50 > "$KP_NVML_TRACE"	# up to 10 s: the baseline's
+	nvml_run
+	assert_success
+	assert_equal "$stderr" ""
+	# 10 s later, 50 samples more; pid 600 ended meanwhile.
+	nvml_trace 45 100 > "$KP_NVML_TRACE"
+	advance_node
+	rm -r "$P/600"
+	nvml_run
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(proc_gpu 400)" '{"0":4000000}'
+	assert_equal "$(proc_gpu 500)" '{"0":2000000}'
+	assert_equal "$(jq -c 'select(.pid == 600) | [.state, .gpu_us]' \
+	    <<< "$output")" '["terminated",null]'
+	run jq -c 'select(.type == "cpu") | [.gpu_us, .gpu_coverage]' <<< "$output"
+	assert_output '[{"0":7000000},null]'
+}
+
+@test "NVML: no new samples (NOT_FOUND) is an idle GPU, and no process record" {
+	nvml_setup
+	nvml_trace 41 50 > "$KP_NVML_TRACE"
+	nvml_run
+	advance_node
+	nvml_run
+	assert_success
+	assert_equal "$(node_gpu)" '{"0":0}'
+	refute_line --partial '"type":"proc"'
+}
+
+@test "NVML: an interval longer than the driver's sample buffer says what it covered" {
+	nvml_setup
+	nvml_trace 41 50 > "$KP_NVML_TRACE"
+	nvml_run
+	# 10 s later, the buffer holds only its last 2 s.
+	nvml_trace 91 100 > "$KP_NVML_TRACE"
+	advance_node
+	nvml_run
+	assert_success
+	assert_equal "$(proc_gpu 400)" '{"0":800000}'
+	run jq -c 'select(.type == "cpu") | [.gpu_us, .gpu_coverage]' <<< "$output"
+	assert_output '[{"0":1400000},{"0":0.2}]'
+}
+
+@test "NVML: a GPU that is lost has no figure from then on, said once" {
+	nvml_setup
+	nvml_trace 41 50 > "$KP_NVML_TRACE"
+	nvml_run
+	{ nvml_trace 45 100; echo "handle 0 GPU_IS_LOST"; } > "$KP_NVML_TRACE"
+	advance_node
+	nvml_run
+	assert_success
+	assert_equal "$stderr" "proc-cputime: nvml: GPU 0: GPU is lost: no GPU time from it (proc-cputime(1), GPU time)"
+	refute_output --partial gpu_us
+}
+
+@test "NVML: a MIG GPU's processes are out of scope, said once" {
+	nvml_setup
+	{
+		nvml_trace 41 50
+		echo "utilization 0 NOT_SUPPORTED"
+		echo "process 0 400 1"
+	} > "$KP_NVML_TRACE"
+	nvml_run
+	assert_success
+	assert_equal "$stderr" "proc-cputime: nvml: GPU 0: MIG is enabled: per-process utilisation is out of scope: no GPU time from it (proc-cputime(1), GPU time)"
+}
+
+@test "NVML: --no-gpu opens no library; a missing one is no GPU, quietly" {
+	nvml_setup
+	nvml_trace 41 50 > "$KP_NVML_TRACE"
+	nvml_run --no-gpu
+	assert_success
+	[ ! -e "$KP_NVML_CALLS" ]
+	advance_node
+	LD_LIBRARY_PATH=$BATS_TEST_TMPDIR nvml_run
+	assert_success
+	assert_equal "$stderr" ""
+	refute_output --partial gpu_us
+	[ ! -e "$KP_NVML_CALLS" ]
+}

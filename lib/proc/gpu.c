@@ -10,18 +10,21 @@
 #include "gpu.h"
 
 /*
- * The GPU time of the processes of procdir, whose GPUs are under sysfs
- * (NULL: none), where a GPU is there to read; NULL where none is.
+ * The GPU time of the processes of procdir: of the GPUs the kernel
+ * drives, where sysfs (NULL: none) has a DRM node, and of NVIDIA's, where
+ * libnvidia-ml.so.1 opens and has a GPU; NULL where there is neither.
  */
 struct kp_gpu *
 kp_gpu_open(const char *sysfs, const char *procdir)
 {
-	struct kp_gpu *g;
+	struct kp_gpu *g = kp_calloc(1, sizeof(*g));
 
-	if (sysfs == NULL || !drm_present(sysfs))
+	if (sysfs != NULL && drm_present(sysfs))
+		g->sysfs = kp_strdup(sysfs);
+	if (!nvml_open(g) && g->sysfs == NULL) {
+		free(g);
 		return NULL;
-	g = kp_calloc(1, sizeof(*g));
-	g->sysfs = kp_strdup(sysfs);
+	}
 	g->procdir = kp_strdup(procdir);
 	return g;
 }
@@ -31,6 +34,8 @@ kp_gpu_free(struct kp_gpu *g)
 {
 	if (g == NULL)
 		return;
+	if (g->nv != NULL)
+		nvml_close(g);
 	free(g->sysfs);
 	free(g->procdir);
 	free(g->devs);
@@ -53,6 +58,7 @@ gpu_dev(struct kp_gpu *g, const char *key)
 		    sizeof(*g->devs));
 		memset(&g->devs[i], 0, sizeof(g->devs[i]));
 		snprintf(g->devs[i].key, sizeof(g->devs[i].key), "%s", key);
+		g->devs[i].covered_us = -1;
 		g->ndevs++;
 	}
 	g->devs[i].gen = g->gen;
@@ -78,13 +84,15 @@ kp_gpu_begin(struct kp_gpu *g)
 {
 	g->gen++;
 	g->nuses = 0;
-	drm_devices(g);
+	if (g->sysfs != NULL)
+		drm_devices(g);
 }
 
 void
 kp_gpu_scan_pid(struct kp_gpu *g, int procfd, pid_t pid)
 {
-	drm_scan_pid(g, procfd, pid);
+	if (g->sysfs != NULL)
+		drm_scan_pid(g, procfd, pid);
 }
 
 static int
@@ -148,8 +156,11 @@ void
 kp_gpu_end(struct kp_gpu *g, int64_t dt_us)
 {
 	drm_account(g, dt_us);
+	if (g->nv != NULL)
+		nvml_account(g, dt_us);
 	merge_uses(g);
 	cap_busy(g, dt_us);
+	g->dt_us = dt_us;
 	g->scans++;
 }
 
@@ -179,11 +190,12 @@ dev_cmp(const void *a, const void *b)
 
 /*
  * {"<device>":us,...} of the GPUs where keep says so, by device key: the
- * order they were found in is the directory's, which varies.
+ * order they were found in is the directory's, which varies.  With
+ * of_us > 0, each is written as its ratio to of_us.
  */
 static void
 put_object(const struct kp_gpu *g, struct kp_buf *b, const char *key,
-    const int64_t *us, const int *keep)
+    const int64_t *us, const int *keep, int64_t of_us)
 {
 	struct kp_buf o = { 0 };
 	const struct gpu_dev **by_key;
@@ -202,7 +214,11 @@ put_object(const struct kp_gpu *g, struct kp_buf *b, const char *key,
 		snprintf(num, sizeof(num), "%s\"", n++ > 0 ? "," : "");
 		kp_buf_add(&o, num, strlen(num));
 		kp_buf_add(&o, g->devs[i].key, strlen(g->devs[i].key));
-		snprintf(num, sizeof(num), "\":%lld", (long long)us[i]);
+		if (of_us > 0)
+			snprintf(num, sizeof(num), "\":%.6g",
+			    (double)us[i] / (double)of_us);
+		else
+			snprintf(num, sizeof(num), "\":%lld", (long long)us[i]);
 		kp_buf_add(&o, num, strlen(num));
 	}
 	kp_buf_add(&o, "}", 1);
@@ -234,13 +250,17 @@ kp_gpu_proc(const struct kp_gpu *g, pid_t pid, struct kp_buf *b)
 		us[g->uses[i].dev] = g->uses[i].us;
 		keep[g->uses[i].dev] = any = 1;
 	}
-	put_object(g, b, "gpu_us", us, keep);
+	put_object(g, b, "gpu_us", us, keep, 0);
 	free(us);
 	free(keep);
 	return any;
 }
 
-/* The cpu record's gpu_us: every GPU found at this scan, idle ones at 0. */
+/*
+ * The cpu record's gpu_us: every GPU found at this scan, idle ones at 0;
+ * and gpu_coverage, the part of the interval their samples covered, for
+ * those whose samples covered less than all of it.
+ */
 void
 kp_gpu_node(const struct kp_gpu *g, struct kp_buf *b)
 {
@@ -256,22 +276,37 @@ kp_gpu_node(const struct kp_gpu *g, struct kp_buf *b)
 		us[i] = g->devs[i].busy_us;
 		keep[i] = g->devs[i].gen == g->gen;
 	}
-	put_object(g, b, "gpu_us", us, keep);
+	put_object(g, b, "gpu_us", us, keep, 0);
+	for (i = 0; i < g->ndevs; i++) {
+		us[i] = g->devs[i].covered_us;
+		keep[i] = keep[i] && us[i] >= 0;
+	}
+	put_object(g, b, "gpu_coverage", us, keep, g->dt_us);
 	free(us);
 	free(keep);
 }
 
-/* What the next run needs: the clients' counters. */
+/* What the next run needs: the DRM clients' counters, NVML's last samples. */
 json_t *
 kp_gpu_save(const struct kp_gpu *g)
 {
-	return drm_save(g);
+	json_t *saved = json_object();
+
+	json_object_set_new(saved, "drm_clients", drm_save(g));
+	if (g->nv != NULL)
+		json_object_set_new(saved, "nvml_last_seen", nvml_save(g));
+	return saved;
 }
 
-/* Saved clients as the baseline; unusable ones are new at the next scan. */
+/*
+ * A saved scan as the baseline: a DRM client it does not hold is new at
+ * the next scan, an NVML device counts its samples from the next scan on.
+ */
 void
 kp_gpu_load(struct kp_gpu *g, json_t *saved)
 {
-	drm_load(g, saved);
+	drm_load(g, json_object_get(saved, "drm_clients"));
+	if (g->nv != NULL)
+		nvml_load(g, json_object_get(saved, "nvml_last_seen"));
 	g->scans = 1;
 }

@@ -2,7 +2,8 @@
  * GPU time, behind the sampler (proc-cputime(1), "GPU time"): gpu.c
  * keeps the GPUs and each interval's time by process and GPU, and
  * writes them; drm.c reads the kernel's DRM clients from
- * /proc/PID/fdinfo.  This header is theirs and sampler.c's alone.
+ * /proc/PID/fdinfo, gpu_nvml.c NVIDIA's per-process samples through
+ * lib/nvml.  This header is theirs and sampler.c's alone.
  */
 #ifndef GPU_H
 #define GPU_H
@@ -15,6 +16,7 @@
 struct gpu_dev {
 	char key[GPU_KEY_MAX];
 	int64_t busy_us;		/* the interval's, capped at it */
+	int64_t covered_us;		/* of it, what samples covered; -1: all */
 	unsigned gen;			/* the scan that last found it */
 };
 
@@ -44,7 +46,7 @@ struct drm_client {
 };
 
 struct kp_gpu {
-	char *sysfs;			/* where class/drm is */
+	char *sysfs;			/* where class/drm is; NULL: no DRM */
 	char *procdir;			/* for messages */
 	struct gpu_dev *devs;
 	size_t ndevs;
@@ -53,8 +55,12 @@ struct kp_gpu {
 	struct drm_client *clients;
 	size_t nclients, clientcap;
 	unsigned gen;			/* scans begun */
+	int64_t dt_us;			/* the interval the last scan ended */
 	int scans;			/* scans ended */
 	int warned_denied;		/* an unreadable process said */
+	struct kp_nvml *nv;		/* NVML, or NULL */
+	int nvml_count;			/* its devices */
+	int *nvml_warned;		/* a device's failure said */
 };
 
 /* gpu.c */
@@ -68,5 +74,12 @@ void drm_scan_pid(struct kp_gpu *g, int procfd, pid_t pid);
 void drm_account(struct kp_gpu *g, int64_t dt_us);
 json_t *drm_save(const struct kp_gpu *g);
 void drm_load(struct kp_gpu *g, json_t *saved);
+
+/* gpu_nvml.c */
+int nvml_open(struct kp_gpu *g);
+void nvml_account(struct kp_gpu *g, int64_t dt_us);
+json_t *nvml_save(const struct kp_gpu *g);
+void nvml_load(struct kp_gpu *g, json_t *saved);
+void nvml_close(struct kp_gpu *g);
 
 #endif

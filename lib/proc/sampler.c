@@ -596,7 +596,7 @@ kp_sampler_save(const struct kp_sampler *s)
 	if (s->nheld > 0)
 		json_object_set_new(saved, "held_detail", sampler_save_held(s));
 	if (s->gpu != NULL)
-		json_object_set_new(saved, "gpu_clients", kp_gpu_save(s->gpu));
+		json_object_set_new(saved, "gpu", kp_gpu_save(s->gpu));
 	return saved;
 }
 
@@ -699,7 +699,7 @@ load(struct kp_sampler *s, json_t *saved)
 	if (s->cg != NULL)
 		sampler_load_held(s, json_object_get(saved, "held_detail"));
 	if (s->gpu != NULL)
-		kp_gpu_load(s->gpu, json_object_get(saved, "gpu_clients"));
+		kp_gpu_load(s->gpu, json_object_get(saved, "gpu"));
 	return skipped;
 }
 
