@@ -40,6 +40,16 @@ amdgpu_client() {
 	set_fdinfo "$1" "$2" drm-engine-compute "$4 ns"
 }
 
+# A process born in the interval, pid 402 (vkcube), that opened amdgpu's
+# client 9 on its descriptor 3.
+new_amdgpu_process() {
+	add_proc 402 vkcube 10 0 100500 /user.slice 1
+	mkdir -p "$P/402/fd" "$P/402/fdinfo"
+	ln -s /dev/dri/renderD128 "$P/402/fd/3"
+	sed 's/^drm-client-id:\t8/drm-client-id:\t9/' "$P/400/fdinfo/5" \
+	    > "$P/402/fdinfo/3"
+}
+
 # The second sample: 10 s later by /proc/uptime (advance_node); amdgpu's
 # client 8 ran 0.6 s of gfx and 0.2 s of compute, i915's client 2 0.4 s
 # of render and 0.05 s of video, xe's client 14 48,000,000 of the
@@ -117,11 +127,7 @@ node_gpu() {
 	for fd in 400/5 400/6 401/5; do
 		amdgpu_client "${fd%/*}" "${fd#*/}" 9000000000 8500000000
 	done
-	add_proc 402 vkcube 10 0 100500 /user.slice 1
-	mkdir -p "$P/402/fd" "$P/402/fdinfo"
-	ln -s /dev/dri/renderD128 "$P/402/fd/3"
-	sed 's/^drm-client-id:\t8/drm-client-id:\t9/' "$P/400/fdinfo/5" \
-	    > "$P/402/fdinfo/3"
+	new_amdgpu_process
 	amdgpu_client 402 3 4000000000 0
 	run_state
 	assert_success
@@ -134,11 +140,7 @@ node_gpu() {
 @test "a client opened in the interval counts all its engine time" {
 	run_state
 	advance_node
-	add_proc 402 vkcube 10 0 100500 /user.slice 1
-	mkdir -p "$P/402/fd" "$P/402/fdinfo"
-	ln -s /dev/dri/renderD128 "$P/402/fd/3"
-	sed 's/^drm-client-id:\t8/drm-client-id:\t9/' "$P/400/fdinfo/5" \
-	    > "$P/402/fdinfo/3"
+	new_amdgpu_process
 	amdgpu_client 402 3 100000000 25000000
 	run_state
 	assert_equal "$(proc_gpu 402)" '{"0000:03:00.0":125000}'

@@ -125,10 +125,11 @@ merge_uses(struct kp_gpu *g)
 
 /*
  * Each GPU's busy time: its processes' times summed, which overlap where
- * engines run in parallel.  A sum above the interval is brought down to
- * it, and every process's time on that GPU by the same ratio, rounded
- * down, so that the processes' shares stay as they were and never add up
- * to more than the GPU's figure.
+ * engines run in parallel.  A sum above the interval (by /proc/uptime,
+ * which a fixture tree sets) is brought down to it, and every process's
+ * time on that GPU by the same ratio, rounded down, so that the
+ * processes' shares stay as they were and never add up to more than the
+ * GPU's figure.
  */
 static void
 cap_busy(struct kp_gpu *g, int64_t dt_us)
@@ -140,6 +141,8 @@ cap_busy(struct kp_gpu *g, int64_t dt_us)
 		g->devs[i].busy_us = 0;
 	for (i = 0; i < g->nuses; i++)
 		g->devs[g->uses[i].dev].busy_us += g->uses[i].us;
+	if (dt_us <= 0)		/* two scans in one tick of /proc/uptime */
+		return;
 	for (i = 0; i < g->nuses; i++) {
 		d = &g->devs[g->uses[i].dev];
 		if (d->busy_us > dt_us)
