@@ -188,13 +188,14 @@ dev_cmp(const void *a, const void *b)
 {
 	const struct gpu_dev *const *x = a, *const *y = b;
 
-	return strverscmp((*x)->key, (*y)->key);
+	return strcmp((*x)->key, (*y)->key);
 }
 
 /*
  * {"<device>":us,...} of the GPUs where keep says so, by device key: the
  * order they were found in is the directory's, which varies.  With
- * of_us > 0, each is written as its ratio to of_us.
+ * of_us > 0, each is written as its ratio to of_us.  The members are
+ * written as a record's are, each after a comma: the first becomes '{'.
  */
 static void
 put_object(const struct kp_gpu *g, struct kp_buf *b, const char *key,
@@ -202,31 +203,27 @@ put_object(const struct kp_gpu *g, struct kp_buf *b, const char *key,
 {
 	struct kp_buf o = { 0 };
 	const struct gpu_dev **by_key;
-	char num[32];
-	size_t i, k, n = 0;
+	size_t i, k;
 
 	by_key = kp_calloc(g->ndevs, sizeof(*by_key));
 	for (i = 0; i < g->ndevs; i++)
 		by_key[i] = &g->devs[i];
 	qsort(by_key, g->ndevs, sizeof(*by_key), dev_cmp);
-	kp_buf_add(&o, "{", 1);
 	for (k = 0; k < g->ndevs; k++) {
 		i = (size_t)(by_key[k] - g->devs);
 		if (!keep[i])
 			continue;
-		snprintf(num, sizeof(num), "%s\"", n++ > 0 ? "," : "");
-		kp_buf_add(&o, num, strlen(num));
-		kp_buf_add(&o, g->devs[i].key, strlen(g->devs[i].key));
 		if (of_us > 0)
-			snprintf(num, sizeof(num), "\":%.6g",
+			kp_buf_real(&o, g->devs[i].key,
 			    (double)us[i] / (double)of_us);
 		else
-			snprintf(num, sizeof(num), "\":%lld", (long long)us[i]);
-		kp_buf_add(&o, num, strlen(num));
+			kp_buf_int(&o, g->devs[i].key, us[i]);
 	}
-	kp_buf_add(&o, "}", 1);
-	if (n > 0)
+	if (o.len > 0) {
+		o.s[0] = '{';
+		kp_buf_add(&o, "}", 1);
 		kp_buf_raw(b, key, o.s, o.len);
+	}
 	free(o.s);
 	free(by_key);
 }
