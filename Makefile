@@ -46,26 +46,25 @@ PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
 GPUOBJ = lib/nvml.o
 LIBOBJ = $(PROTOOBJ) $(PROCOBJ) $(GPUOBJ)
 LIB = lib/libkp.a
-# Test drivers that make check builds: taskstats' probe, a CPU-time burner,
-# a wait4(2) reference, a sampler fed exit facts from its input, the
-# process events' parser fed events from its input, and lib/nvml.c's GPU
-# time per process read from the stub libnvidia-ml.
-TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4 tests/facts-replay \
-	tests/events-replay tests/nvml-gputime
-
-# make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer,
-# with clang (config.mk).
-SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-SAN = $(SAN_$(SANITIZE))
-
 # The tests' stand-in for libnvidia-ml.so.1 (tests/nvml-stub.c), in the
 # variants of drivers the tests meet: every symbol, no _v3 of the running
 # processes, neither _v3 nor _v2.
 NVMLSTUB = tests/nvml/full/libnvidia-ml.so.1 \
 	tests/nvml/no-v3/libnvidia-ml.so.1 \
 	tests/nvml/no-processes/libnvidia-ml.so.1
+# Test drivers that make check builds: taskstats' probe, a CPU-time burner,
+# a wait4(2) reference, a sampler fed exit facts from its input, the
+# process events' parser fed events from its input, lib/nvml.c's GPU time
+# per process read from the stub libnvidia-ml, and that stub.
+TESTBIN = tests/taskstats-probe tests/cpuburn tests/wait4 tests/facts-replay \
+	tests/events-replay tests/nvml-gputime $(NVMLSTUB)
 
-all: $(BIN) $(NVMLSTUB)
+# make SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer,
+# with clang (config.mk).
+SAN_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN = $(SAN_$(SANITIZE))
+
+all: $(BIN)
 
 $(LIBOBJ): lib/kp.h config.mk
 $(PROCOBJ): lib/proc/proc.h
@@ -210,7 +209,7 @@ deb: all
 
 clean:
 	rm -f $(BIN) $(CMD1:=.o) $(RAPLOBJ) $(ATTROBJ) $(AGGOBJ) $(FMTOBJ) $(LIBOBJ) $(LIB) $(TESTBIN) $(TESTBIN:=.o) \
-	    cmd/fmt/build.h kp_*.deb $(NVMLSTUB)
+	    cmd/fmt/build.h kp_*.deb
 
 FORCE:
 
