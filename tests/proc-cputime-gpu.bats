@@ -351,3 +351,39 @@ nvml_run() {
 	refute_output --partial gpu_us
 	[ ! -e "$KP_NVML_CALLS" ]
 }
+
+@test "a state file without GPU time makes the run GPU time's baseline, not every client's time since it opened" {
+	run -0 proc-cputime --proc "$P" --sysfs "$SY" --no-gpu --state "$S" \
+	    </dev/null
+	second_sample
+	run_state
+	assert_success
+	assert_equal "$(proc_gpu 400)" null
+	assert_equal "$(node_gpu)" \
+	    '{"0000:00:02.0":0,"0000:03:00.0":0,"0000:04:00.0":0}'
+	advance_node
+	echo "1020.00 1820.00" > "$P/uptime"
+	for fd in 400/5 400/6 401/5; do
+		amdgpu_client "${fd%/*}" "${fd#*/}" 1700000000 700000000
+	done
+	run_state
+	assert_equal "$(proc_gpu 400)" '{"0000:03:00.0":100000}'
+}
+
+@test "a platform GPU (panfrost): its name is the device, its ns count, cycles without a total do not" {
+	mkdir -p "$SY/devices/platform/fde60000.gpu/drm/card3"
+	ln -s ../../../fde60000.gpu "$SY/devices/platform/fde60000.gpu/drm/card3/device"
+	ln -s ../../devices/platform/fde60000.gpu/drm/card3 "$SY/class/drm/card3"
+	panfrost() {	# FRAGMENT_NS VERTEX_NS CYCLES
+		printf 'pos:\t0\nflags:\t02100002\nmnt_id:\t26\nino:\t1092\ndrm-driver:\tpanfrost\ndrm-client-id:\t3\ndrm-pdev:\tfde60000.gpu\ndrm-engine-fragment:\t%s ns\ndrm-cycles-fragment:\t%s\ndrm-maxfreq-fragment:\t800000000 Hz\ndrm-curfreq-fragment:\t800000000 Hz\ndrm-engine-vertex-tiler:\t%s ns\ndrm-cycles-vertex-tiler:\t%s\ndrm-maxfreq-vertex-tiler:\t800000000 Hz\ndrm-curfreq-vertex-tiler:\t800000000 Hz\ndrm-total-resident:\t4 MiB\n' \
+		    "$1" "$3" "$2" "$3" > "$P/500/fdinfo/9"
+	}
+	ln -s /dev/dri/card3 "$P/500/fd/9"
+	panfrost 1000000000 500000000 7000000
+	run_state
+	second_sample
+	panfrost 1300000000 600000000 999000000
+	run_state
+	assert_success
+	assert_equal "$(proc_gpu 500)" '{"0000:00:02.0":450000,"fde60000.gpu":400000}'
+}

@@ -3,7 +3,7 @@
  * descriptor of a process that is open on a node of /dev/dri has, in
  * /proc/PID/fdinfo/FD, its device (drm-pdev), its client (drm-client-id)
  * and each engine's busy time, in ns (drm-engine-<name>, amdgpu, i915 and
- * most drivers) or in GPU cycles of a total (drm-cycles-<name> of
+ * most drivers) or else in GPU cycles of a total (drm-cycles-<name> of
  * drm-total-cycles-<name>, xe).  proc-cputime(1), "GPU time".
  */
 #include <dirent.h>
@@ -33,8 +33,10 @@ drm_node(const char *name)
 }
 
 /*
- * A device key as fdinfo or a link gives it, "0000:03:00.0": anything
- * else is no key, since it is written into JSON as it is.
+ * A device key as fdinfo or a link gives it: a PCI address,
+ * "0000:03:00.0", or a platform device's name, "fd00000.gpu" (msm,
+ * panfrost).  Anything else is no key, since it is written into JSON as
+ * it is.
  */
 static int
 key_ok(const char *key)
@@ -42,7 +44,8 @@ key_ok(const char *key)
 	size_t n = strlen(key);
 
 	return n > 0 && n < GPU_KEY_MAX && strspn(key,
-	    "0123456789abcdefABCDEF:.") == n;
+	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    ":._-") == n;
 }
 
 /* Each DRM node of sysfs/class/drm, or only whether there is one (g NULL). */
@@ -169,30 +172,31 @@ static void
 engine_line(struct drm_engine *e, size_t *n, const char *key,
     const char *val)
 {
+	enum { NS, CYCLES, TOTAL } kind;
 	struct drm_engine *en;
-	const char *name, *unit = "";
+	const char *name;
 	uint64_t v;
-	int total = 0;
 
 	if (strncmp(key, "drm-engine-capacity-", 20) == 0)
 		return;
-	if (strncmp(key, "drm-engine-", 11) == 0) {
-		name = key + 11;
-		unit = "ns";
-	} else if (strncmp(key, "drm-cycles-", 11) == 0)
-		name = key + 11;
-	else if (strncmp(key, "drm-total-cycles-", 17) == 0) {
-		name = key + 17;
-		total = 1;
-	} else
+	if (strncmp(key, "drm-engine-", 11) == 0)
+		kind = NS, name = key + 11;
+	else if (strncmp(key, "drm-cycles-", 11) == 0)
+		kind = CYCLES, name = key + 11;
+	else if (strncmp(key, "drm-total-cycles-", 17) == 0)
+		kind = TOTAL, name = key + 17;
+	else
 		return;
-	if (value(val, unit, &v) < 0 ||
+	if (value(val, kind == NS ? "ns" : "", &v) < 0 ||
 	    (en = engine(e, n, name, strlen(name))) == NULL)
 		return;
-	if (total)
-		en->total = v;
+	if (kind == NS) {
+		en->ns = v;
+		en->has_ns = 1;
+	} else if (kind == CYCLES)
+		en->cycles = v;
 	else
-		en->busy = v;
+		en->total = v;
 }
 
 /* The fdinfo in text (changed) as a client's: 0, or -1 if it is none. */
@@ -279,33 +283,40 @@ drm_scan_pid(struct kp_gpu *g, int procfd, pid_t pid)
 	closedir(d);
 }
 
-/* An engine's time over the interval, in us: ns, or its cycles' share. */
-static int64_t
-engine_us(const struct drm_engine *now, const struct drm_engine *before,
+/*
+ * An engine's time over the interval, in ns: its own, or its cycles'
+ * share of the interval.  A counter that went back is not the one it was.
+ */
+static uint64_t
+engine_ns(const struct drm_engine *now, const struct drm_engine *before,
     int64_t dt_us)
 {
 	uint64_t busy, total;
 
-	if (before == NULL)	/* opened in the interval: all of it */
-		return now->total == 0 ? (int64_t)(now->busy / 1000) : 0;
-	if (now->busy < before->busy || now->total < before->total)
-		return 0;	/* not the counter it was */
-	busy = now->busy - before->busy;
-	if (now->total == 0)
-		return (int64_t)(busy / 1000);
-	total = now->total - before->total;
-	if (total == 0 || busy > total)
+	if (now->has_ns)	/* before NULL: opened in the interval */
+		return before == NULL ? now->ns : before->has_ns &&
+		    now->ns >= before->ns ? now->ns - before->ns : 0;
+	if (before == NULL || now->total == 0 || dt_us <= 0 ||
+	    now->cycles < before->cycles || now->total <= before->total)
 		return 0;
-	return (int64_t)((__int128)busy * dt_us / total);
+	busy = now->cycles - before->cycles;
+	total = now->total - before->total;
+	if (busy > total)
+		return 0;
+	return (uint64_t)((unsigned __int128)busy * (uint64_t)dt_us * 1000 /
+	    total);
 }
 
-/* The client's time over the interval, its engines' summed. */
+/*
+ * The client's time over the interval, its engines' summed, in us: the
+ * sum rounded down once, not each engine's.
+ */
 static int64_t
 client_us(const struct drm_client *c, int64_t dt_us)
 {
 	const struct drm_engine *before;
+	unsigned __int128 ns = 0;
 	size_t i, j;
-	int64_t us = 0;
 
 	for (i = 0; i < c->nnow; i++) {
 		before = NULL;
@@ -314,9 +325,9 @@ client_us(const struct drm_client *c, int64_t dt_us)
 				before = &c->before[j];
 		if (c->has_before && before == NULL)
 			continue;	/* an engine it did not show before */
-		us += engine_us(&c->now[i], before, dt_us);
+		ns += engine_ns(&c->now[i], before, dt_us);
 	}
-	return us;
+	return ns / 1000 > KP_AMOUNT_MAX ? KP_AMOUNT_MAX : (int64_t)(ns / 1000);
 }
 
 /*
@@ -345,17 +356,23 @@ drm_account(struct kp_gpu *g, int64_t dt_us)
 	g->nclients = kept;
 }
 
-/* One client: [pdev, id, [[engine, busy, total], ...]]. */
+/*
+ * One client: [pdev, id, [[engine, ns, cycles, total], ...]], ns -1
+ * where the engine has none.
+ */
 static json_t *
 save_client(const struct drm_client *c)
 {
+	const struct drm_engine *e;
 	json_t *engines = json_array();
 	size_t i;
 
-	for (i = 0; i < c->nnow; i++)
-		json_array_append_new(engines, json_pack("[s,I,I]",
-		    c->now[i].name, (json_int_t)c->now[i].busy,
-		    (json_int_t)c->now[i].total));
+	for (i = 0; i < c->nnow; i++) {
+		e = &c->now[i];
+		json_array_append_new(engines, json_pack("[s,I,I,I]", e->name,
+		    e->has_ns ? (json_int_t)e->ns : -1, (json_int_t)e->cycles,
+		    (json_int_t)e->total));
+	}
 	return json_pack("[s,I,o]", c->pdev, (json_int_t)c->id, engines);
 }
 
@@ -372,13 +389,32 @@ drm_save(const struct kp_gpu *g)
 	return a;
 }
 
+/* A saved engine, [name, ns or -1, cycles, total], into e[*n]; -1 if bad. */
+static int
+load_engine(json_t *v, struct drm_engine *e, size_t *n)
+{
+	json_int_t ns, cycles, total;
+	struct drm_engine *en;
+	const char *name;
+
+	if (json_unpack(v, "[s,I,I,I]", &name, &ns, &cycles, &total) < 0 ||
+	    ns < -1 || cycles < 0 || total < 0 ||
+	    (en = engine(e, n, name, strlen(name))) == NULL)
+		return -1;
+	en->has_ns = ns >= 0;
+	en->ns = ns >= 0 ? (uint64_t)ns : 0;
+	en->cycles = (uint64_t)cycles;
+	en->total = (uint64_t)total;
+	return 0;
+}
+
 /* A saved client as read before; one that is not is left out. */
 static void
 load_client(struct kp_gpu *g, json_t *row)
 {
-	struct drm_engine e[DRM_ENGINES_MAX], *en;
-	json_int_t id, busy, total;
-	const char *pdev, *name;
+	struct drm_engine e[DRM_ENGINES_MAX];
+	const char *pdev;
+	json_int_t id;
 	json_t *engines, *v;
 	struct drm_client *c;
 	size_t i, n = 0;
@@ -387,14 +423,8 @@ load_client(struct kp_gpu *g, json_t *row)
 	    !key_ok(pdev) || id < 0 || !json_is_array(engines))
 		return;
 	json_array_foreach(engines, i, v)
-		if (json_unpack(v, "[s,I,I]", &name, &busy, &total) < 0 ||
-		    busy < 0 || total < 0 ||
-		    (en = engine(e, &n, name, strlen(name))) == NULL)
+		if (load_engine(v, e, &n) < 0)
 			return;
-		else {
-			en->busy = (uint64_t)busy;
-			en->total = (uint64_t)total;
-		}
 	c = client(g, pdev, (uint64_t)id);
 	memcpy(c->before, e, n * sizeof(*e));
 	c->nbefore = n;

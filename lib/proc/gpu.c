@@ -44,40 +44,6 @@ kp_gpu_free(struct kp_gpu *g)
 	free(g);
 }
 
-/* The index of the GPU named key, found this scan; added if new. */
-size_t
-gpu_dev(struct kp_gpu *g, const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < g->ndevs; i++)
-		if (strcmp(g->devs[i].key, key) == 0)
-			break;
-	if (i == g->ndevs) {
-		g->devs = kp_reallocarray(g->devs, g->ndevs + 1,
-		    sizeof(*g->devs));
-		memset(&g->devs[i], 0, sizeof(g->devs[i]));
-		snprintf(g->devs[i].key, sizeof(g->devs[i].key), "%s", key);
-		g->devs[i].covered_us = -1;
-		g->ndevs++;
-	}
-	g->devs[i].gen = g->gen;
-	return i;
-}
-
-void
-gpu_add_use(struct kp_gpu *g, pid_t pid, size_t dev, int64_t us)
-{
-	if (us <= 0)
-		return;
-	if (g->nuses == g->usecap) {
-		g->usecap = g->usecap ? 2 * g->usecap : 16;
-		g->uses = kp_reallocarray(g->uses, g->usecap,
-		    sizeof(*g->uses));
-	}
-	g->uses[g->nuses++] = (struct gpu_use){ pid, dev, us };
-}
-
 /* A scan begins: the GPUs there now, and no time yet. */
 void
 kp_gpu_begin(struct kp_gpu *g)
@@ -301,10 +267,15 @@ kp_gpu_save(const struct kp_gpu *g)
 /*
  * A saved scan as the baseline: a DRM client it does not hold is new at
  * the next scan, an NVML device counts its samples from the next scan on.
+ * A scan saved without GPU time (--no-gpu, or an earlier version) is
+ * none: the next scan is GPU time's baseline, lest every client's time
+ * since it opened count as new.
  */
 void
 kp_gpu_load(struct kp_gpu *g, json_t *saved)
 {
+	if (!json_is_object(saved))
+		return;
 	drm_load(g, json_object_get(saved, "drm_clients"));
 	if (g->nv != NULL)
 		nvml_load(g, json_object_get(saved, "nvml_last_seen"));

@@ -1,7 +1,8 @@
 /*
  * GPU time, behind the sampler (proc-cputime(1), "GPU time"): gpu.c
- * keeps the GPUs and each interval's time by process and GPU, and
- * writes them; drm.c reads the kernel's DRM clients from
+ * takes each interval's time by process and GPU from the two sources
+ * below, and writes it; gpu_table.c holds the GPUs and those times, which
+ * the sources fill: drm.c reads the kernel's DRM clients from
  * /proc/PID/fdinfo, gpu_nvml.c NVIDIA's per-process samples through
  * lib/nvml.  This header is theirs and sampler.c's alone.
  */
@@ -27,11 +28,15 @@ struct gpu_use {
 	int64_t us;
 };
 
-/* An engine of a DRM client: its busy ns, or its cycles of total (xe). */
+/*
+ * An engine of a DRM client: its busy ns (drm-engine-), or, where it has
+ * none, its busy cycles of a total (drm-cycles- of drm-total-cycles-, xe).
+ * Cycles without a total (msm, panfrost) are not a share of anything.
+ */
 struct drm_engine {
 	char name[32];
-	uint64_t busy;
-	uint64_t total;			/* 0: busy is in ns */
+	uint64_t ns, cycles, total;
+	int has_ns;
 };
 
 /* A DRM client, open on some descriptor of some processes. */
@@ -63,7 +68,7 @@ struct kp_gpu {
 	int *nvml_warned;		/* a device's failure said */
 };
 
-/* gpu.c */
+/* gpu_table.c */
 size_t gpu_dev(struct kp_gpu *g, const char *key);
 void gpu_add_use(struct kp_gpu *g, pid_t pid, size_t dev, int64_t us);
 
