@@ -164,8 +164,9 @@ int kp_parse_cpu_stat_usage(const char *buf, int64_t *usage_us);
 int kp_parse_cpuacct_usage(const char *buf, int64_t *usage_us);
 
 /*
- * gpu.c, drm.c: each process's GPU time on each GPU between two scans, and
- * each GPU's busy time (proc-cputime(1), "GPU time"), for the sampler.
+ * gpu.c, from drm.c's and gpu_nvml.c's readings: each process's GPU time
+ * on each GPU between two scans, and each GPU's busy time
+ * (proc-cputime(1), "GPU time"), for the sampler.
  */
 struct kp_gpu;
 struct kp_gpu *kp_gpu_open(const char *sysfs, const char *procdir);
