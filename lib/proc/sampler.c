@@ -486,8 +486,8 @@ each_exited(struct kp_sampler *s, int64_t seq,
  * The interval between the last two scans: one cpu record, then a proc
  * record for each process that used CPU or GPU time or ended (every
  * process with emit_all), then the exited records.  Each record is built
- * in a buffer, written by kp_sampler_write and handed as a line to kp_sampler_emit, so
- * that both agree.
+ * in a buffer, written by kp_sampler_write and handed as a line to
+ * kp_sampler_emit, so that both agree.
  */
 static void
 each_record(struct kp_sampler *s, int64_t seq,
