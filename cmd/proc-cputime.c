@@ -41,11 +41,12 @@ static const struct kp_option_help option_help[] = {
 static const struct kp_usage usage = {
 	"proc-cputime [-ah] [-i duration] [-n count] "
 	"[--cgroup-root dir] [--exited sources]\n"
-	"                    [--head] [--keep-open count] [--node-name name] "
-	"[--pods-log dir]\n"
-	"                    [--podman-root dir] [--proc dir] [--root dir] "
-	"[--state file]\n"
-	"                    [--taskstats-buffer bytes]", option_help
+	"                    [--head] [--keep-open count] [--no-gpu] "
+	"[--node-name name]\n"
+	"                    [--pods-log dir] [--podman-root dir] [--proc dir] "
+	"[--root dir]\n"
+	"                    [--state file] [--sysfs dir] "
+	"[--taskstats-buffer bytes]", option_help
 };
 
 /* The header that starts the stream, with the node's identity. */

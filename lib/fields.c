@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "kp.h"
 
 enum rule {
@@ -27,7 +29,9 @@ enum rule {
 	RATIO,		/* a number from 0 to 1 */
 	STATE,		/* "running" or "terminated" */
 	ZONE,		/* a zone name (kp_zone_name_ok) */
-	TIME		/* an RFC 3339 time */
+	TIME,		/* an RFC 3339 time */
+	AMOUNTS,	/* an object of AMOUNTs, as gpu_us by device */
+	RATIOS		/* an object of RATIOs, as gpu_coverage */
 };
 
 /*
@@ -51,16 +55,20 @@ static const struct known {
 	K("cpu_info", ARRAY),
 	K("cpu_us", AMOUNT),
 	K("dense", BOOLEAN),
+	K("device", STRING),
 	K("energy_uj", AMOUNT),
 	K("estimated", BOOLEAN),
 	K("exe", STRING),
 	K("exits_dropped", COUNT),
+	K("gpu_coverage", RATIOS),
+	K("gpu_us", AMOUNTS),
 	K("host", STRING),
 	K("hypervisor", STRING),
 	K("idle_watts", WATTS),
 	K("kind", STRING),
 	K("level", STRING),
 	K("model", STRING),
+	K("name", STRING),
 	K("node_name", STRING),
 	K("path", STRING),
 	K("pid", PID),
@@ -86,6 +94,7 @@ static const struct known {
 	K("unit", STRING),
 	K("usage_ratio", RATIO),
 	K("user_slice", STRING),
+	K("uuid", STRING),
 	K("vm_id", STRING),
 	K("vm_name", STRING),
 	K("watts", WATTS),
@@ -108,6 +117,8 @@ static const char *const wants[] = {
 	[STATE] = "\"running\" or \"terminated\"",
 	[ZONE] = "a zone name: 1 to 31 letters, digits, '-', '_' or '.'",
 	[TIME] = "an RFC 3339 time",
+	[AMOUNTS] = "an object of non-negative integers",
+	[RATIOS] = "an object of numbers from 0 to 1",
 };
 
 static int
@@ -169,6 +180,33 @@ kp_field_number(const struct kp_field *f)
 	return f->kind == KP_V_REAL ? strtod(f->raw, NULL) : NAN;
 }
 
+/*
+ * Whether f is an object whose every member is an AMOUNTS' amount, or a
+ * RATIOS' ratio: read whole by jansson, as only GPU members (a few
+ * devices each) are objects of.
+ */
+static int
+object_of(const struct kp_field *f, enum rule rule)
+{
+	const char *key;
+	json_t *o, *v;
+	int ok;
+
+	if (f->kind != KP_V_OBJECT ||
+	    (o = json_loadb(f->raw, f->rawlen, 0, NULL)) == NULL)
+		return 0;
+	ok = 1;
+	json_object_foreach(o, key, v)
+		if (rule == AMOUNTS ? !json_is_integer(v) ||
+		    json_integer_value(v) < 0 ||
+		    json_integer_value(v) > KP_AMOUNT_MAX :
+		    !json_is_number(v) || json_number_value(v) < 0 ||
+		    json_number_value(v) > 1)
+			ok = 0;
+	json_decref(o);
+	return ok;
+}
+
 static int
 fits(const struct kp_field *f, enum rule rule)
 {
@@ -202,6 +240,9 @@ fits(const struct kp_field *f, enum rule rule)
 		return f->kind == KP_V_STR && kp_zone_name_ok(f->str, f->len);
 	case TIME:
 		return f->kind == KP_V_STR && is_rfc3339(f->str);
+	case AMOUNTS:
+	case RATIOS:
+		return object_of(f, rule);
 	}
 	return 0;
 }

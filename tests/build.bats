@@ -191,6 +191,14 @@ writable() {
 	done
 }
 
+@test "bench-gpu reports the scan with and without GPU time, and the cost a descriptor" {
+	run -0 "$KP_ROOT/scripts/bench-gpu" 20 1
+	assert_equal "${#lines[@]}" 3
+	assert_line -n 0 --regexp '^processes in /proc, descriptors +[0-9]+, [0-9]+$'
+	assert_line -n 1 --regexp '^--no-gpu: steady scan +-?[0-9.]+ ms$'
+	assert_line -n 2 --regexp '^GPU time: steady scan +-?[0-9.]+ ms +-?[0-9.]+x, -?[0-9.]+ us more a descriptor$'
+}
+
 @test "bench-memory reports each stage's peak over a tenth and all of a run" {
 	run -0 "$KP_ROOT/scripts/bench-memory" 20 5
 	assert_line -n 0 "bench-memory: peak resident size, 2 intervals against 20, 5 processes alive"

@@ -42,6 +42,28 @@ clean() {
 	clean
 }
 
+@test "proc-cputime: no leaks with GPU time, from DRM clients and NVML (the tests' stub)" {
+	local G SY S=$BATS_TEST_TMPDIR/s
+	G=$(fixture_copy proc-gpu)
+	SY=$(fixture_copy sysfs-drm)
+	export LD_LIBRARY_PATH=$KP_ROOT/tests/nvml/full
+	export KP_NVML_TRACE=$BATS_TEST_TMPDIR/trace
+	printf '%s\n' "device GPU-0 NVIDIA A100-SXM4-40GB" "sample 0 400 100 40" \
+	    > "$KP_NVML_TRACE"
+	run vg proc-cputime --proc "$G" --sysfs "$SY" --state "$S" </dev/null
+	clean
+	echo "sample 0 400 200 40" >> "$KP_NVML_TRACE"
+	echo "1010.00 1810.00" > "$G/uptime"
+	sed -i 's/^drm-engine-gfx:\t1000000000/drm-engine-gfx:\t1100000000/' \
+	    "$G/400/fdinfo/5"
+	run vg proc-cputime --proc "$G" --sysfs "$SY" --state "$S" </dev/null
+	clean
+	assert_output --partial '"gpu_us":{"0":'
+	assert_output --partial '"0000:03:00.0":100000'
+	run vg proc-cputime --proc "$G" --sysfs "$SY" -n 2 -i 10ms
+	clean
+}
+
 @test "proc-cputime: no leaks with exit accounting, from fixture counters and live" {
 	C=$(fixture_copy cgroup-v2)
 	S=$BATS_TEST_TMPDIR/s

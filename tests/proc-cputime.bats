@@ -31,9 +31,9 @@ run_state() {
 	run -0 proc-cputime -h
 	assert_equal "$(sed '/^$/,$d' <<< "$output")" \
 	    "usage: proc-cputime [-ah] [-i duration] [-n count] [--cgroup-root dir] [--exited sources]
-                    [--head] [--keep-open count] [--node-name name] [--pods-log dir]
-                    [--podman-root dir] [--proc dir] [--root dir] [--state file]
-                    [--taskstats-buffer bytes]"
+                    [--head] [--keep-open count] [--no-gpu] [--node-name name]
+                    [--pods-log dir] [--podman-root dir] [--proc dir] [--root dir]
+                    [--state file] [--sysfs dir] [--taskstats-buffer bytes]"
 }
 
 @test "bad options are usage errors naming the value" {

@@ -54,11 +54,12 @@ static const struct kp_usage usage = {
 	"[--exited sources]\n"
 	"                    [--idle none|proportional] [--keep-open count] "
 	"[--max-terminated n]\n"
-	"                    [--min-terminated-energy joules] "
+	"                    [--min-terminated-energy joules] [--no-gpu] "
 	"[--pods-log dir] [--podman-root dir]\n"
 	"                    [--proc dir] [--root dir] [--split ratio|baseline] "
 	"[--baseline-watts [zone=]watts]\n"
-	"                    [--state file] [--taskstats-buffer bytes]",
+	"                    [--state file] [--sysfs dir] "
+	"[--taskstats-buffer bytes]",
 	option_help
 };
 

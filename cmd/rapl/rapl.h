@@ -5,7 +5,7 @@
  *	source.c	the table of sources: which run, their zones, and
  *			what the sources that read sysfs share
  *	powercap.c	source powercap: the kernel's RAPL zones
- *	hwmon.c		source hwmon: ACPI power meters
+ *	hwmon.c		source hwmon: ACPI power meters, GPU meters
  *	redfish.c	source redfish: a BMC's power, over HTTPS
  *	ipmi.c		source ipmi: a BMC's DCMI power, through ipmitool
  *	nvml.c		source nvml: NVIDIA GPUs, through libnvidia-ml
@@ -93,6 +93,7 @@ struct member {
 	char key[NAME_MAX + 1];		/* its entry: "intel-rapl:1", "hwmon2" */
 	char zone[NAME_MAX + 1];	/* its name less the socket: "package" */
 	int socket;			/* or NO_SOCKET */
+	char device[64];		/* zone gpu: its device key, "0000:03:00.0" */
 	int enabled;			/* its power limit's; -1: not said */
 	char dup_of[NAME_MAX + 1];	/* the entry it repeats, if any */
 	int wanted;			/* read and reported */

@@ -178,6 +178,8 @@ out_energy(int64_t seq, const char *zone, int socket, int64_t energy_uj,
 
 	kp_buf_rec(&b, "energy", seq);
 	kp_buf_text(&b, "zone", zone);
+	if (one->device[0] != '\0')
+		kp_buf_text(&b, "device", one->device);
 	if (socket >= 0)
 		kp_buf_int(&b, "socket", socket);
 	kp_buf_int(&b, "energy_uj", energy_uj);
@@ -234,7 +236,10 @@ emit_node(const struct meter *m, int64_t seq, int64_t dt_us)
 	}
 }
 
-/* A member that makes a record of its own: one device of zone gpu. */
+/*
+ * A member that makes a record of its own: one device of zone gpu, as an
+ * apart source's members are, or a GPU among another source's meters.
+ */
 static void
 emit_apart(const struct meter *m, const struct member *mb, int64_t seq,
     int64_t dt_us)
@@ -257,7 +262,7 @@ emit(const struct meter *m, int64_t seq, int64_t dt_us)
 	for (i = 0; i < m->nmembers; i++) {
 		if (mb[i].zone[0] == '\0' || !selected(m, mb[i].zone))
 			continue;
-		if (mb[i].src->apart)
+		if (mb[i].src->apart || mb[i].device[0] != '\0')
 			emit_apart(m, &mb[i], seq, dt_us);
 		else if (m->per_socket) {
 			if (i > 0 && strcmp(mb[i - 1].zone, mb[i].zone) == 0 &&

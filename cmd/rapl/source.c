@@ -159,6 +159,8 @@ member_cmp(const void *a, const void *b)
 		return d;
 	if (x->socket != y->socket)
 		return x->socket < y->socket ? -1 : 1;
+	if ((d = strverscmp(x->device, y->device)) != 0)
+		return d;
 	return strverscmp(x->key, y->key);
 }
 
@@ -529,7 +531,11 @@ say_fallback(const struct meter *m, const char *said)
 	warnx("%s", m->fallback);
 }
 
-/* Two sources giving one zone would count it twice: a usage error. */
+/*
+ * Two sources giving one zone would count it twice: a usage error.  GPUs
+ * are apart by their device, which two sources never share (an NVML
+ * index, a PCI address).
+ */
 static void
 check_overlap(const struct meter *m)
 {
@@ -541,7 +547,8 @@ check_overlap(const struct meter *m)
 			a = &m->members[i];
 			b = &m->members[j];
 			if (a->src != b->src && a->zone[0] != '\0' &&
-			    strcmp(a->zone, b->zone) == 0)
+			    strcmp(a->zone, b->zone) == 0 &&
+			    strcmp(a->device, b->device) == 0)
 				errx(KP_EXIT_USAGE, "sources '%s' and '%s' "
 				    "both give zone '%s': name one of them",
 				    a->src->name, b->src->name, a->zone);

@@ -51,6 +51,12 @@ kp_sample_option(struct kp_sample_opts *o, int ch, const char *arg)
 	case KP_OPT_EXITED:
 		o->exits = parse_exits(arg);
 		break;
+	case KP_OPT_NO_GPU:
+		o->no_gpu = 1;
+		break;
+	case KP_OPT_SYSFS:
+		o->sysfs = arg;
+		break;
 	case KP_OPT_KEEP_OPEN:
 		o->keep_open = kp_parse_int(arg, 0, 1000000, "keep-open");
 		break;
@@ -93,7 +99,21 @@ names_new(const struct kp_sample_opts *o)
 }
 
 /*
- * The sampler the options ask for, names and stat files kept open set;
+ * Where the DRM devices are: --sysfs; without it this host's /sys, unless
+ * --proc names another tree, whose processes' GPUs would not be this
+ * host's.
+ */
+static const char *
+gpu_sysfs(const struct kp_sample_opts *o)
+{
+	if (o->sysfs != NULL)
+		return o->sysfs;
+	return strcmp(o->procdir, "/proc") == 0 ? "/sys" : NULL;
+}
+
+/*
+ * The sampler the options ask for, names, stat files kept open and GPU
+ * time set;
  * exit accounting is set by kp_sample_exits once the listeners are known.
  */
 struct kp_sampler *
@@ -104,6 +124,8 @@ kp_sample_new(struct kp_sample_opts *o)
 	o->names = names_new(o);
 	kp_sampler_set_names(s, o->names);
 	kp_sampler_set_keep_open(s, (size_t)o->keep_open);
+	if (!o->no_gpu)
+		kp_sampler_set_gpu(s, kp_gpu_open(gpu_sysfs(o), o->procdir));
 	return s;
 }
 

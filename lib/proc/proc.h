@@ -169,6 +169,22 @@ int kp_parse_cpu_stat_usage(const char *buf, int64_t *usage_us);
 int kp_parse_cpuacct_usage(const char *buf, int64_t *usage_us);
 
 /*
+ * gpu.c, from drm.c's and gpu_nvml.c's readings: each process's GPU time
+ * on each GPU between two scans, and each GPU's busy time
+ * (proc-cputime(1), "GPU time"), for the sampler.
+ */
+struct kp_gpu;
+struct kp_gpu *kp_gpu_open(const char *sysfs, const char *procdir);
+void kp_gpu_begin(struct kp_gpu *g);
+void kp_gpu_scan_pid(struct kp_gpu *g, int procfd, pid_t pid);
+void kp_gpu_end(struct kp_gpu *g, int64_t dt_us);
+int kp_gpu_proc(const struct kp_gpu *g, pid_t pid, struct kp_buf *b);
+void kp_gpu_node(const struct kp_gpu *g, struct kp_buf *b);
+json_t *kp_gpu_save(const struct kp_gpu *g);	/* new */
+void kp_gpu_load(struct kp_gpu *g, json_t *saved);
+void kp_gpu_free(struct kp_gpu *g);
+
+/*
  * sampler.c: node and per-process CPU time between two scans of /proc;
  * exit_account.c gives it what ended between them.
  */
@@ -182,6 +198,7 @@ struct kp_exits;
 void kp_sampler_set_facts(struct kp_sampler *s, struct kp_exits *x);
 size_t kp_sampler_set_keep_open(struct kp_sampler *s, size_t max);
 void kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names);
+void kp_sampler_set_gpu(struct kp_sampler *s, struct kp_gpu *g);
 const char *kp_sampler_error(const struct kp_sampler *s);
 int kp_sampler_scan(struct kp_sampler *s);
 int kp_sampler_has_baseline(const struct kp_sampler *s);
@@ -215,24 +232,28 @@ struct kp_sample_opts {
 	const char **podman;		/* --podman-root, in order */
 	size_t npodman;
 	struct kp_names *names;		/* made by kp_sample_new */
+	const char *sysfs;		/* --sysfs; NULL: by procdir */
+	int no_gpu;			/* --no-gpu */
 };
 #define KP_SAMPLE_OPTS_INIT { "/proc", NULL, 0, KP_EXITS_PARENT | \
     KP_EXITS_CGROUP | KP_EXITS_TASKSTATS, 2048, KP_TASKSTATS_RCVBUF, "/", \
-    NULL, NULL, 0, NULL }
+    NULL, NULL, 0, NULL, NULL, 0 }
 enum {
 	KP_OPT_CGROUP_ROOT = 0x7f00, KP_OPT_EXITED, KP_OPT_KEEP_OPEN,
 	KP_OPT_PODS_LOG, KP_OPT_PODMAN_ROOT, KP_OPT_PROC, KP_OPT_ROOT,
-	KP_OPT_TASKSTATS_BUFFER
+	KP_OPT_TASKSTATS_BUFFER, KP_OPT_NO_GPU, KP_OPT_SYSFS
 };
 #define KP_SAMPLE_LONGOPTS \
 	{ "all", no_argument, NULL, 'a' }, \
 	{ "cgroup-root", required_argument, NULL, KP_OPT_CGROUP_ROOT }, \
 	{ "exited", required_argument, NULL, KP_OPT_EXITED }, \
 	{ "keep-open", required_argument, NULL, KP_OPT_KEEP_OPEN }, \
+	{ "no-gpu", no_argument, NULL, KP_OPT_NO_GPU }, \
 	{ "pods-log", required_argument, NULL, KP_OPT_PODS_LOG }, \
 	{ "podman-root", required_argument, NULL, KP_OPT_PODMAN_ROOT }, \
 	{ "proc", required_argument, NULL, KP_OPT_PROC }, \
 	{ "root", required_argument, NULL, KP_OPT_ROOT }, \
+	{ "sysfs", required_argument, NULL, KP_OPT_SYSFS }, \
 	{ "taskstats-buffer", required_argument, NULL, \
 	    KP_OPT_TASKSTATS_BUFFER }
 #define KP_SAMPLE_HELP \
@@ -240,10 +261,12 @@ enum {
 	{ "--cgroup-root dir", "the cgroup file systems' mount point" }, \
 	{ "--exited sources", "none, or parent,cgroup,taskstats" }, \
 	{ "--keep-open count", "stat files kept open" }, \
+	{ "--no-gpu", "no GPU time" }, \
 	{ "--pods-log dir", "the kubelet's pod log directory" }, \
 	{ "--podman-root dir", "also a podman storage root" }, \
 	{ "--proc dir", "read dir instead of /proc" }, \
 	{ "--root dir", "the node's files that names come from" }, \
+	{ "--sysfs dir", "read dir's class/drm instead of /sys's" }, \
 	{ "--taskstats-buffer bytes", "receive buffer for exit records" }
 int kp_sample_option(struct kp_sample_opts *o, int ch, const char *arg);
 struct kp_sampler *kp_sample_new(struct kp_sample_opts *o);

@@ -29,6 +29,14 @@ kp_sampler_new(const char *procdir, int emit_all)
 	return s;
 }
 
+/* Where GPU time comes from (kp_gpu_open), or NULL; the sampler's to free. */
+void
+kp_sampler_set_gpu(struct kp_sampler *s, struct kp_gpu *g)
+{
+	kp_gpu_free(s->gpu);
+	s->gpu = g;
+}
+
 /* Where the names of containers, pods and VMs come from; NULL: nowhere. */
 void
 kp_sampler_set_names(struct kp_sampler *s, struct kp_names *names)
@@ -202,6 +210,8 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	}
 	keep_stat(s, p, fd);
 	p->gen = s->gen;
+	if (s->gpu != NULL && !kernel_thread(&ps))
+		kp_gpu_scan_pid(s->gpu, procfd, ps.pid);
 	if (!p->have_identity)
 		read_identity(s, procfd, p);
 	else if (p->names_pending)
@@ -283,10 +293,15 @@ kp_sampler_scan(struct kp_sampler *s)
 		s->procfs = is_procfs(dirfd(dir));
 	kp_names_tick(s->names);
 	s->gen++;
+	if (s->gpu != NULL)
+		kp_gpu_begin(s->gpu);
 	while ((de = readdir(dir)) != NULL)
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
 			scan_pid(s, dirfd(dir), de->d_name);
 	closedir(dir);
+	if (s->gpu != NULL)
+		kp_gpu_end(s->gpu, kp_ticks_to_us(delta(s->uptime_ticks,
+		    s->prev_uptime_ticks)));
 	kp_exits_drain(s->facts);
 	if (read_node_cpu(s) < 0)
 		return -1;
@@ -392,11 +407,12 @@ cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 		kp_buf_int(b, "exits_dropped", s->exits_dropped);
 	if (kp_exits_hearing(s->facts))
 		kp_buf_int(b, "events_lost", s->events_lost);
+	kp_gpu_node(s->gpu, b);
 }
 
 static void
-proc_record(const struct proc *p, int64_t seq, int terminated,
-    struct kp_buf *b)
+proc_record(const struct kp_sampler *s, const struct proc *p, int64_t seq,
+    int terminated, struct kp_buf *b)
 {
 	kp_buf_rec(b, "proc", seq);
 	kp_buf_int(b, "pid", p->stat.pid);
@@ -407,6 +423,8 @@ proc_record(const struct proc *p, int64_t seq, int terminated,
 		kp_buf_text(b, "exe", p->exe);
 	kp_buf_int(b, "cpu_us", terminated ? p->slice_us :
 	    kp_ticks_to_us(p->delta_ticks));
+	if (!terminated)	/* an ended pid's samples are the node's only */
+		kp_gpu_proc(s->gpu, p->stat.pid, b);
 	if (terminated)
 		kp_buf_raw(b, "state", "\"terminated\"", 12);
 	else
@@ -480,10 +498,10 @@ each_exited(struct kp_sampler *s, int64_t seq,
 
 /*
  * The interval between the last two scans: one cpu record, then a proc
- * record for each process that used CPU time or ended (every process with
- * emit_all), then the exited records.  Each record is built in a buffer,
- * written by kp_sampler_write and handed as a line to kp_sampler_emit, so
- * that both agree.
+ * record for each process that used CPU or GPU time or ended (every
+ * process with emit_all), then the exited records.  Each record is built
+ * in a buffer, written by kp_sampler_write and handed as a line to
+ * kp_sampler_emit, so that both agree.
  */
 static void
 each_record(struct kp_sampler *s, int64_t seq,
@@ -500,8 +518,9 @@ each_record(struct kp_sampler *s, int64_t seq,
 	for (i = 0; i < s->nlist; i++) {
 		p = s->list[i];
 		ended = p->gen != s->gen;
-		if (ended || p->delta_ticks > 0 || s->emit_all) {
-			proc_record(p, seq, ended, &s->buf);
+		if (ended || p->delta_ticks > 0 || s->emit_all ||
+		    kp_gpu_proc(s->gpu, p->stat.pid, NULL)) {
+			proc_record(s, p, seq, ended, &s->buf);
 			fn("proc", &s->buf, arg);
 		}
 	}
@@ -598,6 +617,8 @@ kp_sampler_save(const struct kp_sampler *s)
 		json_object_set_new(saved, "cgroups", kp_cgcpu_save(s->cg));
 	if (s->nheld > 0)
 		json_object_set_new(saved, "held_detail", sampler_save_held(s));
+	if (s->gpu != NULL)
+		json_object_set_new(saved, "gpu", kp_gpu_save(s->gpu));
 	return saved;
 }
 
@@ -728,6 +749,8 @@ load(struct kp_sampler *s, json_t *saved)
 		kp_cgcpu_load(s->cg, json_object_get(saved, "cgroups"));
 	if (s->cg != NULL)
 		sampler_load_held(s, json_object_get(saved, "held_detail"));
+	if (s->gpu != NULL)
+		kp_gpu_load(s->gpu, json_object_get(saved, "gpu"));
 	return skipped;
 }
 
@@ -769,6 +792,7 @@ kp_sampler_free(struct kp_sampler *s)
 	free(s->held);
 	free(s->reap);
 	kp_cgcpu_free(s->cg);
+	kp_gpu_free(s->gpu);
 	free(s->procdir);
 	free(s);
 }

@@ -97,6 +97,7 @@ struct kp_sampler {
 	int64_t exits_dropped;		/* the interval's, lost by the kernel */
 	int64_t events_lost;		/* the interval's process events lost */
 	struct kp_identity unknown;	/* of a process whose kin are unseen */
+	struct kp_gpu *gpu;		/* GPU time, or NULL: none read */
 };
 
 /* proctable.c: the processes followed; sampler.c and exit_account.c call it. */
