@@ -332,8 +332,9 @@ skip_digits(char *p)
 }
 
 /* An integer's value, if it fits int64_t; else it stays a real. */
-static int
-integer_value(const char *p, const char *end, int64_t *v)
+/* The integer from p to end, digits after an optional '-'; 0: too large. */
+int
+kp_integer_value(const char *p, const char *end, int64_t *v)
 {
 	int neg = *p == '-';
 	uint64_t mag = 0;
@@ -371,7 +372,7 @@ scan_number(char **pp, struct kp_field *f)
 			return "not JSON: an exponent needs digits";
 	}
 	f->kind = KP_V_REAL;
-	if (q == int_end && integer_value(p, q, &f->i))
+	if (q == int_end && kp_integer_value(p, q, &f->i))
 		f->kind = KP_V_INT;
 	else if ((q != int_end || int_end - p > 300) && isinf(strtod(p, NULL)))
 		return "a number is out of range";

@@ -2,6 +2,7 @@
  * Energy zones: the one rule for a zone's name, and the table of the zones
  * a stage has seen, saved to and loaded from its state.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "kp.h"
@@ -29,6 +30,31 @@ kp_zone_name_ok(const char *name, size_t len)
 }
 
 /*
+ * A GPU's device name, kp-records(5): 1 to 27 bytes of a zone name's
+ * letters and ':', as an NVML index ("0") or a PCI address
+ * ("0000:03:00.0") writes it, so that "gpu/<device>" is a zone key.
+ */
+int
+kp_device_name_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > KP_DEVICE_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (name[i] != ':' && !kp_zone_name_ok(name + i, 1))
+			return 0;
+	return 1;
+}
+
+/* Whether a zone key is of zone gpu: "gpu", or "gpu/<device>". */
+int
+kp_zone_is_gpu(const char *key)
+{
+	return strncmp(key, "gpu", 3) == 0 && (key[3] == '\0' || key[3] == '/');
+}
+
+/*
  * kp-records(5) 1.2: the machine at the wall is the zone "platform",
  * whatever its source; 1.1 named an ACPI meter's "meter".  Every reader
  * reads a 1.1 name as 1.2's, in a record or a state file, so that a 1.1
@@ -47,9 +73,10 @@ kp_zone_1_2(const char *name, size_t *len, const char **json)
 }
 
 /*
- * A name of the table: a zone's name, or, where the table holds
- * kp-attribute's keys (socket_keys), zone/socket with a socket number.
- * A name from a state file is checked here as much as one from a record.
+ * A name of the table: a zone's name, gpu/device for each GPU, or, where
+ * the table holds kp-attribute's keys (socket_keys), zone/socket with a
+ * socket number.  A name from a state file is checked here as much as one
+ * from a record.
  */
 static int
 zone_name_ok(const char *name, size_t len, int socket_keys)
@@ -59,6 +86,8 @@ zone_name_ok(const char *name, size_t len, int socket_keys)
 
 	if (slash == NULL)
 		return kp_zone_name_ok(name, len);
+	if (slash == name + 3 && memcmp(name, "gpu", 3) == 0)
+		return kp_device_name_ok(slash + 1, len - 4);
 	if (!socket_keys || slash == name + len - 1)
 		return 0;
 	for (i = (size_t)(slash - name) + 1; i < len; i++)
@@ -93,6 +122,56 @@ kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 	memcpy(zs->name[zs->n], name, len);
 	zs->name[zs->n][len] = '\0';
 	return (int)zs->n++;
+}
+
+/*
+ * A record's key in a table of zones: its zone, and for zone gpu its
+ * device, as "gpu/<device>", so that each GPU is split, summed and saved
+ * apart (kp-attribute(1), kp-aggregate(1)); with sockets, a record of
+ * another zone that has a socket is "zone/socket".  The reader has
+ * checked both names.  0: no zone, or too long for buf.
+ */
+int
+kp_zone_key(const struct kp_record *rec, int sockets, char *buf, size_t len)
+{
+	const char *zone = kp_rec_str(rec, "zone"), *device;
+	int64_t socket;
+	int n;
+
+	if (zone == NULL)
+		return 0;
+	if (strcmp(zone, "gpu") == 0 &&
+	    (device = kp_rec_str(rec, "device")) != NULL)
+		n = snprintf(buf, len, "gpu/%s", device);
+	else if (sockets && strcmp(zone, "gpu") != 0 &&
+	    kp_rec_int(rec, "socket", &socket))
+		n = snprintf(buf, len, "%s/%lld", zone, (long long)socket);
+	else
+		n = snprintf(buf, len, "%s", zone);
+	return n >= 0 && (size_t)n < len;
+}
+
+/*
+ * A zone key written back as the members it came from: its zone, and its
+ * device or socket.
+ */
+void
+kp_buf_zone(struct kp_buf *b, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	size_t len = slash ? (size_t)(slash - key) : strlen(key);
+
+	kp_buf_add(b, ",\"zone\":\"", 9);
+	kp_buf_add(b, key, len);
+	kp_buf_add(b, "\"", 1);
+	if (slash == NULL)
+		return;
+	if (kp_zone_is_gpu(key)) {
+		kp_buf_add(b, ",\"device\":\"", 11);
+		kp_buf_add(b, slash + 1, strlen(slash + 1));
+		kp_buf_add(b, "\"", 1);
+	} else
+		kp_buf_raw(b, "socket", slash + 1, strlen(slash + 1));
 }
 
 json_t *
