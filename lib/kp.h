@@ -262,6 +262,9 @@ int kp_zone_is_gpu(const char *key);
 int kp_zone_key(const struct kp_record *rec, int sockets, char *buf,
     size_t len);
 void kp_buf_zone(struct kp_buf *b, const char *key);
+/* cpu_us, or a GPU's {"<device>": gpu_us}, of a record of zone key */
+void kp_buf_zone_us(struct kp_buf *b, const char *key, int64_t us);
+int64_t kp_rec_zone_us(const struct kp_record *rec, const char *key);
 /* 1.1's "meter" as 1.2's "platform"; NULL: a name 1.2 keeps. */
 const char *kp_zone_1_2(const char *name, size_t *len, const char **json);
 /*

@@ -174,6 +174,44 @@ kp_buf_zone(struct kp_buf *b, const char *key)
 		kp_buf_raw(b, "socket", slash + 1, strlen(slash + 1));
 }
 
+/*
+ * The time that shares a zone's energy, in a record drawn from it: CPU
+ * time, ,"cpu_us":n, or in a GPU's zone the time on the device, as the
+ * object of GPU times by device that a proc record carries,
+ * ,"gpu_us":{"<device>":n}, so that gpu_us has one type in every record
+ * (kp-records(5)).
+ */
+void
+kp_buf_zone_us(struct kp_buf *b, const char *key, int64_t us)
+{
+	if (!kp_zone_is_gpu(key) || key[3] != '/') {
+		kp_buf_int(b, "cpu_us", us);
+		return;
+	}
+	kp_buf_add(b, ",\"gpu_us\":{\"", 12);
+	kp_buf_add(b, key + 4, strlen(key + 4));
+	kp_buf_add(b, "\":", 2);
+	kp_buf_i64(b, us);
+	kp_buf_add(b, "}", 1);
+}
+
+/* What kp_buf_zone_us wrote, read back from a record of zone key; or 0. */
+int64_t
+kp_rec_zone_us(const struct kp_record *rec, const char *key)
+{
+	const struct kp_field *f;
+	int64_t us = 0;
+
+	if (!kp_zone_is_gpu(key) || key[3] != '/') {
+		kp_rec_int(rec, "cpu_us", &us);
+		return us;
+	}
+	if ((f = kp_rec_get(rec, "gpu_us")) == NULL ||
+	    (us = kp_device_us(f->raw, f->rawlen, key + 4)) < 0)
+		return 0;
+	return us;
+}
+
 json_t *
 kp_zones_save(const struct kp_zones *zs, const int64_t *v)
 {

@@ -63,7 +63,8 @@ gpu_field() {
 	assert_equal "$(gpu_field node usage_ratio 0)" 0.6
 	assert_equal "$(gpu_field process energy_uj 0 | tr '\n' ' ')" \
 	    "120000000 60000000 "
-	assert_equal "$(gpu_field process gpu_us 0 | tr '\n' ' ')" \
+	# GPU time is an object by device in every record (kp-records(5)).
+	assert_equal "$(gpu_field process 'gpu_us["0"]' 0 | tr '\n' ' ')" \
 	    "400000 200000 "
 	assert_equal "$(gpu_field unattributed energy_uj 0)" 0
 	# Every record of the device names it and its uuid.

@@ -161,11 +161,12 @@ emit_node(struct attr *a, const struct interval *iv, const struct energy *e,
  * energy_uj, and its parts when shared.
  */
 static void
-share_members(struct attr *a, const struct share *sh, int64_t dt_us)
+share_members(struct attr *a, const struct energy *e, const struct share *sh,
+    int64_t dt_us)
 {
 	int64_t energy_uj = sh->active_uj + sh->idle_uj;
 
-	kp_buf_int(&a->out, a->gpu_zone ? "gpu_us" : "cpu_us", sh->cpu_us);
+	kp_buf_zone_us(&a->out, a->zones.name[e->zone], sh->cpu_us);
 	kp_buf_int(&a->out, "energy_uj", energy_uj);
 	if (a->opt.idle_mode == IDLE_PROPORTIONAL) {
 		kp_buf_int(&a->out, "active_uj", sh->active_uj);
@@ -182,7 +183,7 @@ emit_process(struct attr *a, const struct interval *iv,
 	kp_buf_rec(&a->out, "process", seq);
 	put_zone(a, iv, e);
 	kp_buf_add(&a->out, id, id_len);
-	share_members(a, sh, dt_us);
+	share_members(a, e, sh, dt_us);
 	kp_buf_int(&a->out, "total_uj", total_uj);
 	kp_out_buf(&a->out);
 }
@@ -220,7 +221,7 @@ emit_unattributed(struct attr *a, const struct interval *iv,
 	a->unattributed_total[z] += sh->active_uj + sh->idle_uj;
 	kp_buf_rec(&a->out, "unattributed", seq);
 	put_zone(a, iv, e);
-	share_members(a, sh, dt_us);
+	share_members(a, e, sh, dt_us);
 	kp_buf_int(&a->out, "total_uj", a->unattributed_total[z]);
 	put_excess(a, iv, excess_us);
 	kp_out_buf(&a->out);
@@ -243,7 +244,7 @@ emit_exited(struct attr *a, struct interval *iv, const struct energy *e,
 		put_zone(a, iv, e);
 		kp_buf_add(&a->out, spool_get(&iv->ids, x->id_off, x->id_len),
 		    x->id_len);
-		share_members(a, &sh[i], dt_us);
+		share_members(a, e, &sh[i], dt_us);
 		kp_out_buf(&a->out);
 	}
 }
