@@ -349,7 +349,7 @@ kp_field_max(const char *key)
 
 	if (k == NULL)
 		return INT64_MAX;
-	if (k->rule == AMOUNT)
+	if (k->rule == AMOUNT || k->rule == DEVICE_US)
 		return KP_AMOUNT_MAX;
 	return k->rule == PID || k->rule == PPID ? INT32_MAX : INT64_MAX;
 }
