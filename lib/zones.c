@@ -8,6 +8,27 @@
 #include "kp.h"
 
 /*
+ * Whether name is 1 to max bytes of ASCII letters, digits, '-', '_', '.'
+ * and the characters of also: the rule of a zone's and a device's names.
+ */
+static int
+name_ok(const char *name, size_t len, size_t max, const char *also)
+{
+	size_t i;
+
+	if (len == 0 || len > max)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') ||
+		    name[i] == '-' || name[i] == '_' || name[i] == '.' ||
+		    (name[i] != '\0' && strchr(also, name[i]) != NULL)))
+			return 0;
+	return 1;
+}
+
+/*
  * The one rule for a zone's name, kp-records(5): 1 to 31 bytes of ASCII
  * letters, digits, '-', '_' and '.'.  Such a name goes between quotes, into
  * a Prometheus label, a CSV cell and a file name as it is.  rapl-read
@@ -16,35 +37,18 @@
 int
 kp_zone_name_ok(const char *name, size_t len)
 {
-	size_t i;
-
-	if (len == 0 || len > KP_ZONE_NAME_MAX)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-		    (name[i] >= 'A' && name[i] <= 'Z') ||
-		    (name[i] >= '0' && name[i] <= '9') ||
-		    name[i] == '-' || name[i] == '_' || name[i] == '.'))
-			return 0;
-	return 1;
+	return name_ok(name, len, KP_ZONE_NAME_MAX, "");
 }
 
 /*
- * A GPU's device name, kp-records(5): 1 to 27 bytes of a zone name's
- * letters and ':', as an NVML index ("0") or a PCI address
- * ("0000:03:00.0") writes it, so that "gpu/<device>" is a zone key.
+ * A GPU's device name, kp-records(5): a zone name's bytes and ':', as an
+ * NVML index ("0") or a PCI address ("0000:03:00.0") writes it, at most 27
+ * so that "gpu/<device>" is a zone key.
  */
 int
 kp_device_name_ok(const char *name, size_t len)
 {
-	size_t i;
-
-	if (len == 0 || len > KP_DEVICE_NAME_MAX)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (name[i] != ':' && !kp_zone_name_ok(name + i, 1))
-			return 0;
-	return 1;
+	return name_ok(name, len, KP_DEVICE_NAME_MAX, ":");
 }
 
 /* Whether a zone key is of zone gpu: "gpu", or "gpu/<device>". */

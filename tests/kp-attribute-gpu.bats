@@ -4,17 +4,14 @@
 
 load test_helper
 
-setup() {
-	IN=$BATS_TEST_TMPDIR/in
-	: > "$IN"
-}
-
+# header: a new stream in $IN, of kp-records 1.2, which has GPU records
 header() {
-	echo '{"type":"header","seq":0,"version":"1.2","producer":"test"}' >> "$IN"
+	IN=$BATS_TEST_TMPDIR/in
+	echo '{"type":"header","seq":0,"version":"1.2","producer":"test"}' > "$IN"
 }
-# energy SEQ ZONE UJ
-energy() {
-	printf '{"type":"energy","seq":%s,"zone":"%s","energy_uj":%s,"watts":0,"source":"powercap","estimated":false,"sockets":1}\n' "$1" "$2" "$3" >> "$IN"
+# package SEQ UJ: the CPU package's energy beside a GPU's
+package() {
+	printf '{"type":"energy","seq":%s,"zone":"package","energy_uj":%s,"source":"powercap","estimated":false}\n' "$1" "$2" >> "$IN"
 }
 # gpu SEQ DEVICE UJ [UUID]: a device's energy, as rapl-read's nvml source
 # writes it (rapl-read(1), SOURCES)
@@ -49,7 +46,7 @@ gpu_field() {
 
 @test "two processes at 40 % and 20 % of the interval: 40 % idle, the rest 2:1" {
 	header
-	energy 1 package 1000000
+	package 1 1000000
 	gpu 1 0 300000000 GPU-5f3c
 	cpu 1 400000 1000000 '{"0":600000}'
 	proc 1 100 400000 '{"0":400000}'
@@ -76,7 +73,7 @@ gpu_field() {
 
 @test "a process with GPU time and no CPU time has GPU energy and no CPU zone's" {
 	header
-	energy 1 package 1000000
+	package 1 1000000
 	gpu 1 0 300000000
 	cpu 1 400000 1000000 '{"0":600000}'
 	proc 1 100 400000
@@ -177,6 +174,7 @@ conserved() {
 }
 
 @test "Σ processes + idle + unattributed = energy, each interval and device, over 300 awkward intervals" {
+	IN=$BATS_TEST_TMPDIR/in
 	awkward_stream 300 > "$IN"
 	attribute
 	assert_success
@@ -197,6 +195,7 @@ conserved() {
 }
 
 @test "--idle proportional shares a GPU's idle energy by GPU time too, conserved" {
+	IN=$BATS_TEST_TMPDIR/in
 	awkward_stream 40 > "$IN"
 	attribute --idle proportional
 	assert_success
@@ -226,7 +225,6 @@ conserved() {
 	run -0 jq -c '(.data.node["gpu/0"] | [.total_uj, .active_total_uj,
 	    .idle_total_uj]), .data.unattributed["gpu/0"]' "$S"
 	assert_output $'[1000001,700000,300001]\n400000'
-	: > "$IN"
 	header
 	gpu 2 0 1000001 GPU-a
 	cpu 2 0 1000000 '{"0":500000}'
