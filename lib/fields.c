@@ -115,8 +115,8 @@ static const char *const wants[] = {
 	[STATE] = "\"running\" or \"terminated\"",
 	[ZONE] = "a zone name: 1 to 31 letters, digits, '-', '_' or '.'",
 	[TIME] = "an RFC 3339 time",
-	[DEVICE] = "a device name: 1 to 27 letters, digits, '-', '_', '.' "
-	    "or ':'",
+	[DEVICE] = ("a device name: 1 to 27 letters, digits, '-', '_', "
+	    "'.' or ':'"),
 	[DEVICE_US] = "an object of non-negative integers by device name",
 	[DEVICE_RATIOS] = "an object of numbers from 0 to 1 by device name",
 };
