@@ -224,6 +224,24 @@ fits(const struct kp_field *f, enum rule rule)
 	return 0;
 }
 
+/* The integer from p to end, digits after an optional '-'; 0: too large. */
+int
+kp_integer_value(const char *p, const char *end, int64_t *v)
+{
+	int neg = *p == '-';
+	uint64_t mag = 0;
+
+	for (p += neg; p < end; p++) {
+		if (mag > (UINT64_MAX - 9) / 10)
+			return 0;
+		mag = mag * 10 + (uint64_t)(*p - '0');
+	}
+	if (mag > (uint64_t)INT64_MAX + (uint64_t)neg)
+		return 0;
+	*v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+	return 1;
+}
+
 /*
  * The next member of a flat object of numbers as written, f->raw, from
  * *pos (0 at first): its key and its number.  1: one more; 0: the end;

@@ -235,11 +235,11 @@ const char *kp_rec_str(const struct kp_record *rec, const char *key);
 int kp_rec_terminated(const struct kp_record *rec);	/* "state" says so */
 double kp_rec_number(const struct kp_record *rec, const char *key);
 int kp_members_count(const char *text);	/* ,"k":v...; -1: not that */
-int kp_integer_value(const char *p, const char *end, int64_t *v);
 /* fields.c: kp-records(5)'s types; NULL, or what the member should be. */
 const char *kp_field_wrong(const struct kp_field *f);
 double kp_field_number(const struct kp_field *f);	/* NAN: no number */
 int64_t kp_field_max(const char *key);	/* the most an integer may be */
+int kp_integer_value(const char *p, const char *end, int64_t *v);
 /* A member of an object of numbers by device, as gpu_us (kp-records(5)). */
 struct kp_member {
 	const char *key;	/* as written, without its quotes */
@@ -257,8 +257,8 @@ int kp_zone_name_ok(const char *name, size_t len);
 /* A GPU's device name: short enough that "gpu/<device>" is a zone key. */
 #define KP_DEVICE_NAME_MAX 27
 int kp_device_name_ok(const char *name, size_t len);
+/* zonekey.c: a record's zone key, zone, zone/socket (sockets), gpu/device */
 int kp_zone_is_gpu(const char *key);
-/* A record's zone key in buf: zone, zone/socket (sockets), gpu/device. */
 int kp_zone_key(const struct kp_record *rec, int sockets, char *buf,
     size_t len);
 void kp_buf_zone(struct kp_buf *b, const char *key);

@@ -312,8 +312,8 @@ written(const struct attr *a, const struct interval *iv, const struct proc *p,
 {
 	if (sh->cpu_us > 0)
 		return 1;
-	if (a->gpu_zone)
-		return total_uj > 0 && (iv->dense || p->terminated);
+	if (a->gpu_zone && total_uj == 0)
+		return 0;
 	return iv->dense || (p->terminated && reportable(a, p->w));
 }
 
@@ -411,7 +411,7 @@ fill_gpu_shares(struct attr *a, const struct interval *iv, const char *device,
 		if ((us = gpu_us_of(iv, iv->procs[i].gpu_off,
 		    iv->procs[i].gpu_len, device)) > 0) {
 			a->shares[i].cpu_us = us;
-			*procs_us += us;	/* each at most 2^60 */
+			*procs_us += us;	/* within 2^60: gpu_adds */
 		}
 	return u;
 }
