@@ -243,10 +243,11 @@ kp_integer_value(const char *p, const char *end, int64_t *v)
 }
 
 /*
- * The next member of a flat object of numbers as written, f->raw, from
- * *pos (0 at first): its key and its number.  1: one more; 0: the end;
- * -1: a member that is not "key":number, a key with an escape included
- * (no device name has one).  The reader has checked that it is JSON.
+ * The next member of a flat object of numbers, raw as written (rawlen
+ * bytes, its closing brace the last), from *pos (0 at first): its key and
+ * its number.  1: one more; 0: the end; -1: a member that is not
+ * "key":number, a key with an escape included (no device name has one).
+ * The reader has checked that it is JSON.
  */
 int
 kp_object_next(const char *raw, size_t rawlen, size_t *pos,

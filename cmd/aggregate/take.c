@@ -234,7 +234,7 @@ member_end(struct agg *a, const char *key)
 
 /*
  * A GPU's uuid, kept per zone as the records of its zone bring it, so that
- * the group records of the zone carry it (kp-aggregate(1), GPU zones).
+ * the group records of the zone carry it (kp-aggregate(1), Records).
  */
 static void
 keep_uuid(struct agg *a, const struct kp_record *rec, int z)

@@ -460,13 +460,13 @@ procs_seen_add(struct summary *s, const struct kp_record *rec)
 {
 	const struct kp_field *zone = kp_rec_get(rec, "zone");
 	const struct kp_field *socket = kp_rec_get(rec, "socket");
-
-	if (socket == NULL)
-		socket = kp_rec_get(rec, "device");
 	const struct kp_field *id;
 	struct kp_buf key = { NULL, 0, 0 };
 	char level[32];
 	size_t i;
+
+	if (socket == NULL)	/* a GPU's records: their device */
+		socket = kp_rec_get(rec, "device");
 
 	for (i = 0; i < NELEM(seen_levels); i++) {
 		id = kp_rec_get(rec, seen_levels[i][1]);
