@@ -288,3 +288,21 @@ kp-attribute: <stdin>:5: \"gpu_us\" is not an object of non-negative integers by
 kp-attribute: <stdin>:6: \"device\" is not a device name: 1 to 27 letters, digits, '-', '_', '.' or ':'"
 	assert_equal "$(gpu_field unattributed energy_uj 0)" 500000
 }
+
+@test "a dense stream: a process with a total on a GPU has its record, at 0 µJ when idle; one never on it has none" {
+	header
+	gpu 1 0 1000000
+	printf '{"type":"cpu","seq":1,"cpu_us":20,"usage_ratio":0,"dense":true,"gpu_us":{"0":500000}}\n' >> "$IN"
+	proc 1 100 10 '{"0":500000}'
+	proc 1 200 10
+	interval 1
+	gpu 2 0 1000000
+	printf '{"type":"cpu","seq":2,"cpu_us":20,"usage_ratio":0,"dense":true,"gpu_us":{"0":0}}\n' >> "$IN"
+	proc 2 100 10
+	proc 2 200 10
+	interval 2
+	attribute
+	assert_success
+	run -0 bash -c 'printf "%s\n" "$1" | jq -rc "select(.zone == \"gpu\" and .type == \"process\") | [.seq, .pid, .energy_uj, .total_uj]"' _ "$output"
+	assert_output $'[1,100,500000,500000]\n[2,100,0,500000]'
+}
