@@ -35,7 +35,7 @@ UDEV = scripts/70-powercap.rules
 PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
 	lib/liveness.o lib/map.o lib/parse.o lib/prockey.o lib/readfile.o \
 	lib/record.o lib/signal.o lib/state.o lib/usage.o lib/utf8.o \
-	lib/write.o lib/zones.o
+	lib/write.o lib/zonekey.o lib/zones.o
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
 	lib/proc/drm.o lib/proc/exec_cgroups.o lib/proc/exit_account.o \
 	lib/proc/exit_queue.o lib/proc/exit_taskstats.o lib/proc/gpu.o \

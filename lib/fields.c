@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "kp.h"
 
 enum rule {
@@ -30,8 +28,9 @@ enum rule {
 	STATE,		/* "running" or "terminated" */
 	ZONE,		/* a zone name (kp_zone_name_ok) */
 	TIME,		/* an RFC 3339 time */
-	AMOUNTS,	/* an object of AMOUNTs, as gpu_us by device */
-	RATIOS		/* an object of RATIOs, as gpu_coverage */
+	DEVICE,		/* a GPU's name on the node (kp_device_name_ok) */
+	DEVICE_US,	/* an object of AMOUNTs by DEVICE, as gpu_us */
+	DEVICE_RATIOS	/* an object of RATIOs by DEVICE, as gpu_coverage */
 };
 
 /*
@@ -55,13 +54,13 @@ static const struct known {
 	K("cpu_info", ARRAY),
 	K("cpu_us", AMOUNT),
 	K("dense", BOOLEAN),
-	K("device", STRING),
+	K("device", DEVICE),
 	K("energy_uj", AMOUNT),
 	K("estimated", BOOLEAN),
 	K("exe", STRING),
 	K("exits_dropped", COUNT),
-	K("gpu_coverage", RATIOS),
-	K("gpu_us", AMOUNTS),
+	K("gpu_coverage", DEVICE_RATIOS),
+	K("gpu_us", DEVICE_US),
 	K("host", STRING),
 	K("hypervisor", STRING),
 	K("idle_watts", WATTS),
@@ -117,8 +116,10 @@ static const char *const wants[] = {
 	[STATE] = "\"running\" or \"terminated\"",
 	[ZONE] = "a zone name: 1 to 31 letters, digits, '-', '_' or '.'",
 	[TIME] = "an RFC 3339 time",
-	[AMOUNTS] = "an object of non-negative integers",
-	[RATIOS] = "an object of numbers from 0 to 1",
+	[DEVICE] = ("a device name: 1 to 27 letters, digits, '-', '_', "
+	    "'.' or ':'"),
+	[DEVICE_US] = "an object of non-negative integers by device name",
+	[DEVICE_RATIOS] = "an object of numbers from 0 to 1 by device name",
 };
 
 static int
@@ -180,32 +181,7 @@ kp_field_number(const struct kp_field *f)
 	return f->kind == KP_V_REAL ? strtod(f->raw, NULL) : NAN;
 }
 
-/*
- * Whether f is an object whose every member is an AMOUNTS' amount, or a
- * RATIOS' ratio: read whole by jansson, as only GPU members (a few
- * devices each) are objects of.
- */
-static int
-object_of(const struct kp_field *f, enum rule rule)
-{
-	const char *key;
-	json_t *o, *v;
-	int ok;
-
-	if (f->kind != KP_V_OBJECT ||
-	    (o = json_loadb(f->raw, f->rawlen, 0, NULL)) == NULL)
-		return 0;
-	ok = 1;
-	json_object_foreach(o, key, v)
-		if (rule == AMOUNTS ? !json_is_integer(v) ||
-		    json_integer_value(v) < 0 ||
-		    json_integer_value(v) > KP_AMOUNT_MAX :
-		    !json_is_number(v) || json_number_value(v) < 0 ||
-		    json_number_value(v) > 1)
-			ok = 0;
-	json_decref(o);
-	return ok;
-}
+static int by_device(const struct kp_field *f, enum rule rule);
 
 static int
 fits(const struct kp_field *f, enum rule rule)
@@ -240,11 +216,98 @@ fits(const struct kp_field *f, enum rule rule)
 		return f->kind == KP_V_STR && kp_zone_name_ok(f->str, f->len);
 	case TIME:
 		return f->kind == KP_V_STR && is_rfc3339(f->str);
-	case AMOUNTS:
-	case RATIOS:
-		return object_of(f, rule);
+	case DEVICE:
+		return f->kind == KP_V_STR && kp_device_name_ok(f->str, f->len);
+	case DEVICE_US:
+	case DEVICE_RATIOS:
+		return f->kind == KP_V_OBJECT && by_device(f, rule);
 	}
 	return 0;
+}
+
+/* The integer from p to end, digits after an optional '-'; 0: too large. */
+int
+kp_integer_value(const char *p, const char *end, int64_t *v)
+{
+	int neg = *p == '-';
+	uint64_t mag = 0;
+
+	for (p += neg; p < end; p++) {
+		if (mag > (UINT64_MAX - 9) / 10)
+			return 0;
+		mag = mag * 10 + (uint64_t)(*p - '0');
+	}
+	if (mag > (uint64_t)INT64_MAX + (uint64_t)neg)
+		return 0;
+	*v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+	return 1;
+}
+
+/*
+ * The next member of a flat object of numbers, raw as written (rawlen
+ * bytes, its closing brace the last), from *pos (0 at first): its key and
+ * its number.  1: one more; 0: the end; -1: a member that is not
+ * "key":number, a key with an escape included (no device name has one).
+ * The reader has checked that it is JSON.
+ */
+int
+kp_object_next(const char *raw, size_t rawlen, size_t *pos,
+    struct kp_member *m)
+{
+	const char *p = raw + *pos, *end = raw + rawlen, *q;
+
+	p += strspn(p, " \t\r\n{,");
+	if (p >= end || *p == '}')
+		return 0;
+	if (*p++ != '"' || (q = memchr(p, '"', (size_t)(end - p))) == NULL ||
+	    memchr(p, '\\', (size_t)(q - p)) != NULL)
+		return -1;
+	m->key = p;
+	m->keylen = (size_t)(q - p);
+	p = q + 1;
+	p += strspn(p, " \t\r\n:");
+	m->num.raw = p;
+	m->num.kind = KP_V_REAL;
+	if (*p != '-' && (*p < '0' || *p > '9'))
+		return -1;
+	m->num.rawlen = strspn(p, "-+.eE0123456789");
+	if (m->num.rawlen == strspn(p, "-0123456789") &&
+	    kp_integer_value(p, p + m->num.rawlen, &m->num.i))
+		m->num.kind = KP_V_INT;
+	*pos = (size_t)(p + m->num.rawlen - raw);
+	return 1;
+}
+
+/*
+ * The integer of device in an object of them, as written (a gpu_us that
+ * the reader has checked); -1 if it has none.
+ */
+int64_t
+kp_device_us(const char *raw, size_t rawlen, const char *device)
+{
+	size_t pos = 0, len = strlen(device);
+	struct kp_member m;
+
+	while (kp_object_next(raw, rawlen, &pos, &m) > 0)
+		if (m.keylen == len && memcmp(m.key, device, len) == 0)
+			return m.num.kind == KP_V_INT ? m.num.i : -1;
+	return -1;
+}
+
+/* Whether object f holds numbers by device name, each fit for rule. */
+static int
+by_device(const struct kp_field *f, enum rule rule)
+{
+	struct kp_member m;
+	size_t pos = 0;
+	int more;
+
+	while ((more = kp_object_next(f->raw, f->rawlen, &pos, &m)) > 0)
+		if (!kp_device_name_ok(m.key, m.keylen) ||
+		    !fits(&m.num, rule == DEVICE_US ? AMOUNT : RATIO) ||
+		    (rule == DEVICE_US && m.num.i > KP_AMOUNT_MAX))
+			return 0;
+	return more == 0;
 }
 
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
@@ -306,7 +369,7 @@ kp_field_max(const char *key)
 
 	if (k == NULL)
 		return INT64_MAX;
-	if (k->rule == AMOUNT)
+	if (k->rule == AMOUNT || k->rule == DEVICE_US)
 		return KP_AMOUNT_MAX;
 	return k->rule == PID || k->rule == PPID ? INT32_MAX : INT64_MAX;
 }

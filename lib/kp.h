@@ -253,11 +253,32 @@ int kp_members_count(const char *text);	/* ,"k":v...; -1: not that */
 const char *kp_field_wrong(const struct kp_field *f);
 double kp_field_number(const struct kp_field *f);	/* NAN: no number */
 int64_t kp_field_max(const char *key);	/* the most an integer may be */
+int kp_integer_value(const char *p, const char *end, int64_t *v);
+/* A member of an object of numbers by device, as gpu_us (kp-records(5)). */
+struct kp_member {
+	const char *key;	/* as written, without its quotes */
+	size_t keylen;
+	struct kp_field num;	/* kind KP_V_INT or KP_V_REAL, raw */
+};
+int kp_object_next(const char *raw, size_t rawlen, size_t *pos,
+    struct kp_member *m);
+int64_t kp_device_us(const char *raw, size_t rawlen, const char *device);
 
 
 /* zones.c */
 #define KP_ZONE_NAME_MAX 31
 int kp_zone_name_ok(const char *name, size_t len);
+/* A GPU's device name: short enough that "gpu/<device>" is a zone key. */
+#define KP_DEVICE_NAME_MAX 27
+int kp_device_name_ok(const char *name, size_t len);
+/* zonekey.c: a record's zone key, zone, zone/socket (sockets), gpu/device */
+int kp_zone_is_gpu(const char *key);
+int kp_zone_key(const struct kp_record *rec, int sockets, char *buf,
+    size_t len);
+void kp_buf_zone(struct kp_buf *b, const char *key);
+/* cpu_us, or a GPU's {"<device>": gpu_us}, of a record of zone key */
+void kp_buf_zone_us(struct kp_buf *b, const char *key, int64_t us);
+int64_t kp_rec_zone_us(const struct kp_record *rec, const char *key);
 /* 1.1's "meter" as 1.2's "platform"; NULL: a name 1.2 keeps. */
 const char *kp_zone_1_2(const char *name, size_t *len, const char **json);
 /*

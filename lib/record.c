@@ -332,23 +332,6 @@ skip_digits(char *p)
 }
 
 /* An integer's value, if it fits int64_t; else it stays a real. */
-static int
-integer_value(const char *p, const char *end, int64_t *v)
-{
-	int neg = *p == '-';
-	uint64_t mag = 0;
-
-	for (p += neg; p < end; p++) {
-		if (mag > (UINT64_MAX - 9) / 10)
-			return 0;
-		mag = mag * 10 + (uint64_t)(*p - '0');
-	}
-	if (mag > (uint64_t)INT64_MAX + (uint64_t)neg)
-		return 0;
-	*v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-	return 1;
-}
-
 /* A number as JSON writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
 static const char *
 scan_number(char **pp, struct kp_field *f)
@@ -371,7 +354,7 @@ scan_number(char **pp, struct kp_field *f)
 			return "not JSON: an exponent needs digits";
 	}
 	f->kind = KP_V_REAL;
-	if (q == int_end && integer_value(p, q, &f->i))
+	if (q == int_end && kp_integer_value(p, q, &f->i))
 		f->kind = KP_V_INT;
 	else if ((q != int_end || int_end - p > 300) && isinf(strtod(p, NULL)))
 		return "a number is out of range";

@@ -7,6 +7,27 @@
 #include "kp.h"
 
 /*
+ * Whether name is 1 to max bytes of ASCII letters, digits, '-', '_', '.'
+ * and the characters of also: the rule of a zone's and a device's names.
+ */
+static int
+name_ok(const char *name, size_t len, size_t max, const char *also)
+{
+	size_t i;
+
+	if (len == 0 || len > max)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') ||
+		    name[i] == '-' || name[i] == '_' || name[i] == '.' ||
+		    (name[i] != '\0' && strchr(also, name[i]) != NULL)))
+			return 0;
+	return 1;
+}
+
+/*
  * The one rule for a zone's name, kp-records(5): 1 to 31 bytes of ASCII
  * letters, digits, '-', '_' and '.'.  Such a name goes between quotes, into
  * a Prometheus label, a CSV cell and a file name as it is.  rapl-read
@@ -15,17 +36,18 @@
 int
 kp_zone_name_ok(const char *name, size_t len)
 {
-	size_t i;
+	return name_ok(name, len, KP_ZONE_NAME_MAX, "");
+}
 
-	if (len == 0 || len > KP_ZONE_NAME_MAX)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-		    (name[i] >= 'A' && name[i] <= 'Z') ||
-		    (name[i] >= '0' && name[i] <= '9') ||
-		    name[i] == '-' || name[i] == '_' || name[i] == '.'))
-			return 0;
-	return 1;
+/*
+ * A GPU's device name, kp-records(5): a zone name's bytes and ':', as an
+ * NVML index ("0") or a PCI address ("0000:03:00.0") writes it, at most 27
+ * so that "gpu/<device>" is a zone key.
+ */
+int
+kp_device_name_ok(const char *name, size_t len)
+{
+	return name_ok(name, len, KP_DEVICE_NAME_MAX, ":");
 }
 
 /*
@@ -47,9 +69,10 @@ kp_zone_1_2(const char *name, size_t *len, const char **json)
 }
 
 /*
- * A name of the table: a zone's name, or, where the table holds
- * kp-attribute's keys (socket_keys), zone/socket with a socket number.
- * A name from a state file is checked here as much as one from a record.
+ * A name of the table: a zone's name, gpu/device for each GPU, or, where
+ * the table holds kp-attribute's keys (socket_keys), zone/socket with a
+ * socket number.  A name from a state file is checked here as much as one
+ * from a record.
  */
 static int
 zone_name_ok(const char *name, size_t len, int socket_keys)
@@ -59,6 +82,8 @@ zone_name_ok(const char *name, size_t len, int socket_keys)
 
 	if (slash == NULL)
 		return kp_zone_name_ok(name, len);
+	if (slash == name + 3 && memcmp(name, "gpu", 3) == 0)
+		return kp_device_name_ok(slash + 1, len - 4);
 	if (!socket_keys || slash == name + len - 1)
 		return 0;
 	for (i = (size_t)(slash - name) + 1; i < len; i++)

@@ -708,3 +708,73 @@ kp-aggregate: <stdin>:4: exited record whose energy_uj or cpu_us takes a sum pas
 	[3,"/kp-command-7",1,2,42,"terminated"]
 	OUT
 }
+
+# gpu_process SEQ DEVICE PID UJ GPU_US [extra JSON members]: a GPU zone's
+# process record, as kp-attribute writes it (kp-attribute(1), GPU zones)
+gpu_process() {
+	printf '{"type":"process","seq":%s,"zone":"gpu","device":"%s","uuid":"GPU-%s","pid":%s,"starttime":1,"comm":"p","gpu_us":{"%s":%s},"energy_uj":%s%s}\n' \
+	    "$1" "$2" "$2" "$3" "$2" "$5" "$4" "${6:+,$6}" >> "$IN"
+}
+
+@test "GPU energy rolls into containers, pods and vms per device, conserved" {
+	gpu_process 1 0 1 7001 400 '"container_id":"a","pod_id":"p1"'
+	gpu_process 1 0 2 5003 300 '"container_id":"b","pod_id":"p1"'
+	gpu_process 1 0000:03:00.0 1 11 9 '"container_id":"a","pod_id":"p1"'
+	gpu_process 1 0 3 13 1 '"vm_id":"qemu-1-guest"'
+	process 1 package 1 17 '"container_id":"a","pod_id":"p1"'
+	interval 1
+	run --separate-stderr kp-aggregate --level container,pod,vm < "$IN"
+	assert_success
+	assert_equal "$stderr" ""
+	run -0 bash -c 'printf "%s\n" "$1" | jq -rc "select(.type == \"container\" or .type == \"pod\" or .type == \"vm\") | [.type, .zone, .device, .uuid, .energy_uj, .gpu_us, .cpu_us]"' _ "$output"
+	assert_output - <<'OUT'
+["container","gpu","0","GPU-0",7001,{"0":400},null]
+["container","gpu","0","GPU-0",5003,{"0":300},null]
+["container","gpu","0000:03:00.0","GPU-0000:03:00.0",11,{"0000:03:00.0":9},null]
+["container","package",null,null,17,null,10]
+["pod","gpu","0","GPU-0",12004,{"0":700},null]
+["pod","gpu","0000:03:00.0","GPU-0000:03:00.0",11,{"0000:03:00.0":9},null]
+["pod","package",null,null,17,null,10]
+["vm","gpu","0","GPU-0",13,{"0":1},null]
+OUT
+}
+
+@test "each device's groups and host add up to its processes, at every level" {
+	for k in 1 2 3; do
+		gpu_process $k 0 1 $((7919 * k)) 500 '"container_id":"a","pod_id":"p1"'
+		gpu_process $k 0 2 104729 250 '"pod_id":"p2"'
+		gpu_process $k 1 2 $((k * 13)) 3
+		gpu_process $k 1 3 1299709 1 '"container_id":"c","vm_id":"v"'
+		interval $k
+	done
+	run --separate-stderr kp-aggregate < "$IN"
+	assert_success
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/out"
+	# Per interval, level and device: groups + host = processes.
+	run -0 jq -rs '
+	    [.[] | select(.zone == "gpu")] as $r |
+	    [$r[] | select(.type == "host") | [.seq, .level, .device]] |
+	    unique[] as [$s, $l, $d] |
+	    ([$r[] | select(.type == "process" and .seq == $s and .device == $d) | .energy_uj] | add) as $p |
+	    ([$r[] | select(.seq == $s and .device == $d and (.type == $l or (.type == "host" and .level == $l))) | .energy_uj] | add) as $g |
+	    select($p != $g) | "\($s) \($l) \($d): \($g) != \($p)"' "$BATS_TEST_TMPDIR/out"
+	assert_output ""
+	run -0 jq -rs '[.[] | select(.type == "container" and .device == "0")] | last.total_uj' "$BATS_TEST_TMPDIR/out"
+	assert_output $((7919 * 6))
+}
+
+@test "a GPU group's totals go on across --state runs, kept per device" {
+	S=$BATS_TEST_TMPDIR/agg.state
+	gpu_process 1 0 1 1000 5 '"container_id":"a"'
+	gpu_process 1 1 1 30 5 '"container_id":"a"'
+	interval 1
+	run -0 kp-aggregate --level container --state "$S" < "$IN"
+	echo '{"type":"header","seq":0,"version":"1.2","producer":"test"}' > "$IN"
+	gpu_process 2 0 1 500 5 '"container_id":"a"'
+	interval 2
+	run -0 kp-aggregate --level container --state "$S" < "$IN"
+	run -0 bash -c 'printf "%s\n" "$1" | jq -rc "select(.type == \"container\") | [.device, .total_uj]"' _ "$output"
+	assert_output '["0",1500]'
+	run -0 jq -c '[.. | objects | select(has("gpu/1")) | ."gpu/1"] | unique' "$S"
+	assert_output '[30]'
+}

@@ -38,14 +38,14 @@ setup() {
 
 @test "csv: source, estimated and model are default columns, in every row of the zone" {
 	run -0 --separate-stderr kp-fmt -f csv <"$M"
-	assert_line -n 0 "seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model"
+	assert_line -n 0 "seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model,device"
 	# Every row: node, process, unattributed, container, unit, host.
 	assert_equal "$(sed 1d <<<"$output" | wc -l)" 20
-	assert_equal "$(sed 1d <<<"$output" | grep -vc ',platform,.*,model,true,amd-zen4$')" 0
-	assert_line "1,2026-11-22T13:48:36.123456Z,200345,process,platform,812,4242,nginx,running,5b9d3f0e1c2a4b6d8e0f1a3c5e7092b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c6,,,,90000,1326598,,,6.621567796,1326598,,,,,model,true,amd-zen4"
+	assert_equal "$(sed 1d <<<"$output" | grep -vc ',platform,.*,model,true,amd-zen4,$')" 0
+	assert_line "1,2026-11-22T13:48:36.123456Z,200345,process,platform,812,4242,nginx,running,5b9d3f0e1c2a4b6d8e0f1a3c5e7092b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c6,,,,90000,1326598,,,6.621567796,1326598,,,,,model,true,amd-zen4,"
 	# Without the node records in the output, the rows still say it.
 	run -0 --separate-stderr kp-fmt -f csv -t container,host <"$M"
-	assert_equal "$(sed 1d <<<"$output" | grep -vc ',model,true,amd-zen4$')" 0
+	assert_equal "$(sed 1d <<<"$output" | grep -vc ',model,true,amd-zen4,$')" 0
 	# -o names them as any column.
 	run -0 --separate-stderr kp-fmt -f csv -H -t process -o comm,watts,estimated,model <"$M"
 	assert_line -n 0 "nginx,6.621567796,true,amd-zen4"
@@ -53,7 +53,7 @@ setup() {
 
 @test "csv: a meter's rows say it measures; a 1.1 meter is the platform zone" {
 	run -0 --separate-stderr kp-fmt -f csv -t node,process <"$METER"
-	assert_equal "$(sed 1d <<<"$output" | grep -vc ',platform,.*,hwmon,false,$')" 0
+	assert_equal "$(sed 1d <<<"$output" | grep -vc ',platform,.*,hwmon,false,,$')" 0
 	refute_output --partial meter
 	# The 1.1 stream formatted as it came from rapl-read, records and all.
 	run -0 --separate-stderr kp-fmt -f csv -o type,zone,source,estimated <"$STREAMS/meter-1.1.ndjson"

@@ -142,8 +142,8 @@ EOF2
 @test "--carbon-intensity adds grams of CO2e in every format" {
 	# 8750000 uJ = 8.75 J = 8.75 / 3.6e6 kWh; at 400 g/kWh, 0.000972 g.
 	run -0 kp-fmt -f csv --carbon-intensity 400 -t process <"$TWO"
-	assert_line -n 0 --partial ",total_uj,socket,level,by,group,source,estimated,model,co2_g"
-	assert_line -n 1 --partial ",8.75,12500000,,,,,powercap,false,,0.000972222"
+	assert_line -n 0 --partial ",total_uj,socket,level,by,group,source,estimated,model,device,co2_g"
+	assert_line -n 1 --partial ",8.75,12500000,,,,,powercap,false,,,0.000972222"
 	run -0 kp-fmt -f json --carbon-intensity 400 -t process <"$TWO"
 	assert_equal "$(jq -s '.[0].co2_g' <<<"$output")" 0.000972222
 	assert_equal "$(jq -s '.[0].energy_uj' <<<"$output")" 8750000

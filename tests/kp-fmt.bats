@@ -67,7 +67,7 @@ $USAGE"
 
 @test "the long option takes its value as the next argument too" {
 	run -0 --separate-stderr kp-fmt --format csv </dev/null
-	assert_output "seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model"
+	assert_output "seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model,device"
 }
 
 @test "json passes every record through byte for byte" {
@@ -103,51 +103,51 @@ EOF
 @test "csv: one header row, one row per record, ts and dt_us from the interval" {
 	run -0 --separate-stderr kp-fmt -f csv <"$TWO"
 	assert_output - <<'EOF'
-seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model
-1,2026-11-22T13:48:36.123456Z,1000000,energy,package,,,,,,,,,,35000000,,,35,,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,energy,dram,,,,,,,,,,4500000,,,4.5,,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,node,package,,,,,,,,,,35000000,14000000,21000000,35,5035000000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,node,dram,,,,,,,,,,4500000,1800000,2700000,4.5,604500000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,package,42,1234567,burn,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2000000,8750000,,,8.75,12500000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,package,4242,1234890,gzip,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,600000,2625000,,,2.625,2625000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,package,777,980001,nginx,running,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,400000,1750000,,,1.75,11750000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,package,1500,55500,qemu-system-x86,running,,,qemu-1-ubuntu,,150000,656250,,,0.65625,656250,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,dram,42,1234567,burn,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2000000,1125000,,,1.125,1593750,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,dram,4242,1234890,gzip,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,600000,337500,,,0.3375,337500,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,dram,777,980001,nginx,running,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,400000,225000,,,0.225,1525000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,dram,1500,55500,qemu-system-x86,running,,,qemu-1-ubuntu,,150000,84375,,,0.084375,84375,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,unattributed,package,,,,,,,,,50000,218750,,,0.21875,1218750,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,unattributed,dram,,,,,,,,,50000,28125,,,0.028125,178125,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,container,package,,,,,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2600000,11375000,,,11.375,11375000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,container,package,,,,,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,400000,1750000,,,1.75,1750000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,container,dram,,,,,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2600000,1462500,,,1.4625,1462500,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,container,dram,,,,,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,400000,225000,,,0.225,225000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,pod,package,,,,,,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2600000,11375000,,,11.375,11375000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,pod,dram,,,,,,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2600000,1462500,,,1.4625,1462500,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,vm,package,,,,,,,qemu-1-ubuntu,,150000,656250,,,0.65625,656250,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,vm,dram,,,,,,,qemu-1-ubuntu,,150000,84375,,,0.084375,84375,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,energy,package,,,,,,,,,,41000123,,,40.99840106715518,,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,energy,dram,,,,,,,,,,4600456,,,4.600262788962864,,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,node,package,,,,,,,,,,41000123,20499200,20500923,40.99840106715518,5076000123,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,node,dram,,,,,,,,,,4600456,2300131,2300325,4.600262788962864,609100456,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,process,package,42,1234567,burn,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,15886880,,,15.88621277906328,28386880,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,process,package,4242,1234890,gzip,terminated,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,0,0,,,0,2625000,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,process,package,777,980001,nginx,running,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,500000,2562400,,,2.5622923837198837,14312400,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,process,package,1500,55500,qemu-system-x86,running,,,qemu-1-ubuntu,,250000,1281200,,,1.2811461918599418,1937450,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,process,dram,42,1234567,burn,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,1782602,,,1.7825271338603779,3376352,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,process,dram,4242,1234890,gzip,terminated,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,0,0,,,0,337500,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,process,dram,777,980001,nginx,running,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,500000,287516,,,0.2875039248351569,1812516,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,process,dram,1500,55500,qemu-system-x86,running,,,qemu-1-ubuntu,,250000,143758,,,0.14375196241757845,228133,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,unattributed,package,,,,,,,,,150000,768720,,,0.7686877151159651,1987470,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,unattributed,dram,,,,,,,,,150000,86255,,,0.08625137744214743,264380,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,container,package,,,,,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,15886880,,,15.88621277906328,27261880,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,container,package,,,,,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,500000,2562400,,,2.5622923837198837,4312400,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,container,dram,,,,,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,1782602,,,1.7825271338603779,3245102,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,container,dram,,,,,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,500000,287516,,,0.2875039248351569,512516,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,pod,package,,,,,,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,15886880,,,15.88621277906328,27261880,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,pod,dram,,,,,,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,1782602,,,1.7825271338603779,3245102,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,vm,package,,,,,,,qemu-1-ubuntu,,250000,1281200,,,1.2811461918599418,1937450,,,,,powercap,false,
-2,2026-11-22T13:48:37.123498Z,1000042,vm,dram,,,,,,,qemu-1-ubuntu,,250000,143758,,,0.14375196241757845,228133,,,,,powercap,false,
+seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model,device
+1,2026-11-22T13:48:36.123456Z,1000000,energy,package,,,,,,,,,,35000000,,,35,,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,energy,dram,,,,,,,,,,4500000,,,4.5,,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,node,package,,,,,,,,,,35000000,14000000,21000000,35,5035000000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,node,dram,,,,,,,,,,4500000,1800000,2700000,4.5,604500000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,package,42,1234567,burn,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2000000,8750000,,,8.75,12500000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,package,4242,1234890,gzip,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,600000,2625000,,,2.625,2625000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,package,777,980001,nginx,running,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,400000,1750000,,,1.75,11750000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,package,1500,55500,qemu-system-x86,running,,,qemu-1-ubuntu,,150000,656250,,,0.65625,656250,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,dram,42,1234567,burn,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2000000,1125000,,,1.125,1593750,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,dram,4242,1234890,gzip,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,600000,337500,,,0.3375,337500,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,dram,777,980001,nginx,running,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,400000,225000,,,0.225,1525000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,dram,1500,55500,qemu-system-x86,running,,,qemu-1-ubuntu,,150000,84375,,,0.084375,84375,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,unattributed,package,,,,,,,,,50000,218750,,,0.21875,1218750,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,unattributed,dram,,,,,,,,,50000,28125,,,0.028125,178125,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,container,package,,,,,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2600000,11375000,,,11.375,11375000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,container,package,,,,,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,400000,1750000,,,1.75,1750000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,container,dram,,,,,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2600000,1462500,,,1.4625,1462500,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,container,dram,,,,,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,400000,225000,,,0.225,225000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,pod,package,,,,,,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2600000,11375000,,,11.375,11375000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,pod,dram,,,,,,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,2600000,1462500,,,1.4625,1462500,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,vm,package,,,,,,,qemu-1-ubuntu,,150000,656250,,,0.65625,656250,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,vm,dram,,,,,,,qemu-1-ubuntu,,150000,84375,,,0.084375,84375,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,energy,package,,,,,,,,,,41000123,,,40.99840106715518,,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,energy,dram,,,,,,,,,,4600456,,,4.600262788962864,,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,node,package,,,,,,,,,,41000123,20499200,20500923,40.99840106715518,5076000123,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,node,dram,,,,,,,,,,4600456,2300131,2300325,4.600262788962864,609100456,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,process,package,42,1234567,burn,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,15886880,,,15.88621277906328,28386880,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,process,package,4242,1234890,gzip,terminated,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,0,0,,,0,2625000,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,process,package,777,980001,nginx,running,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,500000,2562400,,,2.5622923837198837,14312400,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,process,package,1500,55500,qemu-system-x86,running,,,qemu-1-ubuntu,,250000,1281200,,,1.2811461918599418,1937450,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,process,dram,42,1234567,burn,running,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,1782602,,,1.7825271338603779,3376352,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,process,dram,4242,1234890,gzip,terminated,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,0,0,,,0,337500,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,process,dram,777,980001,nginx,running,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,500000,287516,,,0.2875039248351569,1812516,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,process,dram,1500,55500,qemu-system-x86,running,,,qemu-1-ubuntu,,250000,143758,,,0.14375196241757845,228133,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,unattributed,package,,,,,,,,,150000,768720,,,0.7686877151159651,1987470,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,unattributed,dram,,,,,,,,,150000,86255,,,0.08625137744214743,264380,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,container,package,,,,,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,15886880,,,15.88621277906328,27261880,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,container,package,,,,,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,500000,2562400,,,2.5622923837198837,4312400,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,container,dram,,,,,3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,1782602,,,1.7825271338603779,3245102,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,container,dram,,,,,a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90,,,,500000,287516,,,0.2875039248351569,512516,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,pod,package,,,,,,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,15886880,,,15.88621277906328,27261880,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,pod,dram,,,,,,1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d,,,3100000,1782602,,,1.7825271338603779,3245102,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,vm,package,,,,,,,qemu-1-ubuntu,,250000,1281200,,,1.2811461918599418,1937450,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123498Z,1000042,vm,dram,,,,,,,qemu-1-ubuntu,,250000,143758,,,0.14375196241757845,228133,,,,,powercap,false,,
 EOF
 	assert_equal "$stderr" ""
 }
@@ -155,25 +155,25 @@ EOF
 @test "csv quotes commas, quotes and newlines as RFC 4180 says" {
 	run -0 kp-fmt -f csv <"$STREAMS/odd-names.ndjson"
 	assert_output - <<'EOF'
-seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model
-1,2026-11-22T13:48:36.123456Z,1000000,process,package,42,1234567,"a ""q"" \b",running,,,,,500000,2500000,,,2.5,2500000,,,,,,,
+seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model,device
+1,2026-11-22T13:48:36.123456Z,1000000,process,package,42,1234567,"a ""q"" \b",running,,,,,500000,2500000,,,2.5,2500000,,,,,,,,
 1,2026-11-22T13:48:36.123456Z,1000000,process,package,43,1234570,"x,y
-z",running,,,,,100000,500000,,,0.5,500000,,,,,,,
+z",running,,,,,100000,500000,,,0.5,500000,,,,,,,,
 EOF
 }
 
 @test "csv writes the header even for a stream without intervals" {
 	run -0 kp-fmt -f csv </dev/null
-	assert_output "seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model"
+	assert_output "seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model,device"
 	run -0 kp-fmt -f csv <<<'{"type":"header","seq":0,"version":"1.0","producer":"rapl-read"}'
-	assert_output "seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model"
+	assert_output "seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model,device"
 }
 
 @test "csv writes records left without an interval record at the end" {
 	# The reader reports a stream that ends inside an interval: exit 3.
 	run -3 --separate-stderr bash -c 'head -n 3 "$1" | kp-fmt -f csv' _ "$TWO"
-	assert_line -n 1 "1,,,energy,package,,,,,,,,,,35000000,,,35,,,,,,powercap,false,"
-	assert_line -n 2 "1,,,energy,dram,,,,,,,,,,4500000,,,4.5,,,,,,powercap,false,"
+	assert_line -n 1 "1,,,energy,package,,,,,,,,,,35000000,,,35,,,,,,powercap,false,,"
+	assert_line -n 2 "1,,,energy,dram,,,,,,,,,,4500000,,,4.5,,,,,,powercap,false,,"
 	assert_equal "$stderr" "kp-fmt: <stdin>:3: the stream ends inside interval 1"
 }
 
@@ -336,13 +336,13 @@ EOF
 	done
 	run -3 --separate-stderr kp-fmt -f csv <"$STREAMS/bad-line.ndjson"
 	assert_output - <<'EOF'
-seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model
-1,2026-11-22T13:48:36.123456Z,1000000,node,package,,,,,,,,,,20000000,10000000,10000000,20,20000000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,process,package,42,1234567,burn,running,,,,,1000000,6000000,,,6,6000000,,,,,powercap,false,
-1,2026-11-22T13:48:36.123456Z,1000000,unattributed,package,,,,,,,,,250000,1500000,,,1.5,1500000,,,,,powercap,false,
-2,2026-11-22T13:48:37.123456Z,1000000,node,package,,,,,,,,,,18000000,9000000,9000000,18,38000000,,,,,powercap,false,
-2,2026-11-22T13:48:37.123456Z,1000000,process,package,42,1234567,burn,running,,,,,1000000,9000000,,,9,15000000,,,,,powercap,false,
-2,2026-11-22T13:48:37.123456Z,1000000,unattributed,package,,,,,,,,,0,0,,,0,1500000,,,,,powercap,false,
+seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group,source,estimated,model,device
+1,2026-11-22T13:48:36.123456Z,1000000,node,package,,,,,,,,,,20000000,10000000,10000000,20,20000000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,process,package,42,1234567,burn,running,,,,,1000000,6000000,,,6,6000000,,,,,powercap,false,,
+1,2026-11-22T13:48:36.123456Z,1000000,unattributed,package,,,,,,,,,250000,1500000,,,1.5,1500000,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123456Z,1000000,node,package,,,,,,,,,,18000000,9000000,9000000,18,38000000,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123456Z,1000000,process,package,42,1234567,burn,running,,,,,1000000,9000000,,,9,15000000,,,,,powercap,false,,
+2,2026-11-22T13:48:37.123456Z,1000000,unattributed,package,,,,,,,,,0,0,,,0,1500000,,,,,powercap,false,,
 EOF
 	run -3 --separate-stderr kp-fmt -f json <"$STREAMS/bad-line.ndjson"
 	assert_output "$(sed '/^$/d; 5d' "$STREAMS/bad-line.ndjson")"

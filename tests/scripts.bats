@@ -129,7 +129,7 @@ check_fresh_log() {
 	assert_line -n 0 "$old"
 	assert_equal "${#lines[@]}" 2
 	assert_equal "$(head -n 1 "$log")" "$(kp-fmt -f csv </dev/null)"
-	assert_equal "$(head -n 1 "$log")" "$old,source,estimated,model"
+	assert_equal "$(head -n 1 "$log")" "$old,source,estimated,model,device"
 	sleep 0.2
 	for cmd in "$@"; do eval "$cmd" 2>/dev/null; done
 	assert_equal "$(wc -l <"$log.old")" 2

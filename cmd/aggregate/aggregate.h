@@ -72,6 +72,7 @@ struct agg {
 	struct level levels[LEVELS_MAX];
 	size_t nlevels;
 	struct kp_zones zones;
+	char *uuid[KP_ZONES_MAX];	/* a GPU zone's uuid, as JSON text */
 	uint64_t zones_seen;	/* this interval, bit z for zone z */
 	int dense;		/* this interval: its node records say */
 	struct kp_map *members;	/* "pid:starttime" -> member */

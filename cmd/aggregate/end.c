@@ -24,13 +24,14 @@ struct zone_order {
 	size_t n;
 };
 
+/* A record's start: its type, seq, zone, and a GPU's device and uuid. */
 static void
 rec_start(struct agg *a, const char *type, int64_t seq, int z)
 {
 	kp_buf_rec(&a->out, type, seq);
-	kp_buf_add(&a->out, ",\"zone\":\"", 9);
-	kp_buf_add(&a->out, a->zones.name[z], strlen(a->zones.name[z]));
-	kp_buf_add(&a->out, "\"", 1);
+	kp_buf_zone(&a->out, a->zones.name[z]);
+	if (a->uuid[z] != NULL)
+		kp_buf_raw(&a->out, "uuid", a->uuid[z], strlen(a->uuid[z]));
 }
 
 /* ,"key":"s" for a plain s: a zone, a level, a checked field name */
@@ -42,12 +43,15 @@ str_member(struct kp_buf *out, const char *key, const char *s)
 	kp_buf_add(out, "\"", 1);
 }
 
+/* The sums; a GPU's zone sums GPU time where another sums CPU time. */
 static void
-rec_sums(struct kp_buf *out, int64_t processes, int64_t cpu_us,
+rec_sums(struct agg *a, int z, int64_t processes, int64_t cpu_us,
     int64_t energy_uj, int64_t total_uj, int64_t dt_us)
 {
+	struct kp_buf *out = &a->out;
+
 	kp_buf_int(out, "processes", processes);
-	kp_buf_int(out, "cpu_us", cpu_us);
+	kp_buf_zone_us(out, a->zones.name[z], cpu_us);
 	kp_buf_int(out, "energy_uj", energy_uj);
 	kp_buf_real(out, "watts", kp_watts(energy_uj, dt_us));
 	kp_buf_int(out, "total_uj", total_uj);
@@ -68,7 +72,7 @@ emit_group(struct agg *a, const struct level *lv, struct group *g, int z,
 		kp_buf_raw(out, "pod_id", g->pod, strlen(g->pod));
 	if (g->names)
 		kp_buf_add(out, g->names, strlen(g->names));
-	rec_sums(out, g->processes[z], g->cpu_us[z], g->energy_uj[z],
+	rec_sums(a, z, g->processes[z], g->cpu_us[z], g->energy_uj[z],
 	    g->total_uj[z], dt_us);
 	kp_buf_add(out, g->ended ? ",\"state\":\"terminated\"" :
 	    ",\"state\":\"running\"", g->ended ? 21 : 18);
@@ -110,7 +114,7 @@ emit_hosts(struct agg *a, struct level *lv, const struct zone_order *order,
 		lv->host_total_uj[z] += lv->host_energy_uj[z];
 		rec_start(a, "host", seq, z);
 		str_member(&a->out, "level", lv->by ? lv->field : lv->type);
-		rec_sums(&a->out, lv->host_processes[z], lv->host_cpu_us[z],
+		rec_sums(a, z, lv->host_processes[z], lv->host_cpu_us[z],
 		    lv->host_energy_uj[z], lv->host_total_uj[z], dt_us);
 		kp_out_buf(&a->out);
 	}

@@ -102,6 +102,7 @@ agg_init(struct agg *a)
 		memset(lv->host_total_uj, 0, sizeof(lv->host_total_uj));
 	}
 	memset(&a->zones, 0, sizeof(a->zones));
+	memset(a->uuid, 0, sizeof(a->uuid));
 	a->members = kp_map_new();
 	memset(&a->live, 0, sizeof(a->live));
 	a->live.map = a->members;
@@ -120,13 +121,15 @@ agg_init(struct agg *a)
 static void
 agg_clear(struct agg *a)
 {
-	size_t l;
+	size_t l, z;
 
 	kp_map_free(a->members, free);
 	for (l = 0; l < a->nlevels; l++)
 		kp_map_free(a->levels[l].groups, level_free);
 	free(a->items);
 	free(a->out.s);
+	for (z = 0; z < KP_ZONES_MAX; z++)
+		free(a->uuid[z]);
 }
 
 void

@@ -233,20 +233,43 @@ member_end(struct agg *a, const char *key)
     "or a total past 2^63-1"
 
 /*
- * A record's zone, as an index in *z, and its energy; NULL, or why it has
- * no index.  The reader has checked that a process record, and an exited
- * record with a zone, has a zone name and an integer energy_uj.
+ * A GPU's uuid, kept per zone as the records of its zone bring it, so that
+ * the group records of the zone carry it (kp-aggregate(1), Records).
+ */
+static void
+keep_uuid(struct agg *a, const struct kp_record *rec, int z)
+{
+	const struct kp_field *f = kp_rec_get(rec, "uuid");
+	char *old = a->uuid[z];
+
+	if (f == NULL || (old != NULL && strlen(old) == f->rawlen &&
+	    memcmp(old, f->raw, f->rawlen) == 0))
+		return;
+	free(old);
+	a->uuid[z] = kp_strndup(f->raw, f->rawlen);
+}
+
+/*
+ * A record's zone, as an index in *z, its energy, and its weight: its CPU
+ * time, or in a GPU's zone its GPU time; NULL, or why it has no index.
+ * Each GPU is a zone of its own, gpu/<device> (kp_zone_key).  The reader
+ * has checked that a process record, and an exited record with a zone,
+ * has a zone name and an integer energy_uj.
  */
 static const char *
 record_zone(struct agg *a, const struct kp_record *rec, int *z,
-    int64_t *energy_uj)
+    int64_t *energy_uj, int64_t *cpu_us)
 {
-	const char *zone = kp_rec_str(rec, "zone");
+	char key[sizeof(a->zones.name[0])];
 
 	*energy_uj = 0;
 	kp_rec_int(rec, "energy_uj", energy_uj);
-	*z = kp_zone_index(&a->zones, zone, strlen(zone));
-	return *z < 0 ? TOO_MANY_ZONES : NULL;
+	if (!kp_zone_key(rec, 0, key, sizeof(key)) ||
+	    (*z = kp_zone_index(&a->zones, key, strlen(key))) < 0)
+		return TOO_MANY_ZONES;
+	*cpu_us = kp_rec_zone_us(rec, key);
+	keep_uuid(a, rec, *z);
+	return NULL;
 }
 
 /*
@@ -257,13 +280,13 @@ record_zone(struct agg *a, const struct kp_record *rec, int *z,
 static const char *
 add_process(struct agg *a, const struct kp_record *rec)
 {
-	int64_t energy_uj, cpu_us = 0, pid = 0, starttime = 0;
+	int64_t energy_uj, cpu_us, pid = 0, starttime = 0;
 	const char *why;
 	struct member *m;
 	char key[KP_PROC_KEY_MAX];
 	int z, joined;
 
-	if ((why = record_zone(a, rec, &z, &energy_uj)) != NULL)
+	if ((why = record_zone(a, rec, &z, &energy_uj, &cpu_us)) != NULL)
 		return why;
 	/*
 	 * A member is known by pid and starttime: without a pid, as in the
@@ -271,7 +294,6 @@ add_process(struct agg *a, const struct kp_record *rec)
 	 */
 	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
 		return "record without a positive integer pid";
-	kp_rec_int(rec, "cpu_us", &cpu_us);
 	kp_rec_int(rec, "starttime", &starttime);
 	kp_proc_key(key, sizeof(key), pid, starttime);
 	m = kp_map_get(a->members, key);
@@ -301,16 +323,15 @@ add_process(struct agg *a, const struct kp_record *rec)
 static const char *
 add_exited(struct agg *a, const struct kp_record *rec)
 {
-	int64_t energy_uj, cpu_us = 0;
+	int64_t energy_uj, cpu_us;
 	const struct kp_field *id;
 	const char *why;
 	struct group *g;
 	size_t l;
 	int z;
 
-	if ((why = record_zone(a, rec, &z, &energy_uj)) != NULL)
+	if ((why = record_zone(a, rec, &z, &energy_uj, &cpu_us)) != NULL)
 		return why;
-	kp_rec_int(rec, "cpu_us", &cpu_us);
 	if (!sums_fit(a, rec, NULL, z, cpu_us, energy_uj))
 		return OVERFLOWS;
 	a->zones_seen |= UINT64_C(1) << z;
@@ -348,13 +369,15 @@ add_record(struct agg *a, const struct kp_record *rec)
 void
 see_zone(struct agg *a, const struct kp_record *rec)
 {
-	const char *zone;
-	int z;
+	char key[sizeof(a->zones.name[0])];
 	const struct kp_field *f;
+	int z;
 
-	if ((zone = kp_rec_str(rec, "zone")) != NULL &&
-	    (z = kp_zone_index(&a->zones, zone, strlen(zone))) >= 0)
+	if (kp_zone_key(rec, 0, key, sizeof(key)) &&
+	    (z = kp_zone_index(&a->zones, key, strlen(key))) >= 0) {
 		a->zones_seen |= UINT64_C(1) << z;
+		keep_uuid(a, rec, z);
+	}
 	if ((f = kp_rec_get(rec, "dense")) != NULL && f->kind == KP_V_TRUE)
 		a->dense = 1;
 }

@@ -37,6 +37,8 @@ struct energy {
 	size_t src_off, src_len;	/* its ,"source":..,"estimated":.., */
 					/* and model, threads, sockets and */
 					/* path where it has them */
+	size_t uuid_off, uuid_len;	/* a GPU's "uuid", as written in */
+					/* the interval's text; 0, 0 */
 };
 
 /* One proc record of the interval. */
@@ -44,6 +46,8 @@ struct proc {
 	int64_t pid, starttime, cpu_us;
 	size_t id_off, line_off;	/* its identity members, as JSON text, */
 	uint32_t id_len, line_len;	/* in ids, and its line in lines */
+	size_t gpu_off, gpu_len;	/* its gpu_us object, as written, */
+					/* in the interval's text; 0, 0 */
 	int terminated;
 	struct workload *w;		/* its totals */
 };
@@ -71,8 +75,11 @@ struct interval {
 	int has_cpu, has_total;
 	int dense;		/* its cpu record says every process has one */
 	int64_t cpu_us, total_cpu_us;
+	size_t gpu_off, gpu_len;	/* the cpu record's gpu_us, as the */
+					/* procs'; 0, 0: none */
 	int64_t procs_us;	/* sum of the procs' and exited records' */
 				/* cpu_us, checked to fit */
+	int64_t gpu_procs_us;	/* and of the procs' gpu_us, every device */
 	size_t nrounded;	/* of those records, the ones with CPU */
 	int64_t worst_excess_us;	/* the largest excess_cpu_us of an */
 	size_t worst_off, worst_len;	/* exited record, and its cgroup */
@@ -147,6 +154,9 @@ struct attr {
 	struct kp_buf out;
 	struct kp_share *shares, **order;
 	size_t nshares;
+	int gpu_zone;		/* the zone split now is a GPU's */
+	int told_no_gpu_us;	/* a GPU's energy was all idle for want */
+				/* of the node's GPU time: said once */
 };
 
 /* spool.c */
@@ -171,6 +181,8 @@ void pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq);
 
 /* split.c */
 void attribute_zone(struct attr *a, struct interval *iv,
+    const struct energy *e, int64_t seq, int64_t dt_us);
+void attribute_gpu(struct attr *a, struct interval *iv,
     const struct energy *e, int64_t seq, int64_t dt_us);
 int reportable(const struct attr *a, const struct workload *w);
 void shares_reserve(struct attr *a, size_t n);

@@ -18,22 +18,15 @@
     "(see kp-attribute(1))"
 
 /*
- * The index of an energy record's zone, and socket if it has one.  The
- * reader has checked the zone's name, which has no '/', and the socket.
+ * The index of an energy record's zone key: its zone, with its socket or,
+ * for a GPU, its device (kp_zone_key).  The reader has checked the names.
  */
 static int
 energy_zone(struct attr *a, const struct kp_record *rec)
 {
 	char key[sizeof(a->zones.name[0])];
-	const char *zone;
-	int64_t socket;
 
-	if ((zone = kp_rec_str(rec, "zone")) == NULL)
-		return -1;
-	if (!kp_rec_int(rec, "socket", &socket))
-		return kp_zone_index(&a->zones, zone, strlen(zone));
-	if (snprintf(key, sizeof(key), "%s/%lld", zone, (long long)socket) >=
-	    (int)sizeof(key))
+	if (!kp_zone_key(rec, 1, key, sizeof(key)))
 		return -1;
 	return kp_zone_index(&a->zones, key, strlen(key));
 }
@@ -43,7 +36,7 @@ void
 drop_records(struct interval *iv)
 {
 	iv->nprocs = iv->nexited = 0;
-	iv->procs_us = 0;
+	iv->procs_us = iv->gpu_procs_us = 0;
 	iv->nrounded = 0;
 	iv->worst_excess_us = 0;
 	iv->worst_off = iv->worst_len = 0;
@@ -56,6 +49,7 @@ interval_clear(struct interval *iv)
 	iv->nenergy = 0;
 	iv->seq = -1;
 	iv->has_cpu = iv->has_total = iv->dense = 0;
+	iv->gpu_off = iv->gpu_len = 0;
 	iv->text.len = 0;
 	spool_clear(&iv->ids);
 	spool_clear(&iv->lines);
@@ -133,6 +127,25 @@ copy_source(struct kp_buf *b, const struct kp_record *rec)
 }
 
 /*
+ * The value of a record's member key, as written, in the interval's text
+ * at *off, *len bytes; 0 bytes without it.  The reader has checked it: a
+ * gpu_us is an object of integers by device name, a uuid a string.
+ */
+static void
+keep_value(struct interval *iv, const struct kp_record *rec, const char *key,
+    size_t *off, size_t *len)
+{
+	const struct kp_field *f = kp_rec_get(rec, key);
+
+	*off = iv->text.len;
+	*len = 0;
+	if (f == NULL)
+		return;
+	kp_buf_add(&iv->text, f->raw, f->rawlen);
+	*len = f->rawlen;
+}
+
+/*
  * The reader has checked what each record held here must have
  * (kp-records(5)): an energy record's zone and energy_uj, a cpu record's
  * cpu_us and usage_ratio, a proc record's cpu_us.
@@ -162,6 +175,7 @@ hold_energy(struct attr *a, struct interval *iv, const struct kp_record *rec)
 	e->src_off = iv->text.len;
 	copy_source(&iv->text, rec);
 	e->src_len = iv->text.len - e->src_off;
+	keep_value(iv, rec, "uuid", &e->uuid_off, &e->uuid_len);
 	return NULL;
 }
 
@@ -180,6 +194,7 @@ hold_cpu(struct interval *iv, const struct kp_record *rec)
 	iv->ratio = ratio;
 	iv->has_total = kp_rec_int(rec, "total_cpu_us", &t);
 	iv->total_cpu_us = t;
+	keep_value(iv, rec, "gpu_us", &iv->gpu_off, &iv->gpu_len);
 	return NULL;
 }
 
@@ -201,6 +216,30 @@ copy_identity(struct kp_buf *b, const struct kp_record *rec)
 	kp_identity_copy(b, rec);
 }
 
+/*
+ * A proc record's GPU time joins the sum that each GPU's shares are
+ * taken by, which must be exact as the CPU time's; 0 if it would pass
+ * KP_AMOUNT_MAX, and the sum stays as it was.  Over every device, which
+ * holds each device's sum.
+ */
+static int
+gpu_adds(struct interval *iv, const struct kp_record *rec)
+{
+	const struct kp_field *f = kp_rec_get(rec, "gpu_us");
+	int64_t sum_us = iv->gpu_procs_us;
+	struct kp_member m;
+	size_t pos = 0;
+
+	if (f == NULL)
+		return 1;
+	while (kp_object_next(f->raw, f->rawlen, &pos, &m) > 0)
+		if (__builtin_add_overflow(sum_us, m.num.i, &sum_us) ||
+		    sum_us > KP_AMOUNT_MAX)
+			return 0;
+	iv->gpu_procs_us = sum_us;
+	return 1;
+}
+
 static const char *
 hold_proc(struct attr *a, struct interval *iv, const struct kp_record *rec)
 {
@@ -211,7 +250,7 @@ hold_proc(struct attr *a, struct interval *iv, const struct kp_record *rec)
 	if (!kp_rec_int(rec, "pid", &pid) || pid <= 0)
 		return NO_PID;
 	kp_rec_int(rec, "cpu_us", &cpu_us);
-	if (!cpu_adds(iv, cpu_us))
+	if (!gpu_adds(iv, rec) || !cpu_adds(iv, cpu_us))
 		return OVERFLOW;
 	kp_rec_int(rec, "starttime", &starttime);
 	if (iv->nprocs == iv->capprocs) {
@@ -225,6 +264,7 @@ hold_proc(struct attr *a, struct interval *iv, const struct kp_record *rec)
 	p->cpu_us = cpu_us;
 	p->line_off = p->line_len = 0;
 	p->terminated = kp_rec_terminated(rec);
+	keep_value(iv, rec, "gpu_us", &p->gpu_off, &p->gpu_len);
 	a->out.len = 0;
 	copy_identity(&a->out, rec);
 	p->id_off = spool_add(&iv->ids, a->out.s, a->out.len);

@@ -13,20 +13,21 @@
  * Every CSV column: the first DEFAULT_COLUMNS are the default, in this
  * order, which only grows at its end; co2_g is added to them by
  * --carbon-intensity.  source, estimated and model are in it so that a
- * row of an estimate says so (kp-fmt(1), csv).
+ * row of an estimate says so, device so that a GPU's row says which
+ * (kp-fmt(1), csv).
  */
 static const char *const all_columns[] = {
 	"seq", "ts", "dt_us", "type", "zone", "pid", "starttime", "comm",
 	"state", "container_id", "pod_id", "vm_id", "unit", "cpu_us",
 	"energy_uj", "active_uj", "idle_uj", "watts", "total_uj", "socket",
-	"level", "by", "group", "source", "estimated", "model",
+	"level", "by", "group", "source", "estimated", "model", "device",
 	"co2_g", "cgroup", "processes", "total_cpu_us", "usage_ratio",
 	"active_watts", "idle_watts", "active_total_uj", "idle_total_uj",
 	"idle_kept_uj", "sockets", "threads", "scaled_down", "excess_cpu_us",
 	"ppid", "count", "container_name", "pod_name", "pod_namespace",
-	"vm_name", "runtime", "exe", "kind",
+	"vm_name", "runtime", "exe", "kind", "uuid",
 };
-#define DEFAULT_COLUMNS 26
+#define DEFAULT_COLUMNS 27
 
 static const char *const default_types[] = {
 	"energy", "node", "process", "exited", "unattributed", "container",

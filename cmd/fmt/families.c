@@ -49,6 +49,41 @@ static const char *const platform_zones[] = { "platform", "psys", NULL };
 /* Kepler's platform gauge is the machine at the wall only: never psys. */
 static const char *const wall_zones[] = { "platform", NULL };
 /*
+ * A GPU's records (zone gpu, kp-attribute(1), GPU zones) are in the GPU
+ * families alone, each device its own series: Kepler's labels gpu and
+ * gpu_uuid hold the record's device and uuid (label_mapped).  The CPU
+ * families, whose zones are NULL, never take them.
+ */
+static const char *const gpu_zones[] = { "gpu", NULL };
+static const char *const gpu_node_labels[] = {
+	"=gpu", "=gpu_uuid", "source", NULL
+};
+static const char *const gpu_process_labels[] = {
+	"pid", "comm", "exe", "=type", "state", "container_id", "pod_id",
+	"vm_id", "=gpu", "=gpu_uuid", NULL
+};
+static const char *const gpu_container_labels[] = {
+	"container_id", "container_name", "=runtime", "pod_id", "?state",
+	"=gpu", "=gpu_uuid", NULL
+};
+static const char *const gpu_pod_labels[] = {
+	"pod_id", "pod_name", "pod_namespace", "?state", "=gpu", "=gpu_uuid",
+	NULL
+};
+static const char *const gpu_vm_labels[] = {
+	"vm_id", "vm_name", "=hypervisor", "?state", "=gpu", "=gpu_uuid", NULL
+};
+static const char *const gpu_unit_labels[] = {
+	"unit", "?state", "=gpu", "=gpu_uuid", NULL
+};
+static const char *const gpu_group_labels[] = {
+	"by", "group", "?state", "=gpu", "=gpu_uuid", NULL
+};
+static const char *const gpu_host_labels[] = {
+	"level", "=gpu", "=gpu_uuid", NULL
+};
+static const char *const gpu_labels[] = { "=gpu", "=gpu_uuid", NULL };
+/*
  * Exited records fold by parent and comm; their series fold further, by
  * comm and the group they ran in, without pid or ppid: a build's many
  * short processes make a few series per container, pod, VM or unit.
@@ -193,6 +228,63 @@ const struct family families[NFAMILIES] = {
 	    "total_uj", "energy_uj", COUNTER_CO2, zone_labels,
 	    "Emissions of the active energy no process accounts for, in "
 	    "grams of CO2 equivalent" },
+	/* Each GPU: Kepler's families where Kepler has them, else kp_. */
+	{ "kepler_node_gpu_joules_total", "node", "energy", gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_node_labels,
+	    "Energy used by the GPU, in joules" },
+	{ "kepler_node_gpu_watts", "node", "energy", gpu_zones,
+	    "watts", NULL, GAUGE, gpu_node_labels,
+	    "Power of the GPU, in watts" },
+	{ "kepler_node_gpu_idle_watts", "node", NULL, gpu_zones,
+	    "idle_watts", NULL, GAUGE, gpu_node_labels,
+	    "Power of the GPU while idle: the share of the interval it was "
+	    "not busy, in watts" },
+	{ "kp_node_gpu_active_joules_total", "node", NULL, gpu_zones,
+	    "active_total_uj", "active_uj", COUNTER_J, gpu_node_labels,
+	    "Energy used by the GPU while busy, in joules" },
+	{ "kp_node_gpu_idle_joules_total", "node", NULL, gpu_zones,
+	    "idle_total_uj", "idle_uj", COUNTER_J, gpu_node_labels,
+	    "Energy used by the GPU while idle, in joules" },
+	{ "kepler_process_gpu_joules_total", "process", NULL, gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_process_labels,
+	    "Energy of the GPU attributed to the process by its GPU time, in "
+	    "joules" },
+	{ "kepler_process_gpu_watts", "process", NULL, gpu_zones,
+	    "watts", NULL, GAUGE, gpu_process_labels,
+	    "Power of the GPU attributed to the process, in watts" },
+	{ "kepler_container_gpu_joules_total", "container", NULL, gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_container_labels,
+	    "Energy of the GPU attributed to the container, in joules" },
+	{ "kepler_container_gpu_watts", "container", NULL, gpu_zones,
+	    "watts", NULL, GAUGE, gpu_container_labels,
+	    "Power of the GPU attributed to the container, in watts" },
+	{ "kepler_pod_gpu_joules_total", "pod", NULL, gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_pod_labels,
+	    "Energy of the GPU attributed to the pod, in joules" },
+	{ "kepler_pod_gpu_watts", "pod", NULL, gpu_zones,
+	    "watts", NULL, GAUGE, gpu_pod_labels,
+	    "Power of the GPU attributed to the pod, in watts" },
+	{ "kp_vm_gpu_joules_total", "vm", NULL, gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_vm_labels,
+	    "Energy of the GPU attributed to the virtual machine, in joules" },
+	{ "kp_vm_gpu_watts", "vm", NULL, gpu_zones,
+	    "watts", NULL, GAUGE, gpu_vm_labels,
+	    "Power of the GPU attributed to the virtual machine, in watts" },
+	{ "kp_unit_gpu_joules_total", "unit", NULL, gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_unit_labels,
+	    "Energy of the GPU attributed to the systemd unit, in joules" },
+	{ "kp_group_gpu_joules_total", "group", NULL, gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_group_labels,
+	    "Energy of the GPU attributed to the processes grouped by one "
+	    "field, in joules" },
+	{ "kp_host_gpu_joules_total", "host", NULL, gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_host_labels,
+	    "Energy of the GPU attributed to the processes in no group of the "
+	    "level, in joules" },
+	{ "kp_unattributed_gpu_joules_total", "unattributed", NULL, gpu_zones,
+	    "total_uj", "energy_uj", COUNTER_J, gpu_labels,
+	    "Energy of the GPU while busy that no process accounts for, in "
+	    "joules" },
 };
 
 /*

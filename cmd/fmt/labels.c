@@ -71,19 +71,24 @@ vm_hypervisor(const struct kp_record *rec)
  * is.  path is the sysfs directory of the zone's counter, which an energy
  * record (and the node record drawn from it) names only where its energy
  * comes from one counter; empty for a sum of several sockets' counters,
- * as Kepler writes what it does not know.
+ * as Kepler writes what it does not know.  gpu and gpu_uuid are a GPU's
+ * device and uuid (kp-records(5)), Kepler's names for them.
  */
 static const char *
 label_mapped(const char *name, const struct kp_record *rec)
 {
-	const char *path;
+	const char *v;
 
 	if (strcmp(name, "type") == 0)
 		return process_type(rec);
 	if (strcmp(name, "runtime") == 0)
 		return container_runtime(rec);
 	if (strcmp(name, "path") == 0)
-		return (path = kp_rec_str(rec, "path")) != NULL ? path : "";
+		return (v = kp_rec_str(rec, "path")) != NULL ? v : "";
+	if (strcmp(name, "gpu") == 0)
+		return (v = kp_rec_str(rec, "device")) != NULL ? v : "";
+	if (strcmp(name, "gpu_uuid") == 0)
+		return (v = kp_rec_str(rec, "uuid")) != NULL ? v : "";
 	return strcmp(name, "hypervisor") == 0 ? vm_hypervisor(rec) : "";
 }
 

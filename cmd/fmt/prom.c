@@ -98,7 +98,8 @@ source_zone(const struct block *b, const struct kp_record *rec)
  * kp_energy_source_info: per zone, its source, whether it is estimated,
  * and the model of an estimate, so that the flag is on the dashboard too,
  * while Kepler's families keep Kepler's labels.  One sample a zone: each
- * socket's record of a zone says the same.
+ * socket's record of a zone says the same; but one a GPU, whose devices
+ * may each have a source of their own, with its gpu label.
  */
 static void
 source_info(struct prom *p, const struct block *b)
@@ -106,14 +107,16 @@ source_info(struct prom *p, const struct block *b)
 	const struct kp_field *est;
 	struct kp_map *seen = kp_map_new();
 	struct kp_buf *out = &p->text;
-	const char *zone;
+	const char *zone, *device;
+	char key[KP_ZONE_NAME_MAX + 1];
 	size_t i, n, samples = 0;
 
 	for (i = 0; i < b->n; i++) {
 		if ((zone = source_zone(b, b->recs[i])) == NULL ||
-		    kp_map_get(seen, zone) != NULL)
+		    !kp_zone_key(b->recs[i], 0, key, sizeof(key)) ||
+		    kp_map_get(seen, key) != NULL)
 			continue;
-		kp_map_put(seen, zone, seen);
+		kp_map_put(seen, key, seen);
 		if (samples++ == 0)
 			kp_buf_printf(out, "# HELP kp_energy_source_info Where "
 			    "the energy of each zone comes from: its source, "
@@ -127,6 +130,9 @@ source_info(struct prom *p, const struct block *b)
 		label_pair(out, &n, "estimated", est == NULL ? "" :
 		    est->kind == KP_V_TRUE ? "true" : "false", NULL);
 		label_pair(out, &n, "model", NULL, b->recs[i]);
+		if ((device = kp_rec_str(b->recs[i], "device")) != NULL &&
+		    strcmp(zone, "gpu") == 0)
+			label_pair(out, &n, "gpu", device, NULL);
 		if (node_name(p) != NULL)
 			label_pair(out, &n, "node_name", node_name(p), NULL);
 		kp_buf_add(out, "} 1\n", 4);

@@ -15,7 +15,7 @@
  */
 static const char *const ident_keys[] = {
 	"pid", "starttime", "container_id", "pod_id", "vm_id", "unit",
-	"level", "by", "zone", "socket"
+	"level", "by", "zone", "socket", "device"
 };
 #define IDENT_BY_VALUE NELEM(ident_keys)
 #define IDENT_RAW 0	/* the kind of the by value: its raw text */

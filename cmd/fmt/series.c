@@ -236,9 +236,12 @@ family_has(struct prom *p, const struct family *f, int zoned,
 		return 0;
 	if (zoned && rec_in_node_zone(rec) != node_zone)
 		return 0;
+	zone = kp_rec_str(rec, "zone");
+	/* The CPU families, of every zone but a GPU's (families.c). */
+	if (f->zones == NULL && zone != NULL && strcmp(zone, "gpu") == 0)
+		return 0;
 	if (f->zones == NULL && !rec_is(rec, "energy"))
 		return 1;
-	zone = kp_rec_str(rec, "zone");
 	if (f->zones != NULL && (zone == NULL || !str_in_list(f->zones, zone)))
 		return 0;
 	return !rec_is(rec, "energy") || (zone != NULL &&

@@ -129,8 +129,8 @@ static void
 workload_key(struct kp_buf *key, const struct kp_record *rec)
 {
 	static const char *const fields[] = {
-		"type", "zone", "socket", "pid", "starttime", "container_id",
-		"pod_id", "vm_id", "unit", "level", "by", NULL,
+		"type", "zone", "socket", "device", "pid", "starttime",
+		"container_id", "pod_id", "vm_id", "unit", "level", "by", NULL,
 	};
 	size_t i;
 
@@ -151,7 +151,7 @@ static char *
 bucket_of(const struct kp_record *rec)
 {
 	static const char *const fields[] = {
-		"type", "zone", "socket", "level", "by", NULL,
+		"type", "zone", "socket", "device", "level", "by", NULL,
 	};
 	struct kp_buf b = { NULL, 0, 0 };
 	size_t i;
@@ -300,6 +300,30 @@ keeps_estimated(const struct sum_field *sf, const struct kp_field *f)
 	    strcmp(sf->key, "estimated") == 0;
 }
 
+/*
+ * A GPU zone's gpu_us, {"<device>": us} of its one device, which is in the
+ * workload's key, summed as cpu_us is; 0 if f is no such field.
+ */
+static int
+sum_gpu_us(struct summary *s, struct sum_field *sf, const struct kp_field *f,
+    long lineno)
+{
+	char buf[KP_DEVICE_NAME_MAX + 32];
+	struct kp_member a, b;
+	size_t at = 0, bt = 0;
+
+	if (strcmp(sf->key, "gpu_us") != 0 || sf->kind != KP_V_OBJECT ||
+	    f->kind != KP_V_OBJECT ||
+	    kp_object_next(raw_of(sf), sf->rawlen, &at, &a) != 1 ||
+	    kp_object_next(f->raw, f->rawlen, &bt, &b) != 1 ||
+	    a.keylen != b.keylen || memcmp(a.key, b.key, a.keylen) != 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "{\"%.*s\":%" PRId64 "}", (int)a.keylen,
+	    a.key, add_held(s->ctx, a.num.i, b.num.i, "gpu_us", lineno));
+	raw_set(sf, buf, strlen(buf));
+	return 1;
+}
+
 /* Adds a record of the same workload: sums summed, others replaced. */
 static void
 workload_merge(struct summary *s, struct workload *w,
@@ -316,7 +340,8 @@ workload_merge(struct summary *s, struct workload *w,
 		else if (sf->summed)
 			sf->i = add_held(s->ctx, sf->i, f->i, sf->key,
 			    rec->lineno);
-		else if (!keeps_estimated(sf, f))
+		else if (!sum_gpu_us(s, sf, f, rec->lineno) &&
+		    !keeps_estimated(sf, f))
 			field_set(sf, f);
 	}
 }
@@ -392,8 +417,8 @@ workload_end(struct summary *s, struct workload *w)
 /*
  * A group's PROCS over the run counts the processes it had in any interval,
  * each once (kp-fmt(1), --summary), not those of the last: the key of what
- * is counted is the group's type, zone, socket and id (a host record's:
- * its level), each as the record writes it.
+ * is counted is the group's type, zone, socket or device and id (a host
+ * record's: its level), each as the record writes it.
  */
 static const char *const seen_levels[][2] = {
 	{ "container", "container_id" }, { "pod", "pod_id" },
@@ -439,6 +464,9 @@ procs_seen_add(struct summary *s, const struct kp_record *rec)
 	struct kp_buf key = { NULL, 0, 0 };
 	char level[32];
 	size_t i;
+
+	if (socket == NULL)	/* a GPU's records: their device */
+		socket = kp_rec_get(rec, "device");
 
 	for (i = 0; i < NELEM(seen_levels); i++) {
 		id = kp_rec_get(rec, seen_levels[i][1]);
@@ -590,7 +618,7 @@ static struct workload *
 other_row(struct summary *s, const struct workload *w)
 {
 	static const char *const place[] = {
-		"type", "seq", "zone", "socket", "level", "by", NULL
+		"type", "seq", "zone", "socket", "device", "level", "by", NULL
 	};
 	struct workload *o;
 	size_t i;
@@ -917,7 +945,7 @@ static const int64_t *
 procs_seen(const struct summary *s, const struct workload *w)
 {
 	struct kp_field zone, socket;
-	const struct sum_field *id = NULL;
+	const struct sum_field *id = NULL, *place;
 	struct kp_buf key = { NULL, 0, 0 };
 	const int64_t *n;
 	size_t i;
@@ -931,9 +959,10 @@ procs_seen(const struct summary *s, const struct workload *w)
 		id = workload_get(w, "level");
 	if (id == NULL)
 		return NULL;
+	if ((place = workload_get(w, "socket")) == NULL)
+		place = workload_get(w, "device");
 	seen_key(&key, w->type, as_field(&zone, workload_get(w, "zone")),
-	    as_field(&socket, workload_get(w, "socket")), raw_of(id),
-	    id->rawlen);
+	    as_field(&socket, place), raw_of(id), id->rawlen);
 	n = kp_map_get(s->procs_seen, key.s);
 	free(key.s);
 	return n;

@@ -416,16 +416,15 @@ interval_line(const struct fmt *ctx, struct kp_buf *out,
 	kp_buf_add(out, "\n", 1);
 }
 
-/* The zone of a record, with its socket after a slash when it has one. */
+/*
+ * The zone of a record, with its socket, or a GPU's device, after a slash
+ * when it has one, as kp-attribute keeps it (kp_zone_key).
+ */
 static const char *
 zone_text(char *buf, size_t len, const struct kp_record *rec)
 {
-	const char *zone = str_or_dash(rec, "zone");
-	int64_t socket;
-
-	if (!kp_rec_int(rec, "socket", &socket))
-		return zone;
-	snprintf(buf, len, "%s/%lld", zone, (long long)socket);
+	if (!kp_zone_key(rec, 1, buf, len))
+		return str_or_dash(rec, "zone");
 	return buf;
 }
 

@@ -44,15 +44,16 @@ check_conserved(void)
 static void
 take(const struct kp_record *rec)
 {
-	const char *zone;
+	char key[KP_ZONE_NAME_MAX + 1];
 	int64_t uj;
 	int z;
 
 	if (consumed(rec)) {
 		if (add_record(&a, rec) != NULL)
 			return;
-		zone = kp_rec_str(rec, "zone");
-		z = kp_zone_index(&a.zones, zone, strlen(zone));
+		/* A GPU's zone is gpu/<device>, as kp-aggregate keys it. */
+		kp_zone_key(rec, 0, key, sizeof(key));
+		z = kp_zone_index(&a.zones, key, strlen(key));
 		kp_rec_int(rec, "energy_uj", &uj);
 		unchecked |= __builtin_add_overflow(taken_uj[z], uj,
 		    &taken_uj[z]);

@@ -59,17 +59,15 @@ rec_is_type(const struct kp_record *rec, const char *type)
 static void
 tally(struct seen *t, size_t *n, const struct kp_record *rec)
 {
-	const char *zone = kp_rec_str(rec, "zone");
-	int64_t uj = 0, kept = 0, sock = -1;
+	int64_t uj = 0, kept = 0;
 	char key[48];
 	struct seen *s;
 
-	if (zone == NULL || (!rec_is_type(rec, "node") &&
-	    !rec_is_type(rec, "process") && !rec_is_type(rec, "exited") &&
-	    !rec_is_type(rec, "unattributed")))
+	/* Each socket's and each GPU's zone apart, as kp-attribute keeps them. */
+	if (!kp_zone_key(rec, 1, key, sizeof(key)) ||
+	    (!rec_is_type(rec, "node") && !rec_is_type(rec, "process") &&
+	    !rec_is_type(rec, "exited") && !rec_is_type(rec, "unattributed")))
 		return;
-	kp_rec_int(rec, "socket", &sock);
-	snprintf(key, sizeof(key), "%s/%lld", zone, (long long)sock);
 	if ((s = seen_get(t, n, rec->seq, key)) == NULL)
 		return;
 	CHECK(kp_rec_int(rec, "energy_uj", &uj));

@@ -19,6 +19,21 @@
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 
+/* gpu_us, kp-records(5) 1.2: an object of integers of at least 0. */
+static void
+check_gpu_us(const struct kp_field *f)
+{
+	struct kp_member m;
+	size_t pos = 0;
+	int more;
+
+	CHECK(f->kind == KP_V_OBJECT);
+	while ((more = kp_object_next(f->raw, f->rawlen, &pos, &m)) > 0)
+		CHECK(m.num.kind == KP_V_INT && m.num.i >= 0 &&
+		    kp_device_name_ok(m.key, m.keylen));
+	CHECK(more == 0);
+}
+
 static void
 check_members(const struct kp_record *rec)
 {
@@ -30,8 +45,10 @@ check_members(const struct kp_record *rec)
 		CHECK(strlen(f->key) == f->keylen);
 		CHECK(f->raw >= rec->line && f->raw + f->rawlen <= rec->line +
 		    rec->len);
-		if (f->keylen >= 3 && (strcmp(f->key + f->keylen - 3, "_uj") ==
-		    0 || strcmp(f->key + f->keylen - 3, "_us") == 0))
+		if (strcmp(f->key, "gpu_us") == 0)
+			check_gpu_us(f);
+		else if (f->keylen >= 3 && (strcmp(f->key + f->keylen - 3,
+		    "_uj") == 0 || strcmp(f->key + f->keylen - 3, "_us") == 0))
 			CHECK(f->kind == KP_V_INT && f->i >= 0);
 		if (f->kind == KP_V_STR)
 			CHECK(strlen(f->str) == f->len);
