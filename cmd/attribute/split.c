@@ -232,7 +232,7 @@ emit_exited(struct attr *a, struct interval *iv, int z, int64_t seq,
 		x = &iv->exited[i];
 		kp_buf_rec(&a->out, "exited", seq);
 		put_zone(a, z);
-		kp_buf_add(&a->out, spool_get(&iv->ids, x->id_off, x->id_len),
+		kp_buf_add(&a->out, kp_spool_get(&iv->ids, x->id_off, x->id_len),
 		    x->id_len);
 		share_members(a, &sh[i], dt_us);
 		kp_out_buf(&a->out);
@@ -327,7 +327,7 @@ attribute_zone(struct attr *a, struct interval *iv, const struct energy *e,
 		    a->shares[i].idle_uj;
 		if (a->shares[i].cpu_us > 0 || iv->dense ||
 		    (p->terminated && reportable(a, w)))
-			emit_process(a, seq, e->zone, spool_get(&iv->ids,
+			emit_process(a, seq, e->zone, kp_spool_get(&iv->ids,
 			    p->id_off, p->id_len), p->id_len, &a->shares[i],
 			    dt_us, total_uj);
 	}
