@@ -473,6 +473,18 @@ one_interval() {
 	    "$(kp-fmt -f table < "$IN" | grep -E '^ *[0-9]+  [a-z]' | head -n 10 | tr -s ' ')"
 }
 
+@test "top takes records as read, as table does: the peak stays under the interval's size (kp-fmt(1), Memory)" {
+	one_interval
+	local size_kib=$(($(wc -c < "$IN") / 1024)) kib
+	kp-fmt -f table < "$IN" > "$OUT.table"
+	# Its output no terminal, top writes what table writes, holding what
+	# table holds, its rows' text: under the interval; its records were 5
+	# times it.
+	kib=$(peak_kib -f top)
+	((kib <= size_kib)) || fail "top: $kib KiB, more than the interval's $size_kib"
+	cmp "$OUT.table" "$OUT"
+}
+
 @test "prometheus and --textfile take records as read: the peak stays within the interval's size + 32 MiB, though the exposition is larger (kp-fmt(1), Memory)" {
 	one_interval
 	local goal_kib=$(($(wc -c < "$IN") / 1024 + 32 * 1024)) kib

@@ -145,9 +145,9 @@ const char *row_cells(const struct row *row);
 void rows_clear(struct rows *r);
 void rows_free(struct rows *r);
 
-/* table.c, for top: one interval's table as text in out. */
-void table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
-    const struct kp_record *interval);
+/* table.c, for top: one interval's table as text in out; st is table's. */
+void table_frame(struct fmt *ctx, struct kp_buf *out, void *st,
+    const struct block *b, const struct kp_record *interval);
 
 /* source.c: where each zone's energy comes from, as last read. */
 extern const char *const zone_source_keys[];
