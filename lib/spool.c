@@ -129,7 +129,7 @@ kp_spool_get(struct kp_spool *sp, size_t off, size_t len)
  */
 void
 kp_spool_lines(struct kp_spool *sp,
-    void (*out)(const char *line, size_t len))
+    void (*out)(const char *line, size_t len, void *arg), void *arg)
 {
 	size_t off = 0, want, have;
 	const char *p, *nl;
@@ -142,7 +142,7 @@ kp_spool_lines(struct kp_spool *sp,
 			if ((nl = memchr(p, '\n', have)) != NULL)
 				break;
 		}
-		out(p, (size_t)(nl - p));
+		out(p, (size_t)(nl - p), arg);
 		off += (size_t)(nl - p) + 1;
 	}
 }

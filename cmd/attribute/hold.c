@@ -427,15 +427,16 @@ hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,
 }
 
 static void
-out_line(const char *line, size_t len)
+out_line(const char *line, size_t len, void *arg)
 {
+	(void)arg;
 	kp_out_raw(line, len);
 }
 
 void
 pass_lines(struct kp_spool *lines)
 {
-	kp_spool_lines(lines, out_line);
+	kp_spool_lines(lines, out_line, NULL);
 }
 
 /*

@@ -86,9 +86,9 @@ struct summary {
 	size_t intervals;		/* interval records read */
 	struct kp_buf ts;		/* of the last interval, as JSON */
 	struct block header;		/* the last header, for the summary */
-	struct kp_buf pending;		/* the open interval's lines, */
+	struct kp_spool pending;	/* the open interval's lines, */
 	long *pending_lineno;		/* each's line number */
-	size_t npending, pendingcap;
+	size_t npending, pendingcap, nadded;
 	struct kp_map *procs_seen;	/* seen_key -> int64_t * */
 	struct cmd_energy *cmd;		/* rapl-read -- CMD's command block */
 };
@@ -749,14 +749,15 @@ fold_held(struct summary *s)
 static void
 pending_drop(struct summary *s)
 {
-	s->pending.len = 0;
+	kp_spool_clear(&s->pending);
 	s->npending = 0;
 }
 
 /*
- * A record of the open interval, as read: kept as its line, a third of
- * what the block's copy costs, since it is summed only once its interval
- * record has come (kp-fmt(1), Memory).
+ * A record of the open interval, as read: kept as its line, in a spool
+ * whose last mebibyte is in memory, since it is summed only once its
+ * interval record has come, and an interval cut short is not summed
+ * (kp-fmt(1), Memory).
  */
 static void
 summary_record(struct fmt *ctx, void *st, const struct kp_record *rec)
@@ -770,29 +771,32 @@ summary_record(struct fmt *ctx, void *st, const struct kp_record *rec)
 		    s->pendingcap, sizeof(*s->pending_lineno));
 	}
 	s->pending_lineno[s->npending++] = rec->lineno;
-	kp_buf_add(&s->pending, rec->line, rec->len);
-	kp_buf_add(&s->pending, "\n", 1);
+	kp_spool_add(&s->pending, rec->line, rec->len);
+	kp_spool_add(&s->pending, "\n", 1);
+}
+
+/* One line of the open interval, read again and summed. */
+static void
+add_pending_line(const char *line, size_t len, void *arg)
+{
+	struct summary *s = arg;
+	struct kp_reader *r;
+	struct kp_record rec;
+
+	r = kp_reader_open_mem(line, len, s->ctx->input_name);
+	if (kp_reader_read(r, &rec) != 1)
+		errx(KP_EXIT_FAILURE, "--summary: cannot read a record again");
+	rec.lineno = s->pending_lineno[s->nadded++];
+	add_record(s, &rec);
+	kp_reader_close(r);
 }
 
 /* The open interval's lines, read again one at a time and summed. */
 static void
-add_pending(struct fmt *ctx, struct summary *s)
+add_pending(struct summary *s)
 {
-	const char *line = s->pending.s, *nl;
-	struct kp_reader *r;
-	struct kp_record rec;
-	size_t i;
-
-	for (i = 0; i < s->npending; i++, line = nl + 1) {
-		nl = memchr(line, '\n', s->pending.s + s->pending.len - line);
-		r = kp_reader_open_mem(line, nl - line, ctx->input_name);
-		if (kp_reader_read(r, &rec) != 1)
-			errx(KP_EXIT_FAILURE, "--summary: cannot read a "
-			    "record again");
-		rec.lineno = s->pending_lineno[i];
-		add_record(s, &rec);
-		kp_reader_close(r);
-	}
+	s->nadded = 0;
+	kp_spool_lines(&s->pending, add_pending_line, s);
 	pending_drop(s);
 }
 
@@ -806,7 +810,7 @@ add_interval(struct fmt *ctx, struct summary *s, const struct block *b,
 	size_t i;
 
 	s->dense = 0;
-	add_pending(ctx, s);
+	add_pending(s);
 	for (i = 0; i < b->n; i++)
 		add_record(s, b->recs[i]);
 	s->intervals++;
@@ -1033,6 +1037,7 @@ summary_begin(struct fmt *ctx)
 	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
 	s->cmd = cmd_energy_new();
+	s->pending.fd = -1;
 	return s;
 }
 
@@ -1081,7 +1086,7 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	kp_map_free(s->procs_seen, free);
 	free(s->key.s);
 	free(s->ts.s);
-	free(s->pending.s);
+	kp_spool_free(&s->pending);
 	free(s->pending_lineno);
 	block_free(&s->header);
 	cmd_energy_free(s->cmd);
