@@ -136,7 +136,7 @@ struct kp_spool {
 #define KP_SPOOL_INIT { -1, 0, NULL, 0, NULL, 0, 0, 0 }
 size_t kp_spool_add(struct kp_spool *sp, const char *s, size_t len);
 const char *kp_spool_get(struct kp_spool *sp, size_t off, size_t len);
-void kp_spool_lines(struct kp_spool *sp,	/* each line without '\n' */
+void kp_spool_lines(struct kp_spool *sp,	/* lines added whole; no '\n' */
     void (*out)(const char *line, size_t len, void *arg), void *arg);
 void kp_spool_each(struct kp_spool *sp,
     void (*out)(const char *s, size_t len));

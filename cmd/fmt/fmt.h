@@ -37,6 +37,9 @@ const struct kp_field *by_field(const struct kp_record *rec);
 int str_in_list(const char *const *list, const char *s);
 int type_wanted(const struct fmt *ctx, const char *type);
 
+/* series.c: a key of 128 bits for text, 23 characters and a NUL in out. */
+void hashed_key(const char *text, char *out);
+
 /* cmdblock.c: --summary's block for rapl-read -- CMD's command. */
 struct cmd_energy;
 struct cmd_energy *cmd_energy_new(void);
