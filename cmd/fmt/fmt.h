@@ -40,6 +40,16 @@ int type_wanted(const struct fmt *ctx, const char *type);
 /* series.c: a key of 128 bits for text, 23 characters and a NUL in out. */
 void hashed_key(const char *text, char *out);
 
+/* texts.c: --summary's long values, one copy each, held by count. */
+struct text;
+struct texts;
+struct texts *texts_new(void);
+struct text *text_get(struct texts *t, const char *s, size_t len);
+const char *text_str(const struct text *x, size_t *len);
+void text_hold(struct text *x);
+void text_drop(struct texts *t, struct text *x);
+void texts_free(struct texts *t);
+
 /* cmdblock.c: --summary's block for rapl-read -- CMD's command. */
 struct cmd_energy;
 struct cmd_energy *cmd_energy_new(void);

@@ -71,7 +71,14 @@ struct fval {
 	int64_t i;		/* a sum */
 	const char *raw;	/* any other value */
 	size_t rawlen;
+	struct text *shared;	/* the copy raw is in, if shared */
 };
+
+/*
+ * Values of this many bytes or more, cgroup paths and container ids, are
+ * shared (texts.c): each process has them in each zone.
+ */
+#define SHARED_MIN_BYTES 32
 
 
 struct summary {
@@ -84,6 +91,7 @@ struct summary {
 	struct kp_map *others;		/* bucket -> other row, borrowed */
 	struct kp_map *names;		/* every name, type and bucket, once */
 	struct kp_map *shapes;		/* type and names -> struct shape */
+	struct texts *texts;		/* the long values, shared */
 	struct workload **other;	/* the other rows, in order made */
 	size_t nother, othercap;
 	size_t rows;			/* --summary-rows */
@@ -272,13 +280,29 @@ pack_raw(struct kp_buf *b, int kind, const char *raw, size_t len)
 	kp_buf_add(b, raw, len);
 }
 
+/*
+ * A value packed in s->packed: a long one as its kind with the high bit set
+ * and its shared copy, held once more; it is let go when the values it is
+ * in are replaced (workload_store) or freed.
+ */
 static void
-pack_fval(struct kp_buf *b, const struct fval *v)
+pack_fval(struct summary *s, const struct fval *v)
 {
+	struct text *x = v->shared;
+	unsigned char kind = v->kind | 0x80;
+
 	if (v->summed)
-		pack_sum(b, v->i);
-	else
-		pack_raw(b, v->kind, v->raw, v->rawlen);
+		pack_sum(&s->packed, v->i);
+	else if (x == NULL && v->rawlen < SHARED_MIN_BYTES)
+		pack_raw(&s->packed, v->kind, v->raw, v->rawlen);
+	else {
+		if (x == NULL)
+			x = text_get(s->texts, v->raw, v->rawlen);
+		else
+			text_hold(x);
+		kp_buf_add(&s->packed, (const char *)&kind, 1);
+		kp_buf_add(&s->packed, (const char *)&x, sizeof(x));
+	}
 }
 
 /* Field j of w, whose packed value starts at p; returns where it ends. */
@@ -291,10 +315,17 @@ unpack(const struct workload *w, size_t j, const unsigned char *p,
 	v->key = w->shape->key[j];
 	v->keylen = w->shape->keylen[j];
 	v->summed = w->shape->summed[j];
+	v->shared = NULL;
 	if (v->summed) {
 		memcpy(&v->i, p, sizeof(v->i));
 		v->kind = KP_V_INT;
 		return p + sizeof(v->i);
+	}
+	if (*p & 0x80) {
+		v->kind = *p++ & 0x7f;
+		memcpy(&v->shared, p, sizeof(v->shared));
+		v->raw = text_str(v->shared, &v->rawlen);
+		return p + sizeof(v->shared);
 	}
 	v->kind = *p++;
 	v->rawlen = 0;
@@ -330,10 +361,26 @@ workload_get(const struct workload *w, const char *key, struct fval *v)
 	return workload_find(w, key, v, NULL);
 }
 
+/* Lets go of the shared values of w. */
+static void
+workload_drop(struct summary *s, struct workload *w)
+{
+	const unsigned char *p = w->vals;
+	struct fval v;
+	size_t j;
+
+	for (j = 0; j < w->shape->n; j++) {
+		p = unpack(w, j, p, &v);
+		if (v.shared != NULL)
+			text_drop(s->texts, v.shared);
+	}
+}
+
 /* w's values, the ones packed in s->packed, and its shape, sh. */
 static void
 workload_store(struct summary *s, struct workload *w, const struct shape *sh)
 {
+	workload_drop(s, w);
 	if (s->packed.len != w->vlen) {
 		w->vals = kp_reallocarray(w->vals, s->packed.len, 1);
 		w->vlen = s->packed.len;
@@ -356,11 +403,11 @@ workload_set(struct summary *s, struct workload *w, const struct fval *v)
 	for (j = 0; j < w->shape->n; j++) {
 		p = unpack(w, j, p, &old);
 		found |= strcmp(old.key, v->key) == 0;
-		pack_fval(&s->packed, strcmp(old.key, v->key) == 0 ? v : &old);
+		pack_fval(s, strcmp(old.key, v->key) == 0 ? v : &old);
 	}
 	if (!found) {
 		sh = shape_with(s, w->type, w->shape, &v->key, 1);
-		pack_fval(&s->packed, v);
+		pack_fval(s, v);
 	}
 	workload_store(s, w, sh);
 }
@@ -401,11 +448,26 @@ merge_one(struct summary *s, struct fval *v, const struct kp_field *f,
 		return;
 	if (v->summed)
 		v->i = add_held(s->ctx, v->i, f->i, v->key, lineno);
-	else {
+	else if (v->shared == NULL || v->rawlen != f->rawlen ||
+	    memcmp(v->raw, f->raw, f->rawlen) != 0) {
 		v->kind = f->kind;
 		v->raw = f->raw;
 		v->rawlen = f->rawlen;
+		v->shared = NULL;
 	}
+}
+
+/* A field of a record as a value of a workload of type. */
+static const struct fval *
+field_of(struct fval *v, const char *type, const struct kp_field *f)
+{
+	v->summed = is_summed(type, f->key);
+	v->kind = f->kind;
+	v->i = f->i;
+	v->raw = f->raw;
+	v->rawlen = f->rawlen;
+	v->shared = NULL;
+	return v;
 }
 
 /* The names of rec's fields that w has not, in s->newkeys; how many. */
@@ -436,7 +498,7 @@ workload_merge(struct summary *s, struct workload *w,
 	const unsigned char *p = w->vals;
 	const struct shape *sh = w->shape;
 	uint8_t *had = kp_calloc(rec->nf + 1, 1);
-	struct fval v;
+	struct fval v = { 0 };
 	size_t i, j, at, nnew;
 
 	s->packed.len = 0;
@@ -446,16 +508,14 @@ workload_merge(struct summary *s, struct workload *w,
 			had[at] = 1;
 			merge_one(s, &v, &rec->f[at], rec->lineno);
 		}
-		pack_fval(&s->packed, &v);
+		pack_fval(s, &v);
 	}
 	if ((nnew = new_keys(s, rec, had)) > 0) {
 		sh = shape_with(s, w->type, w->shape, s->newkeys, nnew);
 		for (i = 0; i < rec->nf; i++)
-			if (!had[i] && is_summed(w->type, rec->f[i].key))
-				pack_sum(&s->packed, rec->f[i].i);
-			else if (!had[i])
-				pack_raw(&s->packed, rec->f[i].kind,
-				    rec->f[i].raw, rec->f[i].rawlen);
+			if (!had[i])
+				pack_fval(s, field_of(&v, w->type,
+				    &rec->f[i]));
 	}
 	free(had);
 	workload_store(s, w, sh);
@@ -496,8 +556,9 @@ workload_new(struct summary *s, const struct kp_record *rec, const char *key)
 }
 
 static void
-workload_free(struct workload *w)
+workload_free(struct summary *s, struct workload *w)
 {
+	workload_drop(s, w);
 	free(w->vals);
 	free(w);
 }
@@ -774,7 +835,7 @@ fold(struct summary *s, struct workload *w)
 		s->nended--;
 	else
 		s->nlive -= w->foldable;
-	workload_free(w);
+	workload_free(s, w);
 }
 
 static int
@@ -1191,6 +1252,7 @@ summary_begin(struct fmt *ctx)
 	s->names = kp_map_new();
 	s->procs_seen = kp_map_new();
 	s->shapes = kp_map_new();
+	s->texts = texts_new();
 	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
 	s->cmd = cmd_energy_new();
@@ -1232,9 +1294,9 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	if (s->inner != NULL)
 		s->inner->end(ctx, s->inner_st, &none);
 	for (i = 0; i < s->n; i++)
-		workload_free(s->w[i]);
+		workload_free(s, s->w[i]);
 	for (i = 0; i < s->nother; i++)
-		workload_free(s->other[i]);
+		workload_free(s, s->other[i]);
 	free(s->w);
 	free(s->other);
 	kp_map_free(s->index, NULL);
@@ -1242,6 +1304,7 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	kp_map_free(s->names, free);
 	kp_map_free(s->procs_seen, free);
 	kp_map_free(s->shapes, shape_free);
+	texts_free(s->texts);
 	free(s->key.s);
 	free(s->packed.s);
 	free(s->line.s);
