@@ -297,3 +297,19 @@ cut_stream() {
 	assert_equal "$stderr" "kp-fmt: spooling an interval to $BATS_TEST_TMPDIR/missing: No such file or directory"
 	assert_equal "$output" ""
 }
+
+@test "--summary: a long value two workloads share stays the other's when one's changes (kp-fmt(1), Memory)" {
+	local s cg=/kubepods.slice/kubepods-pod0123.slice/cri-containerd-0123456789abcdef.scope
+	{
+		echo '{"type":"header","seq":0,"version":"1.0","producer":"test"}'
+		for s in 1 2; do
+			[ "$s" = 1 ] || cg=$cg.moved
+			echo '{"type":"process","seq":'$s',"zone":"package","pid":7,"starttime":1,"comm":"a","cgroup":"'$cg'","cpu_us":5,"energy_uj":100}'
+			echo '{"type":"process","seq":'$s',"zone":"dram","pid":7,"starttime":1,"comm":"a","cgroup":"'${cg%.moved}'","cpu_us":5,"energy_uj":100}'
+			echo '{"type":"interval","seq":'$s',"ts":"2026-11-22T00:00:0'$s'.000000Z","dt_us":1000000}'
+		done
+	} > "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	assert_line '{"type":"process","seq":2,"zone":"package","pid":7,"starttime":1,"comm":"a","cgroup":"'"$cg"'","cpu_us":10,"energy_uj":200,"watts":0.0001}'
+	assert_line '{"type":"process","seq":2,"zone":"dram","pid":7,"starttime":1,"comm":"a","cgroup":"'"${cg%.moved}"'","cpu_us":10,"energy_uj":200,"watts":0.0001}'
+}
