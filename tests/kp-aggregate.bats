@@ -719,22 +719,14 @@ big_interval() {
 
 @test "--state: an interval's output past a MiB waits in TMPDIR, and goes out as it would without --state" {
 	big_interval
-	mkdir "$BATS_TEST_TMPDIR/tmp"
-	kp-aggregate < "$IN" > "$BATS_TEST_TMPDIR/plain"
-	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr \
-	    kp-aggregate --state "$BATS_TEST_TMPDIR/st" < "$IN"
-	assert_equal "$output" "$(cat "$BATS_TEST_TMPDIR/plain")"
-	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
+	state_spool_same kp-aggregate
 }
 
 @test "--state: an output spool that cannot be written is status 1 before any record of the interval, the state not advanced (kp-aggregate(1), EXIT STATUS)" {
 	big_interval
 	kp-aggregate --state "$BATS_TEST_TMPDIR/st" < "$IN" > /dev/null
 	cp "$BATS_TEST_TMPDIR/st" "$BATS_TEST_TMPDIR/before"
-	TMPDIR=$BATS_TEST_TMPDIR/missing run -1 --separate-stderr \
-	    kp-aggregate --state "$BATS_TEST_TMPDIR/st" < "$IN"
-	assert_equal "$stderr" "kp-aggregate: spooling an interval to $BATS_TEST_TMPDIR/missing: No such file or directory"
-	assert_equal "$output" ""
+	state_spool_missing kp-aggregate
 	cmp "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/st"
 	# A full disk under the spool, as a file size limit makes it.
 	run -1 --separate-stderr bash -o pipefail -c \

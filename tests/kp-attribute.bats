@@ -1169,27 +1169,16 @@ big_interval() {
 
 @test "--state: an interval's output past a MiB waits in TMPDIR, and goes out as it would without --state" {
 	big_interval
-	mkdir "$BATS_TEST_TMPDIR/tmp"
-	kp-attribute < "$IN" > "$BATS_TEST_TMPDIR/plain"
-	[ "$(wc -c < "$BATS_TEST_TMPDIR/plain")" -gt $((1 << 20)) ]
-	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr \
-	    kp-attribute --state "$BATS_TEST_TMPDIR/st" < "$IN"
-	assert_equal "$output" "$(cat "$BATS_TEST_TMPDIR/plain")"
-	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
+	state_spool_same kp-attribute
 }
 
 @test "--state: an output spool that cannot be made is status 1 before any record of the interval, the state not advanced (kp-attribute(1), Memory)" {
 	big_interval
-	TMPDIR=$BATS_TEST_TMPDIR/missing run -1 --separate-stderr \
-	    kp-attribute --state "$BATS_TEST_TMPDIR/st" < "$IN"
-	assert_equal "$stderr" "kp-attribute: spooling an interval to $BATS_TEST_TMPDIR/missing: No such file or directory"
-	assert_equal "$output" ""
+	state_spool_missing kp-attribute
 	[ ! -e "$BATS_TEST_TMPDIR/st" ]
 	# A state from a run that could spool stays as it was.
 	kp-attribute --state "$BATS_TEST_TMPDIR/st" < "$IN" > /dev/null
 	cp "$BATS_TEST_TMPDIR/st" "$BATS_TEST_TMPDIR/before"
-	TMPDIR=$BATS_TEST_TMPDIR/missing run -1 --separate-stderr \
-	    kp-attribute --state "$BATS_TEST_TMPDIR/st" < "$IN"
-	assert_equal "$output" ""
+	state_spool_missing kp-attribute
 	cmp "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/st"
 }
