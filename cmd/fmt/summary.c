@@ -87,7 +87,7 @@ struct summary {
 	void *inner_st;
 	struct workload **w;		/* in order of first appearance */
 	size_t n, cap;
-	struct kp_map *index;		/* key -> one of w, borrowed */
+	struct kp_map *index;		/* hashed_key of key -> a w, borrowed */
 	struct kp_map *others;		/* bucket -> other row, borrowed */
 	struct kp_map *names;		/* every name, type and bucket, once */
 	struct kp_map *shapes;		/* type and names -> struct shape */
