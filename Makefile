@@ -14,14 +14,15 @@ RAPLOBJ = cmd/rapl/main.o cmd/rapl/source.o cmd/rapl/powercap.o \
 	cmd/rapl/terminal.o cmd/rapl/state.o cmd/rapl/bmc.o cmd/rapl/redfish.o \
 	cmd/rapl/ipmi.o cmd/rapl/nvml.o
 ATTROBJ = cmd/attribute/main.o cmd/attribute/hold.o cmd/attribute/split.o \
-	cmd/attribute/track.o cmd/attribute/state.o cmd/attribute/spool.o
+	cmd/attribute/track.o cmd/attribute/state.o
 AGGOBJ = cmd/aggregate/main.o cmd/aggregate/levels.o cmd/aggregate/take.o \
 	cmd/aggregate/end.o cmd/aggregate/state.o
 PROMOBJ = cmd/fmt/prom.o cmd/fmt/promout.o cmd/fmt/families.o \
 	cmd/fmt/labels.o cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/rows.o cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
-	cmd/fmt/summary.o cmd/fmt/cmdblock.o cmd/fmt/source.o cmd/fmt/powercap.o
+	cmd/fmt/summary.o cmd/fmt/texts.o cmd/fmt/cmdblock.o cmd/fmt/source.o \
+	cmd/fmt/powercap.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1 \
 	man/kp-plot.1
 MAN5 = man/kp-records.5
@@ -34,7 +35,7 @@ UDEV = scripts/70-powercap.rules
 # samples /proc and the cgroups, for the stages that scan them.
 PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
 	lib/liveness.o lib/map.o lib/parse.o lib/prockey.o lib/readfile.o \
-	lib/record.o lib/signal.o lib/state.o lib/usage.o lib/utf8.o \
+	lib/record.o lib/signal.o lib/spool.o lib/state.o lib/usage.o lib/utf8.o \
 	lib/write.o lib/zonekey.o lib/zones.o
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
 	lib/proc/drm.o lib/proc/exec_cgroups.o lib/proc/exit_account.o \

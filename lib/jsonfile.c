@@ -56,22 +56,60 @@ write_all(int fd, const char *s, size_t len)
 }
 
 /*
+ * Text from json_dump_callback gathered in 64 KiB writes: a token per
+ * write(2) was thousands of calls, and the whole text in memory first
+ * was a state file's size again, the state of 650,000 processes.
+ */
+struct dump {
+	int fd, failed;
+	size_t n;
+	char buf[1 << 16];
+};
+
+static int
+dump_flush(struct dump *d)
+{
+	if (!d->failed && write_all(d->fd, d->buf, d->n) < 0)
+		d->failed = 1;
+	d->n = 0;
+	return d->failed ? -1 : 0;
+}
+
+static int
+dump_chunk(const char *s, size_t len, void *arg)
+{
+	struct dump *d = arg;
+	size_t part;
+
+	while (len > 0) {
+		if (d->n == sizeof(d->buf) && dump_flush(d) < 0)
+			return -1;
+		part = len < sizeof(d->buf) - d->n ? len : sizeof(d->buf) - d->n;
+		memcpy(d->buf + d->n, s, part);
+		d->n += part;
+		s += part;
+		len -= part;
+	}
+	return 0;
+}
+
+/*
  * root to fd as one line of compact JSON, its keys sorted so that the
  * same data always gives the same bytes: 0, or -1 with errno.
  */
 int
 kp_json_dumpfd(const json_t *root, int fd)
 {
-	char *text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+	struct dump *d = kp_calloc(1, sizeof(*d));
 	int ret;
 
-	if (text == NULL) {
+	d->fd = fd;
+	ret = json_dump_callback(root, dump_chunk, d,
+	    JSON_COMPACT | JSON_SORT_KEYS) < 0 || d->failed ||
+	    dump_chunk("\n", 1, d) < 0 || dump_flush(d) < 0 ? -1 : 0;
+	if (ret < 0 && !d->failed)
 		errno = ENOMEM;
-		return -1;
-	}
-	ret = write_all(fd, text, strlen(text)) < 0 ||
-	    write_all(fd, "\n", 1) < 0 ? -1 : 0;
-	free(text);
+	free(d);
 	return ret;
 }
 

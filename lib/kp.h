@@ -120,6 +120,29 @@ void kp_signals_producer(void);
 const sigset_t *kp_signals_sleep_mask(void);	/* NULL: not a producer */
 void kp_signals_at_once(void);	/* the first signal ends the stage too */
 
+/*
+ * spool.c: texts added one after another and read back in that order: the
+ * last mebibyte in memory, the rest in an unlinked file of $TMPDIR.  A
+ * failed write there is exit 1.
+ */
+struct kp_spool {
+	int fd;			/* -1 until the memory is full */
+	size_t flushed;		/* bytes in the file */
+	char *tail;		/* the bytes after them */
+	size_t ntail;
+	char *win;		/* some of the file's, read back */
+	size_t winoff, nwin, capwin;
+};
+#define KP_SPOOL_INIT { -1, 0, NULL, 0, NULL, 0, 0, 0 }
+size_t kp_spool_add(struct kp_spool *sp, const char *s, size_t len);
+const char *kp_spool_get(struct kp_spool *sp, size_t off, size_t len);
+void kp_spool_lines(struct kp_spool *sp,	/* lines added whole; no '\n' */
+    void (*out)(const char *line, size_t len, void *arg), void *arg);
+void kp_spool_each(struct kp_spool *sp,
+    void (*out)(const char *s, size_t len));
+void kp_spool_clear(struct kp_spool *sp);
+void kp_spool_free(struct kp_spool *sp);
+
 /* write.c: all record output goes through here. */
 void kp_out_init(void);
 void kp_out_raw(const char *line, size_t len);	/* len excludes '\n' */

@@ -43,9 +43,12 @@ kp_out_init(void)
 /*
  * Output held back, not written, until kp_out_release: a stage with
  * --state prepares the state that counts an interval's records before
- * they go out (proc-cputime(1), "Guarantees").
+ * they go out (proc-cputime(1), "Guarantees").  An interval of a million
+ * records is hundreds of megabytes of output: it waits in a spool, its
+ * last mebibyte in memory, and a spool that cannot be written ends the
+ * stage before any of the interval's records went out.
  */
-static struct kp_buf held;
+static struct kp_spool held = KP_SPOOL_INIT;
 static int holding;
 
 void
@@ -54,12 +57,18 @@ kp_out_hold(void)
 	holding = 1;
 }
 
+static void
+out_held(const char *s, size_t len)
+{
+	kp_out_bytes(s, len);
+}
+
 void
 kp_out_release(void)
 {
 	holding = 0;
-	kp_out_bytes(held.s, held.len);
-	held.len = 0;
+	kp_spool_each(&held, out_held);
+	kp_spool_clear(&held);
 	kp_out_flush();
 }
 
@@ -67,8 +76,8 @@ void
 kp_out_raw(const char *line, size_t len)
 {
 	if (holding) {
-		kp_buf_add(&held, line, len);
-		kp_buf_add(&held, "\n", 1);
+		kp_spool_add(&held, line, len);
+		kp_spool_add(&held, "\n", 1);
 		return;
 	}
 	if (fwrite_unlocked(line, 1, len, stdout) != len ||
@@ -81,7 +90,7 @@ void
 kp_out_bytes(const char *s, size_t len)
 {
 	if (holding)
-		kp_buf_add(&held, s, len);
+		kp_spool_add(&held, s, len);
 	else if (len > 0 && fwrite_unlocked(s, 1, len, stdout) != len)
 		write_failed();
 }

@@ -778,3 +778,31 @@ OUT
 	run -0 jq -c '[.. | objects | select(has("gpu/1")) | ."gpu/1"] | unique' "$S"
 	assert_output '[30]'
 }
+
+# One interval of 2,500 processes out of kp-attribute: its output passes a
+# mebibyte.
+big_interval() {
+	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 1 --processes 2500 \
+	    --dense 1 | kp-attribute > "$IN"
+	[ "$(wc -c < "$IN")" -gt $((1 << 20)) ]
+}
+
+@test "--state: an interval's output past a MiB waits in TMPDIR, and goes out as it would without --state" {
+	big_interval
+	state_spool_same kp-aggregate
+}
+
+@test "--state: an output spool that cannot be written is status 1 before any record of the interval, the state not advanced (kp-aggregate(1), EXIT STATUS)" {
+	big_interval
+	kp-aggregate --state "$BATS_TEST_TMPDIR/st" < "$IN" > /dev/null
+	cp "$BATS_TEST_TMPDIR/st" "$BATS_TEST_TMPDIR/before"
+	state_spool_missing kp-aggregate
+	cmp "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/st"
+	# A full disk under the spool, as a file size limit makes it.
+	run -1 --separate-stderr bash -o pipefail -c \
+	    '(trap "" XFSZ; ulimit -f 512; exec kp-aggregate --state "$1" < "$2") | cat' \
+	    _ "$BATS_TEST_TMPDIR/st" "$IN"
+	assert_equal "$stderr" "kp-aggregate: spooling an interval to \$TMPDIR: File too large"
+	assert_equal "$output" ""
+	cmp "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/st"
+}

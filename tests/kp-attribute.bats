@@ -1158,3 +1158,27 @@ kp-attribute: <stdin>:14: the stream ends inside interval 4"
 	assert_equal "$stderr" "kp-attribute: spooling an interval to \$TMPDIR: File too large"
 	refute_output --partial '"type":"node"'
 }
+
+# An interval of 2,500 processes: its lines and identities stay under the
+# spool's mebibyte, its output of two zones passes it.
+big_interval() {
+	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 1 --processes 2500 \
+	    --dense 1 > "$IN"
+	[ "$(wc -c < "$IN")" -lt $((1 << 20)) ]
+}
+
+@test "--state: an interval's output past a MiB waits in TMPDIR, and goes out as it would without --state" {
+	big_interval
+	state_spool_same kp-attribute
+}
+
+@test "--state: an output spool that cannot be made is status 1 before any record of the interval, the state not advanced (kp-attribute(1), Memory)" {
+	big_interval
+	state_spool_missing kp-attribute
+	[ ! -e "$BATS_TEST_TMPDIR/st" ]
+	# A state from a run that could spool stays as it was.
+	kp-attribute --state "$BATS_TEST_TMPDIR/st" < "$IN" > /dev/null
+	cp "$BATS_TEST_TMPDIR/st" "$BATS_TEST_TMPDIR/before"
+	state_spool_missing kp-attribute
+	cmp "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/st"
+}

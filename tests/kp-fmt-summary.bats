@@ -256,3 +256,60 @@ command_stream() {
 	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/in"
 	assert_line -n 3 '  package  its tree'"'"'s share unknown (no cgroup of its own)  the machine'"'"'s 15.000004 J over 1.50 s, estimated'
 }
+
+# Three dense intervals of 3,000 processes, the second cut short: a header
+# comes where its interval record was (kp-records(5), Rules every reader
+# applies), in $BATS_TEST_TMPDIR/cut; the same stream without the second
+# interval's records in $BATS_TEST_TMPDIR/without.
+cut_stream() {
+	local hdr='{"type":"header","seq":0,"version":"1.1","producer":"kp-gen"}'
+	"$KP_ROOT/scripts/kp-gen" --seed 4 --intervals 3 --processes 3000 \
+	    --dense 1 | kp-attribute | kp-aggregate > "$BATS_TEST_TMPDIR/in"
+	jq -c --arg hdr "$hdr" 'if .type == "interval" and .seq == 2 then
+	    ($hdr | fromjson) else . end' "$BATS_TEST_TMPDIR/in" \
+	    > "$BATS_TEST_TMPDIR/cut"
+	jq -c --arg hdr "$hdr" 'if .type == "interval" and .seq == 2 then
+	    ($hdr | fromjson) elif .seq == 2 then empty else . end' \
+	    "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/without"
+	# The cut interval passes the spool's mebibyte of memory.
+	(($(grep -c '"seq":2,' "$BATS_TEST_TMPDIR/cut") > 5000))
+	(($(wc -c < "$BATS_TEST_TMPDIR/cut") > 3 << 20))
+}
+
+@test "--summary: an interval cut short, spooled past a MiB, is not summed (kp-fmt(1), Memory)" {
+	cut_stream
+	mkdir "$BATS_TEST_TMPDIR/tmp"
+	TMPDIR=$BATS_TEST_TMPDIR/tmp run -3 --separate-stderr \
+	    kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/cut"
+	assert_equal "$(printf '%s\n' "$stderr" | grep -c 'interval 2 has no interval record')" 1
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
+	kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/without" > "$BATS_TEST_TMPDIR/want"
+	assert_equal "$output" "$(cat "$BATS_TEST_TMPDIR/want")"
+	# Its sums were in the stream: counted, the node's joules would differ.
+	[ "$(jq -s 'map(select(.type == "node" and .zone == "package"))[0].energy_uj' <<< "$output")" -lt \
+	    "$(kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in" | jq -s 'map(select(.type == "node" and .zone == "package"))[0].energy_uj')" ]
+}
+
+@test "--summary: a spool that cannot be made is status 1 and writes no summary (kp-fmt(1), EXIT STATUS)" {
+	cut_stream
+	TMPDIR=$BATS_TEST_TMPDIR/missing run -1 --separate-stderr \
+	    kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	assert_equal "$stderr" "kp-fmt: spooling an interval to $BATS_TEST_TMPDIR/missing: No such file or directory"
+	assert_equal "$output" ""
+}
+
+@test "--summary: a long value two workloads share stays the other's when one's changes (kp-fmt(1), Memory)" {
+	local s cg=/kubepods.slice/kubepods-pod0123.slice/cri-containerd-0123456789abcdef.scope
+	{
+		echo '{"type":"header","seq":0,"version":"1.0","producer":"test"}'
+		for s in 1 2; do
+			[ "$s" = 1 ] || cg=$cg.moved
+			echo '{"type":"process","seq":'$s',"zone":"package","pid":7,"starttime":1,"comm":"a","cgroup":"'$cg'","cpu_us":5,"energy_uj":100}'
+			echo '{"type":"process","seq":'$s',"zone":"dram","pid":7,"starttime":1,"comm":"a","cgroup":"'${cg%.moved}'","cpu_us":5,"energy_uj":100}'
+			echo '{"type":"interval","seq":'$s',"ts":"2026-11-22T00:00:0'$s'.000000Z","dt_us":1000000}'
+		done
+	} > "$BATS_TEST_TMPDIR/in"
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	assert_line '{"type":"process","seq":2,"zone":"package","pid":7,"starttime":1,"comm":"a","cgroup":"'"$cg"'","cpu_us":10,"energy_uj":200,"watts":0.0001}'
+	assert_line '{"type":"process","seq":2,"zone":"dram","pid":7,"starttime":1,"comm":"a","cgroup":"'"${cg%.moved}"'","cpu_us":10,"energy_uj":200,"watts":0.0001}'
+}

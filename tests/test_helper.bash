@@ -117,3 +117,25 @@ expositions() {
 	return "$rc"
 }
 export -f expositions
+
+# state_spool_same STAGE: STAGE < $IN with --state, its interval's output
+# past a MiB spooled in a TMPDIR of the test's, gives the bytes it gives
+# without, and leaves nothing there (kp-attribute(1), Memory).
+state_spool_same() {
+	mkdir "$BATS_TEST_TMPDIR/tmp"
+	"$1" < "$IN" > "$BATS_TEST_TMPDIR/plain"
+	[ "$(wc -c < "$BATS_TEST_TMPDIR/plain")" -gt $((1 << 20)) ]
+	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr \
+	    "$1" --state "$BATS_TEST_TMPDIR/st" < "$IN"
+	assert_equal "$output" "$(cat "$BATS_TEST_TMPDIR/plain")"
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
+}
+
+# state_spool_missing STAGE: STAGE --state < $IN with a TMPDIR that does
+# not exist stops with status 1 before any record of its interval.
+state_spool_missing() {
+	TMPDIR=$BATS_TEST_TMPDIR/missing run -1 --separate-stderr \
+	    "$1" --state "$BATS_TEST_TMPDIR/st" < "$IN"
+	assert_equal "$stderr" "$1: spooling an interval to $BATS_TEST_TMPDIR/missing: No such file or directory"
+	assert_equal "$output" ""
+}

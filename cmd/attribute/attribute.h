@@ -6,7 +6,6 @@
  *	split.c	a zone's energy split into shares, and the records written
  *	track.c	the run, the processes' totals, their ends, and each
  *		interval's end
- *	spool.c	an interval's lines and identity texts, in a file
  *	state.c	the totals kept by --state across runs
  *
  * The run is one struct attr, which main.c makes and passes to each part;
@@ -16,19 +15,6 @@
 #define ATTRIBUTE_H
 
 #include "proc/proc.h"
-
-/*
- * Texts added one after another and read back in that order: the last
- * bytes in memory, the rest in an unlinked file (spool.c).
- */
-struct spool {
-	int fd;			/* -1 until the memory is full */
-	size_t flushed;		/* bytes in the file */
-	char *tail;		/* the bytes after them */
-	size_t ntail;
-	char *win;		/* some of the file's, read back */
-	size_t winoff, nwin, capwin;
-};
 
 /* One energy record of the interval. */
 struct energy {
@@ -86,8 +72,8 @@ struct interval {
 					/* in text, as JSON; 0, 0: none */
 	double ratio;
 	struct kp_buf text;	/* the energy records' sources, scaled_by */
-	struct spool ids;	/* the proc and exited records' identities */
-	struct spool lines;	/* consumed lines, to pass on if unused */
+	struct kp_spool ids;	/* the proc and exited records' identities */
+	struct kp_spool lines;	/* consumed lines, to pass on if unused */
 	int64_t seq;		/* theirs; -1 before the first */
 };
 
@@ -159,13 +145,6 @@ struct attr {
 				/* of the node's GPU time: said once */
 };
 
-/* spool.c */
-size_t spool_add(struct spool *sp, const char *s, size_t len);
-void spool_clear(struct spool *sp);
-void spool_free(struct spool *sp);
-const char *spool_get(struct spool *sp, size_t off, size_t len);
-void spool_lines(struct spool *sp, void (*out)(const char *line, size_t len));
-
 /* hold.c */
 void check_live(struct kp_reader *r, const struct kp_record *rec, int64_t dt_us);
 int consumed(const struct kp_record *rec);
@@ -176,7 +155,7 @@ void hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,
     int64_t seq);
 void interval_clear(struct interval *iv);
 void pass_cut(struct interval *iv);
-void pass_lines(struct spool *lines);
+void pass_lines(struct kp_spool *lines);
 void pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq);
 
 /* split.c */

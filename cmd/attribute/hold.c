@@ -51,8 +51,8 @@ interval_clear(struct interval *iv)
 	iv->has_cpu = iv->has_total = iv->dense = 0;
 	iv->gpu_off = iv->gpu_len = 0;
 	iv->text.len = 0;
-	spool_clear(&iv->ids);
-	spool_clear(&iv->lines);
+	kp_spool_clear(&iv->ids);
+	kp_spool_clear(&iv->lines);
 }
 
 /* Appends member key of rec to the identity text, if rec has it. */
@@ -267,7 +267,7 @@ hold_proc(struct attr *a, struct interval *iv, const struct kp_record *rec)
 	keep_value(iv, rec, "gpu_us", &p->gpu_off, &p->gpu_len);
 	a->out.len = 0;
 	copy_identity(&a->out, rec);
-	p->id_off = spool_add(&iv->ids, a->out.s, a->out.len);
+	p->id_off = kp_spool_add(&iv->ids, a->out.s, a->out.len);
 	p->id_len = (uint32_t)a->out.len;
 	return NULL;
 }
@@ -346,7 +346,7 @@ hold_exited(struct attr *a, struct interval *iv, const struct kp_record *rec)
 	for (i = 0; i < rec->nf; i++)
 		if (!written_here(rec->f[i].key))
 			copy_field(&a->out, &rec->f[i]);
-	x->id_off = spool_add(&iv->ids, a->out.s, a->out.len);
+	x->id_off = kp_spool_add(&iv->ids, a->out.s, a->out.len);
 	x->id_len = (uint32_t)a->out.len;
 	note_excess(iv, rec);
 	return NULL;
@@ -400,7 +400,7 @@ hold(struct attr *a, struct kp_reader *r, const struct kp_record *rec,
 	a->out.len = 0;
 	kp_buf_add(&a->out, rec->line, rec->len);
 	kp_buf_add(&a->out, "\n", 1);
-	off = spool_add(&iv->lines, a->out.s, a->out.len);
+	off = kp_spool_add(&iv->lines, a->out.s, a->out.len);
 	if (strcmp(rec->type, "proc") == 0) {
 		iv->procs[iv->nprocs - 1].line_off = off;
 		iv->procs[iv->nprocs - 1].line_len = (uint32_t)rec->len;
@@ -467,15 +467,16 @@ hold_sampled(struct attr *a, struct interval *iv, struct kp_sampler *s,
 }
 
 static void
-out_line(const char *line, size_t len)
+out_line(const char *line, size_t len, void *arg)
 {
+	(void)arg;
 	kp_out_raw(line, len);
 }
 
 void
-pass_lines(struct spool *lines)
+pass_lines(struct kp_spool *lines)
 {
-	spool_lines(lines, out_line);
+	kp_spool_lines(lines, out_line, NULL);
 }
 
 /*
@@ -542,11 +543,11 @@ pass_unsampled(struct kp_reader *r, struct interval *iv, int64_t seq)
 		    "kp-records(5))", (long long)seq, iv->nexited);
 	for (i = 0; i < iv->nprocs; i++) {
 		p = &iv->procs[i];
-		kp_out_raw(spool_get(&iv->lines, p->line_off, p->line_len),
+		kp_out_raw(kp_spool_get(&iv->lines, p->line_off, p->line_len),
 		    p->line_len);
 	}
 	for (i = 0; i < iv->nexited; i++)
-		kp_out_raw(spool_get(&iv->lines, iv->exited[i].line_off,
+		kp_out_raw(kp_spool_get(&iv->lines, iv->exited[i].line_off,
 		    iv->exited[i].line_len), iv->exited[i].line_len);
 	drop_records(iv);
 }

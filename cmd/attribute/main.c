@@ -131,8 +131,8 @@ run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
 	free(iv.procs);
 	free(iv.exited);
 	free(iv.text.s);
-	spool_free(&iv.ids);
-	spool_free(&iv.lines);
+	kp_spool_free(&iv.ids);
+	kp_spool_free(&iv.lines);
 	kp_sampler_set_facts(s, NULL);
 	kp_exits_free(l.x);
 }

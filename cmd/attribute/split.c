@@ -180,7 +180,7 @@ emit_exited(struct attr *a, struct interval *iv, const struct energy *e,
 		x = &iv->exited[i];
 		kp_buf_rec(&a->out, "exited", seq);
 		put_zone(a, iv, e);
-		kp_buf_add(&a->out, spool_get(&iv->ids, x->id_off, x->id_len),
+		kp_buf_add(&a->out, kp_spool_get(&iv->ids, x->id_off, x->id_len),
 		    x->id_len);
 		share_members(a, e, &sh[i], dt_us);
 		kp_out_buf(&a->out);
@@ -273,7 +273,7 @@ emit_zone(struct attr *a, struct interval *iv, const struct energy *e,
 		total_uj = p->w->total_uj[e->zone] += a->shares[i].active_uj +
 		    a->shares[i].idle_uj;
 		if (written(a, iv, p, &a->shares[i], total_uj))
-			emit_process(a, iv, e, seq, spool_get(&iv->ids,
+			emit_process(a, iv, e, seq, kp_spool_get(&iv->ids,
 			    p->id_off, p->id_len), p->id_len, &a->shares[i],
 			    dt_us, total_uj);
 	}

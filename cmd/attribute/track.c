@@ -109,7 +109,7 @@ forget(struct attr *a, int64_t pid, int64_t starttime)
  */
 static void
 track_ended(struct attr *a, const struct proc *p, const struct workload *w,
-    struct spool *ids)
+    struct kp_spool *ids)
 {
 	struct ended *ended = a->ended;
 	size_t j, min = 0;
@@ -131,7 +131,7 @@ track_ended(struct attr *a, const struct proc *p, const struct workload *w,
 	e = &ended[a->nended++];
 	workload_totals(w, e->total_uj);
 	e->id_len = p->id_len;
-	e->id = kp_strndup(spool_get(ids, p->id_off, p->id_len), p->id_len);
+	e->id = kp_strndup(kp_spool_get(ids, p->id_off, p->id_len), p->id_len);
 }
 
 /* Processes that ended in this interval have had their last share. */

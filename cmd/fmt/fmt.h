@@ -37,6 +37,19 @@ const struct kp_field *by_field(const struct kp_record *rec);
 int str_in_list(const char *const *list, const char *s);
 int type_wanted(const struct fmt *ctx, const char *type);
 
+/* series.c: a key of 128 bits for text, 23 characters and a NUL in out. */
+void hashed_key(const char *text, char *out);
+
+/* texts.c: --summary's long values, one copy each, held by count. */
+struct text;
+struct texts;
+struct texts *texts_new(void);
+struct text *text_get(struct texts *t, const char *s, size_t len);
+const char *text_str(const struct text *x, size_t *len);
+void text_hold(struct text *x);
+void text_drop(struct texts *t, struct text *x);
+void texts_free(struct texts *t);
+
 /* cmdblock.c: --summary's block for rapl-read -- CMD's command. */
 struct cmd_energy;
 struct cmd_energy *cmd_energy_new(void);
@@ -145,9 +158,9 @@ const char *row_cells(const struct row *row);
 void rows_clear(struct rows *r);
 void rows_free(struct rows *r);
 
-/* table.c, for top: one interval's table as text in out. */
-void table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
-    const struct kp_record *interval);
+/* table.c, for top: one interval's table as text in out; st is table's. */
+void table_frame(struct fmt *ctx, struct kp_buf *out, void *st,
+    const struct block *b, const struct kp_record *interval);
 
 /* source.c: where each zone's energy comes from, as last read. */
 extern const char *const zone_source_keys[];

@@ -193,7 +193,6 @@ int64_t add_saturated(int64_t a, int64_t b, int *over);
 void report_saturated(struct fmt *ctx, struct series *s,
     const char *series_key, const struct kp_record *rec);
 void forget_stale(struct prom *p);
-void hashed_key(const char *text, char *out);
 const char *series_key(struct prom *p, const struct family *f);
 struct series *series_get(struct prom *p, const struct family *f, int *fresh);
 void family_head(struct kp_buf *out, const struct family *f, const char *name,

@@ -32,37 +32,53 @@ static const char *const sum_fields[] = {
 };
 
 /*
- * One field of a workload's record.  Its value as last read is in the
- * field itself when short, as most are, numbers and names: a buffer of
- * its own for each field of each workload cost a third of a summary.
+ * The names of a workload's fields in the order first read, and which are
+ * summed: one copy for all the workloads of a type whose records have the
+ * same members, as nearly all do (kp-fmt(1), Memory).
  */
-#define RAW_INLINE 24
-struct sum_field {
-	const char *key;	/* the summary's names' */
-	int64_t i;		/* KP_V_INT */
-	uint32_t keylen;
-	uint32_t rawlen, rawcap;	/* rawcap > RAW_INLINE: in heap */
-	uint8_t summed;		/* one of sum_fields */
-	uint8_t kind;		/* KP_V_* */
-	union {
-		char in[RAW_INLINE];
-		char *heap;
-	} raw;
+struct shape {
+	size_t n;
+	const char **key;	/* name_of's */
+	uint32_t *keylen;
+	uint8_t *summed;	/* one of sum_fields, or an exited count */
 };
 
-/* One workload: its fields in the order first read. */
+/*
+ * One workload: its fields' values packed in one buffer in its shape's
+ * order, a sum as its 8 bytes, any other value as its kind, its length
+ * and its JSON text as last read.  A field each of a few dozen bytes cost
+ * three times the interval's size; packed, a workload costs less than its
+ * line.
+ */
 struct workload {
 	const char *type;	/* the same in each of its records */
-	char *key;		/* in the index; NULL: an other row */
 	const char *bucket;	/* what its other row would be */
-	struct sum_field *f;
-	size_t nf, cap;
+	const struct shape *shape;
+	unsigned char *vals;
+	uint32_t vlen;
+	uint8_t foldable;	/* one of many: a process or a group */
+	uint8_t ended;		/* it will never have a record again */
+	uint8_t fold_now;	/* chosen by fold_marked's caller */
 	int64_t last_seq;	/* of its last record */
-	int foldable;		/* one of many: a process or a group */
-	int ended;		/* it will never have a record again */
-	int fold_now;		/* chosen by fold_marked's caller */
 	int64_t folded;		/* an other row: how many it holds */
 };
+
+/* A field of a workload, unpacked: valid while the workload is unchanged. */
+struct fval {
+	const char *key;
+	uint32_t keylen;
+	uint8_t summed, kind;	/* KP_V_*; a sum is KP_V_INT */
+	int64_t i;		/* a sum */
+	const char *raw;	/* any other value */
+	size_t rawlen;
+	struct text *shared;	/* the copy raw is in, if shared */
+};
+
+/*
+ * Values of this many bytes or more, cgroup paths and container ids, are
+ * shared (texts.c): each process has them in each zone.
+ */
+#define SHARED_MIN_BYTES 32
 
 
 struct summary {
@@ -71,9 +87,11 @@ struct summary {
 	void *inner_st;
 	struct workload **w;		/* in order of first appearance */
 	size_t n, cap;
-	struct kp_map *index;		/* key -> one of w, borrowed */
+	struct kp_map *index;		/* hashed_key of key -> a w, borrowed */
 	struct kp_map *others;		/* bucket -> other row, borrowed */
 	struct kp_map *names;		/* every name, type and bucket, once */
+	struct kp_map *shapes;		/* type and names -> struct shape */
+	struct texts *texts;		/* the long values, shared */
 	struct workload **other;	/* the other rows, in order made */
 	size_t nother, othercap;
 	size_t rows;			/* --summary-rows */
@@ -82,15 +100,19 @@ struct summary {
 	int dense, warned;
 	size_t live_next;		/* fold_live's next try */
 	struct kp_buf key;
+	struct kp_buf packed;		/* a workload's values being made */
+	const char **newkeys;		/* the names a record adds */
+	size_t newcap;
 	int64_t first_seq, last_seq, dt_us;
 	size_t intervals;		/* interval records read */
 	struct kp_buf ts;		/* of the last interval, as JSON */
 	struct block header;		/* the last header, for the summary */
-	struct kp_buf pending;		/* the open interval's lines, */
-	long *pending_lineno;		/* each's line number */
-	size_t npending, pendingcap;
+	struct kp_spool pending;	/* the open interval's lines */
+	size_t npending;
+	struct kp_buf line;		/* one of them being spooled */
 	struct kp_map *procs_seen;	/* seen_key -> int64_t * */
 	struct cmd_energy *cmd;		/* rapl-read -- CMD's command block */
+	char gpu_sum[KP_DEVICE_NAME_MAX + 32];	/* sum_gpu_us's, until packed */
 };
 
 /*
@@ -162,30 +184,6 @@ bucket_of(const struct kp_record *rec)
 	return b.s;
 }
 
-static const char *
-raw_of(const struct sum_field *sf)
-{
-	return sf->rawcap > RAW_INLINE ? sf->raw.heap : sf->raw.in;
-}
-
-/*
- * The value as written: in the field, else in a buffer of its own size,
- * since a summary holds thousands of workloads of a dozen fields, and
- * room to grow would be most of its memory.
- */
-static void
-raw_set(struct sum_field *sf, const char *raw, size_t len)
-{
-	if (len > RAW_INLINE && len > sf->rawcap) {
-		if (sf->rawcap <= RAW_INLINE)
-			sf->raw.heap = NULL;
-		sf->raw.heap = kp_reallocarray(sf->raw.heap, len, 1);
-		sf->rawcap = len;
-	}
-	memcpy(sf->rawcap > RAW_INLINE ? sf->raw.heap : sf->raw.in, raw, len);
-	sf->rawlen = len;
-}
-
 /*
  * A field's name, one copy for every workload's: a dozen names repeat in
  * each of thousands of workloads (kp-fmt(1), Memory).
@@ -202,90 +200,232 @@ name_of(struct summary *s, const char *key)
 	return name;
 }
 
-static void
-field_set(struct sum_field *sf, const struct kp_field *f)
-{
-	sf->kind = f->kind;
-	sf->i = f->i;
-	raw_set(sf, f->raw, f->rawlen);
-}
-
-/* A new, empty field at the end of w's. */
-static struct sum_field *
-field_slot(struct workload *w)
-{
-	struct sum_field *sf;
-
-	if (w->nf == w->cap) {
-		w->cap = w->cap ? w->cap * 2 : 16;
-		w->f = kp_reallocarray(w->f, w->cap, sizeof(*w->f));
-	}
-	sf = &w->f[w->nf++];
-	memset(sf, 0, sizeof(*sf));
-	return sf;
-}
-
 /*
  * Whether a field is summed: one of sum_fields, or the count of an exited
  * record, which the reader has checked is a non-negative integer there.
  */
 static int
-is_summed(const struct workload *w, const char *key)
+is_summed(const char *type, const char *key)
 {
 	return str_in_list(sum_fields, key) ||
-	    (strcmp(w->type, "exited") == 0 && strcmp(key, "count") == 0);
+	    (strcmp(type, "exited") == 0 && strcmp(key, "count") == 0);
 }
+
+static const struct shape no_fields = { 0, NULL, NULL, NULL };
 
 static void
-field_append(struct summary *s, struct workload *w, const struct kp_field *f)
+shape_free(void *p)
 {
-	struct sum_field *sf = field_slot(w);
+	struct shape *sh = p;
 
-	sf->key = name_of(s, f->key);
-	sf->keylen = f->keylen;
-	sf->summed = is_summed(w, sf->key);
-	field_set(sf, f);
+	free(sh->key);
+	free(sh->keylen);
+	free(sh->summed);
+	free(sh);
 }
 
-/* A field as another workload has it, or key with the JSON text raw. */
+/* from's names, then the n of add, for a workload of type: made once. */
+static const struct shape *
+shape_with(struct summary *s, const char *type, const struct shape *from,
+    const char *const *add, size_t n)
+{
+	struct kp_buf id = { NULL, 0, 0 };
+	struct shape *sh;
+	size_t i;
+
+	kp_buf_add(&id, type, strlen(type));
+	for (i = 0; i < from->n + n; i++) {
+		kp_buf_add(&id, "\x1f", 1);
+		kp_buf_string(&id, i < from->n ? from->key[i] :
+		    add[i - from->n]);
+	}
+	kp_buf_add(&id, "", 1);
+	if ((sh = kp_map_get(s->shapes, id.s)) == NULL) {
+		sh = kp_calloc(1, sizeof(*sh));
+		sh->n = from->n + n;
+		sh->key = kp_reallocarray(NULL, sh->n, sizeof(*sh->key));
+		sh->keylen = kp_reallocarray(NULL, sh->n, sizeof(*sh->keylen));
+		sh->summed = kp_reallocarray(NULL, sh->n, 1);
+		for (i = 0; i < sh->n; i++) {
+			sh->key[i] = name_of(s, i < from->n ? from->key[i] :
+			    add[i - from->n]);
+			sh->keylen[i] = strlen(sh->key[i]);
+			sh->summed[i] = is_summed(type, sh->key[i]);
+		}
+		kp_map_put(s->shapes, id.s, sh);
+	}
+	free(id.s);
+	return sh;
+}
+
+/* A sum, packed: its 8 bytes. */
 static void
-field_copy(struct workload *w, const struct sum_field *from)
+pack_sum(struct kp_buf *b, int64_t v)
 {
-	struct sum_field *sf = field_slot(w);
-
-	sf->key = from->key;
-	sf->keylen = from->keylen;
-	sf->summed = from->summed;
-	sf->kind = from->kind;
-	sf->i = from->i;
-	raw_set(sf, raw_of(from), from->rawlen);
+	kp_buf_add(b, (const char *)&v, sizeof(v));
 }
 
+/* Any other value, packed: its kind, its length in 7-bit groups, its text. */
 static void
-field_put(struct summary *s, struct workload *w, const char *key,
-    const char *raw)
+pack_raw(struct kp_buf *b, int kind, const char *raw, size_t len)
 {
-	struct sum_field *sf = field_slot(w);
+	unsigned char c = (unsigned char)kind;
+	size_t n = len;
 
-	sf->key = name_of(s, key);
-	sf->keylen = strlen(key);
-	sf->kind = KP_V_STR;
-	raw_set(sf, raw, strlen(raw));
+	kp_buf_add(b, (const char *)&c, 1);
+	do {
+		c = (n & 0x7f) | (n > 0x7f ? 0x80 : 0);
+		kp_buf_add(b, (const char *)&c, 1);
+		n >>= 7;
+	} while (n > 0);
+	kp_buf_add(b, raw, len);
 }
 
-/* The field of w named as f is, looked for first where hint is. */
-static struct sum_field *
-field_find(struct workload *w, const struct kp_field *f, size_t hint)
+/*
+ * A value packed in s->packed: a long one as its kind with the high bit set
+ * and its shared copy, held once more; it is let go when the values it is
+ * in are replaced (workload_store) or freed.
+ */
+static void
+pack_fval(struct summary *s, const struct fval *v)
+{
+	struct text *x = v->shared;
+	unsigned char kind = v->kind | 0x80;
+
+	if (v->summed)
+		pack_sum(&s->packed, v->i);
+	else if (x == NULL && v->rawlen < SHARED_MIN_BYTES)
+		pack_raw(&s->packed, v->kind, v->raw, v->rawlen);
+	else {
+		if (x == NULL)
+			x = text_get(s->texts, v->raw, v->rawlen);
+		else
+			text_hold(x);
+		kp_buf_add(&s->packed, (const char *)&kind, 1);
+		kp_buf_add(&s->packed, (const char *)&x, sizeof(x));
+	}
+}
+
+/* Field j of w, whose packed value starts at p; returns where it ends. */
+static const unsigned char *
+unpack(const struct workload *w, size_t j, const unsigned char *p,
+    struct fval *v)
+{
+	unsigned shift = 0;
+
+	v->key = w->shape->key[j];
+	v->keylen = w->shape->keylen[j];
+	v->summed = w->shape->summed[j];
+	v->shared = NULL;
+	if (v->summed) {
+		memcpy(&v->i, p, sizeof(v->i));
+		v->kind = KP_V_INT;
+		return p + sizeof(v->i);
+	}
+	if (*p & 0x80) {
+		v->kind = *p++ & 0x7f;
+		memcpy(&v->shared, p, sizeof(v->shared));
+		v->raw = text_str(v->shared, &v->rawlen);
+		return p + sizeof(v->shared);
+	}
+	v->kind = *p++;
+	v->rawlen = 0;
+	do
+		v->rawlen |= (size_t)(*p & 0x7f) << shift, shift += 7;
+	while (*p++ & 0x80);
+	v->raw = (const char *)p;
+	return p + v->rawlen;
+}
+
+/* w's field key in *v, and where its packed value starts in *at. */
+static int
+workload_find(const struct workload *w, const char *key, struct fval *v,
+    size_t *at)
+{
+	const unsigned char *p = w->vals, *next;
+	size_t j;
+
+	for (j = 0; j < w->shape->n; j++, p = next) {
+		next = unpack(w, j, p, v);
+		if (strcmp(v->key, key) == 0) {
+			if (at != NULL)
+				*at = (size_t)(p - w->vals);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+workload_get(const struct workload *w, const char *key, struct fval *v)
+{
+	return workload_find(w, key, v, NULL);
+}
+
+/* Lets go of the shared values of w. */
+static void
+workload_drop(struct summary *s, struct workload *w)
+{
+	const unsigned char *p = w->vals;
+	struct fval v;
+	size_t j;
+
+	for (j = 0; j < w->shape->n; j++) {
+		p = unpack(w, j, p, &v);
+		if (v.shared != NULL)
+			text_drop(s->texts, v.shared);
+	}
+}
+
+/* w's values, the ones packed in s->packed, and its shape, sh. */
+static void
+workload_store(struct summary *s, struct workload *w, const struct shape *sh)
+{
+	workload_drop(s, w);
+	if (s->packed.len != w->vlen) {
+		w->vals = kp_reallocarray(w->vals, s->packed.len, 1);
+		w->vlen = s->packed.len;
+	}
+	memcpy(w->vals, s->packed.s, s->packed.len);
+	w->shape = sh;
+}
+
+/* Sets field v of w, or adds it after the others (an other row's). */
+static void
+workload_set(struct summary *s, struct workload *w, const struct fval *v)
+{
+	const unsigned char *p = w->vals;
+	const struct shape *sh = w->shape;
+	struct fval old;
+	size_t j;
+	int found = 0;
+
+	s->packed.len = 0;
+	for (j = 0; j < w->shape->n; j++) {
+		p = unpack(w, j, p, &old);
+		found |= strcmp(old.key, v->key) == 0;
+		pack_fval(s, strcmp(old.key, v->key) == 0 ? v : &old);
+	}
+	if (!found) {
+		sh = shape_with(s, w->type, w->shape, &v->key, 1);
+		pack_fval(s, v);
+	}
+	workload_store(s, w, sh);
+}
+
+/* The field of rec named key, looked for first where hint is. */
+static const struct kp_field *
+rec_field(const struct kp_record *rec, const struct fval *v, size_t hint,
+    size_t *at)
 {
 	size_t i;
 
-	if (hint < w->nf && w->f[hint].keylen == f->keylen &&
-	    memcmp(w->f[hint].key, f->key, f->keylen) == 0)
-		return &w->f[hint];
-	for (i = 0; i < w->nf; i++)
-		if (w->f[i].keylen == f->keylen &&
-		    memcmp(w->f[i].key, f->key, f->keylen) == 0)
-			return &w->f[i];
+	for (i = 0; i < rec->nf; i++) {
+		*at = hint < rec->nf ? (hint + i) % rec->nf : i;
+		if (rec->f[*at].keylen == v->keylen &&
+		    memcmp(rec->f[*at].key, v->key, v->keylen) == 0)
+			return &rec->f[*at];
+	}
 	return NULL;
 }
 
@@ -294,56 +434,121 @@ field_find(struct workload *w, const struct kp_field *f, size_t hint)
  * with an estimate in it is estimated (kp-fmt(1), --summary).
  */
 static int
-keeps_estimated(const struct sum_field *sf, const struct kp_field *f)
+keeps_estimated(const struct fval *v, const struct kp_field *f)
 {
-	return sf->kind == KP_V_TRUE && f->kind != KP_V_TRUE &&
-	    strcmp(sf->key, "estimated") == 0;
+	return v->kind == KP_V_TRUE && f->kind != KP_V_TRUE &&
+	    strcmp(v->key, "estimated") == 0;
 }
 
 /*
  * A GPU zone's gpu_us, {"<device>": us} of its one device, which is in the
- * workload's key, summed as cpu_us is; 0 if f is no such field.
+ * workload's key, summed as cpu_us is into s->gpu_sum, which v then
+ * holds until it is packed; 0 if f is no such field.
  */
 static int
-sum_gpu_us(struct summary *s, struct sum_field *sf, const struct kp_field *f,
+sum_gpu_us(struct summary *s, struct fval *v, const struct kp_field *f,
     long lineno)
 {
-	char buf[KP_DEVICE_NAME_MAX + 32];
 	struct kp_member a, b;
 	size_t at = 0, bt = 0;
 
-	if (strcmp(sf->key, "gpu_us") != 0 || sf->kind != KP_V_OBJECT ||
+	if (strcmp(v->key, "gpu_us") != 0 || v->kind != KP_V_OBJECT ||
 	    f->kind != KP_V_OBJECT ||
-	    kp_object_next(raw_of(sf), sf->rawlen, &at, &a) != 1 ||
+	    kp_object_next(v->raw, v->rawlen, &at, &a) != 1 ||
 	    kp_object_next(f->raw, f->rawlen, &bt, &b) != 1 ||
 	    a.keylen != b.keylen || memcmp(a.key, b.key, a.keylen) != 0)
 		return 0;
-	snprintf(buf, sizeof(buf), "{\"%.*s\":%" PRId64 "}", (int)a.keylen,
-	    a.key, add_held(s->ctx, a.num.i, b.num.i, "gpu_us", lineno));
-	raw_set(sf, buf, strlen(buf));
+	snprintf(s->gpu_sum, sizeof(s->gpu_sum), "{\"%.*s\":%" PRId64 "}",
+	    (int)a.keylen, a.key, add_held(s->ctx, a.num.i, b.num.i, "gpu_us",
+	    lineno));
+	v->raw = s->gpu_sum;
+	v->rawlen = strlen(s->gpu_sum);
+	v->shared = NULL;
 	return 1;
 }
 
-/* Adds a record of the same workload: sums summed, others replaced. */
+/* Field v of w merged with f of a record of it: summed, or replaced. */
+static void
+merge_one(struct summary *s, struct fval *v, const struct kp_field *f,
+    long lineno)
+{
+	if (f == NULL || keeps_estimated(v, f))
+		return;
+	if (v->summed)
+		v->i = add_held(s->ctx, v->i, f->i, v->key, lineno);
+	else if (sum_gpu_us(s, v, f, lineno))
+		return;
+	else if (v->shared == NULL || v->rawlen != f->rawlen ||
+	    memcmp(v->raw, f->raw, f->rawlen) != 0) {
+		v->kind = f->kind;
+		v->raw = f->raw;
+		v->rawlen = f->rawlen;
+		v->shared = NULL;
+	}
+}
+
+/* A field of a record as a value of a workload of type. */
+static const struct fval *
+field_of(struct fval *v, const char *type, const struct kp_field *f)
+{
+	v->summed = is_summed(type, f->key);
+	v->kind = f->kind;
+	v->i = f->i;
+	v->raw = f->raw;
+	v->rawlen = f->rawlen;
+	v->shared = NULL;
+	return v;
+}
+
+/* The names of rec's fields that w has not, in s->newkeys; how many. */
+static size_t
+new_keys(struct summary *s, const struct kp_record *rec, const uint8_t *had)
+{
+	size_t i, n = 0;
+
+	if (s->newcap < rec->nf + 1) {
+		s->newcap = rec->nf + 1;
+		s->newkeys = kp_reallocarray(s->newkeys, s->newcap,
+		    sizeof(*s->newkeys));
+	}
+	for (i = 0; i < rec->nf; i++)
+		if (!had[i])
+			s->newkeys[n++] = rec->f[i].key;
+	return n;
+}
+
+/*
+ * Adds a record of the same workload: sums summed, others replaced, the
+ * fields it adds after w's, packed again in one pass.
+ */
 static void
 workload_merge(struct summary *s, struct workload *w,
     const struct kp_record *rec)
 {
-	const struct kp_field *f;
-	struct sum_field *sf;
-	size_t i;
+	const unsigned char *p = w->vals;
+	const struct shape *sh = w->shape;
+	uint8_t *had = kp_calloc(rec->nf + 1, 1);
+	struct fval v = { 0 };
+	size_t i, j, at, nnew;
 
-	for (i = 0; i < rec->nf; i++) {
-		f = &rec->f[i];
-		if ((sf = field_find(w, f, i)) == NULL)
-			field_append(s, w, f);
-		else if (sf->summed)
-			sf->i = add_held(s->ctx, sf->i, f->i, sf->key,
-			    rec->lineno);
-		else if (!sum_gpu_us(s, sf, f, rec->lineno) &&
-		    !keeps_estimated(sf, f))
-			field_set(sf, f);
+	s->packed.len = 0;
+	for (j = 0; j < w->shape->n; j++) {
+		p = unpack(w, j, p, &v);
+		if (rec_field(rec, &v, j, &at) != NULL) {
+			had[at] = 1;
+			merge_one(s, &v, &rec->f[at], rec->lineno);
+		}
+		pack_fval(s, &v);
 	}
+	if ((nnew = new_keys(s, rec, had)) > 0) {
+		sh = shape_with(s, w->type, w->shape, s->newkeys, nnew);
+		for (i = 0; i < rec->nf; i++)
+			if (!had[i])
+				pack_fval(s, field_of(&v, w->type,
+				    &rec->f[i]));
+	}
+	free(had);
+	workload_store(s, w, sh);
 }
 
 /* Processes and groups come and go, many in a long run; nodes do not. */
@@ -358,14 +563,15 @@ foldable(const struct kp_record *rec)
 	return str_in_list(types, rec->type);
 }
 
+/* A workload of rec, in the index as key (hashed_key's). */
 static struct workload *
-workload_new(struct summary *s, const struct kp_record *rec)
+workload_new(struct summary *s, const struct kp_record *rec, const char *key)
 {
 	struct workload *w = kp_calloc(1, sizeof(*w));
 	char *bucket = bucket_of(rec);
 
 	w->type = name_of(s, rec->type);
-	w->key = kp_strdup(s->key.s);
+	w->shape = &no_fields;
 	w->bucket = name_of(s, bucket);
 	free(bucket);
 	w->foldable = foldable(rec);
@@ -375,31 +581,15 @@ workload_new(struct summary *s, const struct kp_record *rec)
 		s->w = kp_reallocarray(s->w, s->cap, sizeof(*s->w));
 	}
 	s->w[s->n++] = w;
-	kp_map_put(s->index, w->key, w);
+	kp_map_put(s->index, key, w);
 	return w;
 }
 
-/*
- * A new workload's fields in an array of their number: its later records
- * seldom add one, and the room doubling leaves would be a third of it.
- */
 static void
-workload_fit(struct workload *w)
+workload_free(struct summary *s, struct workload *w)
 {
-	w->f = kp_reallocarray(w->f, w->nf + 1, sizeof(*w->f));
-	w->cap = w->nf + 1;
-}
-
-static void
-workload_free(struct workload *w)
-{
-	size_t i;
-
-	for (i = 0; i < w->nf; i++)
-		if (w->f[i].rawcap > RAW_INLINE)
-			free(w->f[i].raw.heap);
-	free(w->f);
-	free(w->key);
+	workload_drop(s, w);
+	free(w->vals);
 	free(w);
 }
 
@@ -489,18 +679,19 @@ static void
 add_record(struct summary *s, const struct kp_record *rec)
 {
 	struct workload *w;
+	char hashed[24];
 
 	if (s->first_seq < 0 || rec->seq < s->first_seq)
 		s->first_seq = rec->seq;
 	if (cmd_energy_add(s->cmd, rec))
 		return;		/* the command block stands for it */
 	workload_key(&s->key, rec);
-	if ((w = kp_map_get(s->index, s->key.s)) == NULL) {
+	hashed_key(s->key.s, hashed);
+	if ((w = kp_map_get(s->index, hashed)) == NULL) {
 		if (rec_is(rec, "process"))
 			procs_seen_add(s, rec);
-		w = workload_new(s, rec);
+		w = workload_new(s, rec, hashed);
 		workload_merge(s, w, rec);
-		workload_fit(w);
 	} else
 		workload_merge(s, w, rec);
 	w->last_seq = rec->seq;
@@ -513,26 +704,15 @@ add_record(struct summary *s, const struct kp_record *rec)
 		fold_live(s);
 }
 
-static struct sum_field *
-workload_get(const struct workload *w, const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < w->nf; i++)
-		if (strcmp(w->f[i].key, key) == 0)
-			return &w->f[i];
-	return NULL;
-}
-
 /* Whether w has the integer field key, in *v. */
 static int
 workload_int(const struct workload *w, const char *key, int64_t *v)
 {
-	const struct sum_field *sf = workload_get(w, key);
+	struct fval f;
 
-	if (sf == NULL || sf->kind != KP_V_INT)
+	if (!workload_get(w, key, &f) || !f.summed)
 		return 0;
-	*v = sf->i;
+	*v = f.i;
 	return 1;
 }
 
@@ -579,6 +759,21 @@ add_folded(struct summary *s, int64_t a, int64_t b, const char *what)
 	return max;
 }
 
+/* Sets o's field key to the JSON text raw. */
+static void
+field_put(struct summary *s, struct workload *o, const char *key,
+    const char *raw)
+{
+	struct fval v = { 0 };
+
+	v.key = name_of(s, key);
+	v.keylen = strlen(key);
+	v.kind = KP_V_STR;
+	v.raw = raw;
+	v.rawlen = strlen(raw);
+	workload_set(s, o, &v);
+}
+
 /*
  * The field that names the workloads of an other row's type, which the
  * row sets to "(other)": a group's id, the field a group is by, or comm.
@@ -591,7 +786,7 @@ field_put_name(struct summary *s, struct workload *o,
 		{ "container", "container_id" }, { "pod", "pod_id" },
 		{ "vm", "vm_id" }, { "unit", "unit" },
 	};
-	const struct sum_field *by = workload_get(w, "by");
+	struct fval by;
 	char *key;
 	size_t i;
 
@@ -601,11 +796,11 @@ field_put_name(struct summary *s, struct workload *o,
 			return;
 		}
 	/* Of many parents, an exited other row names none: no ppid. */
-	if (by == NULL || by->kind != KP_V_STR) {
+	if (!workload_get(w, "by", &by) || by.kind != KP_V_STR) {
 		field_put(s, o, "comm", "\"(other)\"");
 		return;
 	}
-	key = kp_strndup(raw_of(by) + 1, by->rawlen - 2);
+	key = kp_strndup(by.raw + 1, by.rawlen - 2);
 	field_put(s, o, key, "\"(other)\"");
 	free(key);
 }
@@ -620,17 +815,22 @@ other_row(struct summary *s, const struct workload *w)
 	static const char *const place[] = {
 		"type", "seq", "zone", "socket", "device", "level", "by", NULL
 	};
+	const unsigned char *p = w->vals;
 	struct workload *o;
-	size_t i;
+	struct fval v;
+	size_t j;
 
 	if ((o = kp_map_get(s->others, w->bucket)) != NULL)
 		return o;
 	o = kp_calloc(1, sizeof(*o));
 	o->type = w->type;
 	o->bucket = w->bucket;
-	for (i = 0; i < w->nf; i++)
-		if (str_in_list(place, w->f[i].key))
-			field_copy(o, &w->f[i]);
+	o->shape = &no_fields;
+	for (j = 0; j < w->shape->n; j++) {
+		p = unpack(w, j, p, &v);
+		if (str_in_list(place, v.key))
+			workload_set(s, o, &v);
+	}
 	field_put_name(s, o, w);
 	kp_map_put(s->others, o->bucket, o);
 	if (s->nother == s->othercap) {
@@ -647,32 +847,47 @@ static void
 fold(struct summary *s, struct workload *w)
 {
 	struct workload *o = other_row(s, w);
-	struct sum_field *sf;
-	size_t i;
+	const unsigned char *p = w->vals;
+	struct fval v, sum;
+	int64_t total;
+	size_t j, at;
 
-	for (i = 0; i < w->nf; i++) {
-		if (!w->f[i].summed)
+	for (j = 0; j < w->shape->n; j++) {
+		p = unpack(w, j, p, &v);
+		if (!v.summed)
 			continue;
-		if ((sf = workload_get(o, w->f[i].key)) == NULL)
-			field_copy(o, &w->f[i]);
-		else
-			sf->i = add_folded(s, sf->i, w->f[i].i, sf->key);
+		if (!workload_find(o, v.key, &sum, &at))
+			workload_set(s, o, &v);
+		else {
+			total = add_folded(s, sum.i, v.i, sum.key);
+			memcpy(o->vals + at, &total, sizeof(total));
+		}
 	}
 	o->folded++;
 	if (w->ended)
 		s->nended--;
 	else
 		s->nlive -= w->foldable;
-	kp_map_remove(s->index, w->key);
-	workload_free(w);
+	workload_free(s, w);
 }
 
-/* Folds the workloads marked fold_now, and drops them from the list. */
+static int
+is_fold_now(void *w, void *arg)
+{
+	(void)arg;
+	return ((struct workload *)w)->fold_now;
+}
+
+/*
+ * Folds the workloads marked fold_now, and drops them from the list and,
+ * in one pass, from the index, which alone holds their keys.
+ */
 static void
 fold_marked(struct summary *s)
 {
 	size_t i, n = 0;
 
+	kp_map_sweep(s->index, is_fold_now, NULL, NULL);
 	for (i = 0; i < s->n; i++)
 		if (s->w[i]->fold_now)
 			fold(s, s->w[i]);
@@ -777,50 +992,57 @@ fold_held(struct summary *s)
 static void
 pending_drop(struct summary *s)
 {
-	s->pending.len = 0;
+	kp_spool_clear(&s->pending);
 	s->npending = 0;
 }
 
 /*
- * A record of the open interval, as read: kept as its line, a third of
- * what the block's copy costs, since it is summed only once its interval
- * record has come (kp-fmt(1), Memory).
+ * A record of the open interval, as read: kept as its line number and its
+ * line, in a spool whose last mebibyte is in memory, since it is summed
+ * only once its interval record has come, and an interval cut short is
+ * not summed (kp-fmt(1), Memory).
  */
 static void
 summary_record(struct fmt *ctx, void *st, const struct kp_record *rec)
 {
 	struct summary *s = st;
+	char lineno[24];
 
 	(void)ctx;
-	if (s->npending == s->pendingcap) {
-		s->pendingcap = s->pendingcap ? s->pendingcap * 2 : 64;
-		s->pending_lineno = kp_reallocarray(s->pending_lineno,
-		    s->pendingcap, sizeof(*s->pending_lineno));
-	}
-	s->pending_lineno[s->npending++] = rec->lineno;
-	kp_buf_add(&s->pending, rec->line, rec->len);
-	kp_buf_add(&s->pending, "\n", 1);
+	s->npending++;
+	s->line.len = 0;
+	kp_buf_add(&s->line, lineno, (size_t)snprintf(lineno, sizeof(lineno),
+	    "%ld ", rec->lineno));
+	kp_buf_add(&s->line, rec->line, rec->len);
+	kp_buf_add(&s->line, "\n", 1);
+	/* Whole, so that kp_spool_lines finds it in one place. */
+	kp_spool_add(&s->pending, s->line.s, s->line.len);
+}
+
+/* One line of the open interval, after its number, read again and summed. */
+static void
+add_pending_line(const char *line, size_t len, void *arg)
+{
+	struct summary *s = arg;
+	struct kp_reader *r;
+	struct kp_record rec;
+	const char *text = memchr(line, ' ', len) + 1;
+	long lineno = strtol(line, NULL, 10);
+
+	r = kp_reader_open_mem(text, len - (size_t)(text - line),
+	    s->ctx->input_name);
+	if (kp_reader_read(r, &rec) != 1)
+		errx(KP_EXIT_FAILURE, "--summary: cannot read a record again");
+	rec.lineno = lineno;
+	add_record(s, &rec);
+	kp_reader_close(r);
 }
 
 /* The open interval's lines, read again one at a time and summed. */
 static void
-add_pending(struct fmt *ctx, struct summary *s)
+add_pending(struct summary *s)
 {
-	const char *line = s->pending.s, *nl;
-	struct kp_reader *r;
-	struct kp_record rec;
-	size_t i;
-
-	for (i = 0; i < s->npending; i++, line = nl + 1) {
-		nl = memchr(line, '\n', s->pending.s + s->pending.len - line);
-		r = kp_reader_open_mem(line, nl - line, ctx->input_name);
-		if (kp_reader_read(r, &rec) != 1)
-			errx(KP_EXIT_FAILURE, "--summary: cannot read a "
-			    "record again");
-		rec.lineno = s->pending_lineno[i];
-		add_record(s, &rec);
-		kp_reader_close(r);
-	}
+	kp_spool_lines(&s->pending, add_pending_line, s);
 	pending_drop(s);
 }
 
@@ -834,7 +1056,7 @@ add_interval(struct fmt *ctx, struct summary *s, const struct block *b,
 	size_t i;
 
 	s->dense = 0;
-	add_pending(ctx, s);
+	add_pending(s);
 	for (i = 0; i < b->n; i++)
 		add_record(s, b->recs[i]);
 	s->intervals++;
@@ -912,31 +1134,33 @@ put_member(struct kp_buf *b, const char *key, int first)
 
 /* A value of w as the summary has it. */
 static void
-put_value(const struct summary *s, struct kp_buf *b,
-    const struct sum_field *sf, struct derived *d)
+put_value(const struct summary *s, struct kp_buf *b, const struct fval *v,
+    struct derived *d)
 {
 	for (; d->key != NULL; d++)
-		if (d->have && strcmp(d->key, sf->key) == 0) {
+		if (d->have && strcmp(d->key, v->key) == 0) {
 			put_real(b, d->v);
 			d->done = 1;
 			return;
 		}
-	if (strcmp(sf->key, "seq") == 0)
+	if (strcmp(v->key, "seq") == 0)
 		kp_buf_i64(b, s->last_seq);
-	else if (sf->summed)
-		kp_buf_i64(b, sf->i);
+	else if (v->summed)
+		kp_buf_i64(b, v->i);
 	else
-		kp_buf_add(b, raw_of(sf), sf->rawlen);
+		kp_buf_add(b, v->raw, v->rawlen);
 }
 
-/* A sum_field as the reader's field, for seen_key; NULL stays NULL. */
+/* w's field key as the reader's field, for seen_key; NULL if none. */
 static const struct kp_field *
-as_field(struct kp_field *f, const struct sum_field *sf)
+as_field(struct kp_field *f, const struct workload *w, const char *key)
 {
-	if (sf == NULL)
+	struct fval v;
+
+	if (!workload_get(w, key, &v))
 		return NULL;
-	f->raw = raw_of(sf);
-	f->rawlen = sf->rawlen;
+	f->raw = v.raw;
+	f->rawlen = v.rawlen;
 	return f;
 }
 
@@ -944,8 +1168,8 @@ as_field(struct kp_field *f, const struct sum_field *sf)
 static const int64_t *
 procs_seen(const struct summary *s, const struct workload *w)
 {
-	struct kp_field zone, socket;
-	const struct sum_field *id = NULL, *place;
+	struct kp_field zone, place, id, *place_p = &place;
+	const char *id_key = NULL;
 	struct kp_buf key = { NULL, 0, 0 };
 	const int64_t *n;
 	size_t i;
@@ -954,15 +1178,16 @@ procs_seen(const struct summary *s, const struct workload *w)
 		return NULL;
 	for (i = 0; i < NELEM(seen_levels); i++)
 		if (strcmp(w->type, seen_levels[i][0]) == 0)
-			id = workload_get(w, seen_levels[i][1]);
+			id_key = seen_levels[i][1];
 	if (strcmp(w->type, "host") == 0)
-		id = workload_get(w, "level");
-	if (id == NULL)
+		id_key = "level";
+	if (id_key == NULL || as_field(&id, w, id_key) == NULL)
 		return NULL;
-	if ((place = workload_get(w, "socket")) == NULL)
-		place = workload_get(w, "device");
-	seen_key(&key, w->type, as_field(&zone, workload_get(w, "zone")),
-	    as_field(&socket, place), raw_of(id), id->rawlen);
+	if (as_field(&place, w, "socket") == NULL &&
+	    as_field(&place, w, "device") == NULL)
+		place_p = NULL;
+	seen_key(&key, w->type, as_field(&zone, w, "zone"), place_p, id.raw,
+	    id.rawlen);
 	n = kp_map_get(s->procs_seen, key.s);
 	free(key.s);
 	return n;
@@ -974,18 +1199,21 @@ workload_line(const struct summary *s, struct kp_buf *b,
     const struct workload *w)
 {
 	const int64_t *procs = procs_seen(s, w);
+	const unsigned char *p = w->vals;
 	struct derived d[5];
+	struct fval v;
 	size_t i;
 
 	memset(d, 0, sizeof(d));
 	derive(s, w, d);
 	kp_buf_add(b, "{", 1);
-	for (i = 0; i < w->nf; i++) {
-		put_member(b, w->f[i].key, i == 0);
-		if (procs != NULL && strcmp(w->f[i].key, "processes") == 0)
+	for (i = 0; i < w->shape->n; i++) {
+		p = unpack(w, i, p, &v);
+		put_member(b, v.key, i == 0);
+		if (procs != NULL && strcmp(v.key, "processes") == 0)
 			kp_buf_i64(b, *procs);
 		else
-			put_value(s, b, &w->f[i], d);
+			put_value(s, b, &v, d);
 	}
 	for (i = 0; d[i].key != NULL; i++)
 		if (d[i].have && !d[i].done) {
@@ -1059,9 +1287,12 @@ summary_begin(struct fmt *ctx)
 	s->others = kp_map_new();
 	s->names = kp_map_new();
 	s->procs_seen = kp_map_new();
+	s->shapes = kp_map_new();
+	s->texts = texts_new();
 	s->rows = ctx->summary_rows;
 	s->first_seq = -1;
 	s->cmd = cmd_energy_new();
+	s->pending.fd = -1;
 	return s;
 }
 
@@ -1099,19 +1330,23 @@ summary_end(struct fmt *ctx, void *st, const struct block *rest)
 	if (s->inner != NULL)
 		s->inner->end(ctx, s->inner_st, &none);
 	for (i = 0; i < s->n; i++)
-		workload_free(s->w[i]);
+		workload_free(s, s->w[i]);
 	for (i = 0; i < s->nother; i++)
-		workload_free(s->other[i]);
+		workload_free(s, s->other[i]);
 	free(s->w);
 	free(s->other);
 	kp_map_free(s->index, NULL);
 	kp_map_free(s->others, NULL);
 	kp_map_free(s->names, free);
 	kp_map_free(s->procs_seen, free);
+	kp_map_free(s->shapes, shape_free);
+	texts_free(s->texts);
 	free(s->key.s);
+	free(s->packed.s);
+	free(s->line.s);
+	free(s->newkeys);
 	free(s->ts.s);
-	free(s->pending.s);
-	free(s->pending_lineno);
+	kp_spool_free(&s->pending);
 	block_free(&s->header);
 	cmd_energy_free(s->cmd);
 	free(s);

@@ -1106,17 +1106,20 @@ kept_write(struct fmt *ctx, struct kp_buf *out, struct kept *k,
 	host_levels(ctx, out, k);
 }
 
-/* One interval's block as text. */
+/*
+ * top's frame: the interval's rows, taken as read or from b, as text in
+ * out, then forgotten; an interval cut short (interval NULL) draws none.
+ */
 void
-table_write(struct fmt *ctx, struct kp_buf *out, const struct block *b,
-    const struct kp_record *interval)
+table_frame(struct fmt *ctx, struct kp_buf *out, void *st,
+    const struct block *b, const struct kp_record *interval)
 {
-	struct kept k;
+	struct table_state *ts = st;
 
-	kept_init(ctx, &k);
-	kept_add_block(ctx, &k, b);
-	kept_write(ctx, out, &k, interval);
-	kept_free(&k);
+	kept_add_block(ctx, &ts->k, b);
+	if (interval != NULL)
+		kept_write(ctx, out, &ts->k, interval);
+	kept_clear(&ts->k);
 }
 
 static void *

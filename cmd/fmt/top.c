@@ -261,15 +261,17 @@ top_block(struct fmt *ctx, void *st, const struct block *b,
 		fmt_table.block(ctx, t->table, b, interval);
 		return;
 	}
-	if (interval == NULL)
+	if (interval == NULL) {
+		table_frame(ctx, NULL, t->table, b, NULL);
 		return;
+	}
 	if (!term_active)
 		term_enter();
 	if (term_resized)
 		term_size(t);
 	t->frame.len = 0;
 	ctx->table_width = t->cols;
-	table_write(ctx, &t->frame, b, interval);
+	table_frame(ctx, &t->frame, t->table, b, interval);
 	kp_buf_add(&t->frame, "", 1);
 	t->frame.len--;
 	term_draw(t);
@@ -282,8 +284,10 @@ top_end(struct fmt *ctx, void *st, const struct block *rest)
 
 	if (!t->live)
 		fmt_table.end(ctx, t->table, rest);
-	else
-		free(t->table);
+	else {
+		table_frame(ctx, NULL, t->table, rest, NULL);
+		fmt_table.end(ctx, t->table, &(struct block){ 0 });
+	}
 	term_leave();
 	if (t->live)
 		kp_reader_set_wait(ctx->reader, NULL, NULL);
@@ -292,6 +296,18 @@ top_end(struct fmt *ctx, void *st, const struct block *rest)
 	free(t);
 }
 
+/*
+ * Each record to table's state as read, live or not, so that top holds
+ * rows, not the interval's records (kp-fmt(1), Memory).
+ */
+static void
+top_record(struct fmt *ctx, void *st, const struct kp_record *rec)
+{
+	struct top *t = st;
+
+	fmt_table.record(ctx, t->table, rec);
+}
+
 const struct format fmt_top = {
-	"top", top_begin, top_block, NULL, top_end, NULL
+	"top", top_begin, top_block, NULL, top_end, top_record
 };

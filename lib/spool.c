@@ -1,11 +1,11 @@
 /*
- * kp-attribute: an interval's texts, spooled.  The split needs every
- * process's CPU time before it writes a record, so an interval's records
- * wait for its interval record; their lines and identity texts wait here,
- * not in memory: the last SPOOL_CHUNK bytes in memory, the rest in an
- * unlinked file of $TMPDIR, read back in the order they were added
- * (kp-attribute(1), Memory).  A failed write, as on a full disk, ends the
- * stage with status 1: nothing is lost silently.
+ * Texts spooled: what a stage must keep until an interval ends (kp-attribute's
+ * lines and identities, an output held until its state is prepared,
+ * --summary's open interval) waits here, not in memory: the last
+ * SPOOL_CHUNK bytes in memory, the rest in an unlinked file of $TMPDIR,
+ * read back in the order they were added (kp-attribute(1), Memory).  A
+ * failed write, as on a full disk, ends the stage with status 1 before any
+ * record of the interval goes out: nothing is lost silently.
  */
 #include <err.h>
 #include <errno.h>
@@ -13,28 +13,29 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attribute.h"
+#include "kp.h"
 
 #define SPOOL_CHUNK (1 << 20)	/* bytes written, or read back, at once */
 
 static void
-spool_open(struct spool *sp)
+spool_open(struct kp_spool *sp)
 {
 	const char *dir = getenv("TMPDIR");
 	char *path;
 
 	if (dir == NULL || *dir == '\0')
 		dir = "/tmp";
-	path = kp_asprintf("%s/kp-attribute.XXXXXX", dir);
+	path = kp_asprintf("%s/%s.XXXXXX", dir,
+	    program_invocation_short_name);
 	if ((sp->fd = mkstemp(path)) < 0)
-		err(KP_EXIT_FAILURE, "%s", path);
+		err(KP_EXIT_FAILURE, "spooling an interval to %s", dir);
 	if (unlink(path) < 0)
 		err(KP_EXIT_FAILURE, "%s", path);
 	free(path);
 }
 
 static void
-spool_write(struct spool *sp, const char *s, size_t len)
+spool_write(struct kp_spool *sp, const char *s, size_t len)
 {
 	ssize_t n;
 
@@ -54,7 +55,7 @@ spool_write(struct spool *sp, const char *s, size_t len)
 
 /* The bytes in memory go to the file, so that len more fit there. */
 static void
-spool_flush(struct spool *sp)
+spool_flush(struct kp_spool *sp)
 {
 	spool_write(sp, sp->tail, sp->ntail);
 	sp->ntail = 0;
@@ -65,7 +66,7 @@ spool_flush(struct spool *sp)
  * text is read back at once; returns where they are.
  */
 size_t
-spool_add(struct spool *sp, const char *s, size_t len)
+kp_spool_add(struct kp_spool *sp, const char *s, size_t len)
 {
 	size_t off = sp->flushed + sp->ntail;
 
@@ -84,7 +85,7 @@ spool_add(struct spool *sp, const char *s, size_t len)
 
 /* The file's bytes from off on, at least len of them, into the window. */
 static void
-spool_fill(struct spool *sp, size_t off, size_t len)
+spool_fill(struct kp_spool *sp, size_t off, size_t len)
 {
 	size_t want = len > SPOOL_CHUNK ? len : SPOOL_CHUNK, got = 0;
 	ssize_t n;
@@ -113,7 +114,7 @@ spool_fill(struct spool *sp, size_t off, size_t len)
  * order they were added, each byte of the file is read once.
  */
 const char *
-spool_get(struct spool *sp, size_t off, size_t len)
+kp_spool_get(struct kp_spool *sp, size_t off, size_t len)
 {
 	if (off >= sp->flushed)
 		return sp->tail + (off - sp->flushed);
@@ -127,27 +128,46 @@ spool_get(struct spool *sp, size_t off, size_t len)
  * in a newline, which is left out.
  */
 void
-spool_lines(struct spool *sp, void (*out)(const char *line, size_t len))
+kp_spool_lines(struct kp_spool *sp,
+    void (*out)(const char *line, size_t len, void *arg), void *arg)
 {
 	size_t off = 0, want, have;
 	const char *p, *nl;
 
 	while (off < sp->flushed + sp->ntail) {
 		for (want = 1;; want = have * 2) {
-			p = spool_get(sp, off, want);
+			p = kp_spool_get(sp, off, want);
 			have = off >= sp->flushed ? sp->flushed + sp->ntail - off :
 			    sp->winoff + sp->nwin - off;
 			if ((nl = memchr(p, '\n', have)) != NULL)
 				break;
 		}
-		out(p, (size_t)(nl - p));
+		out(p, (size_t)(nl - p), arg);
 		off += (size_t)(nl - p) + 1;
 	}
 }
 
+/*
+ * Every byte added, in order, to out, in pieces of at most SPOOL_CHUNK:
+ * an output held is written so, never whole in memory.
+ */
+void
+kp_spool_each(struct kp_spool *sp, void (*out)(const char *s, size_t len))
+{
+	size_t off, len;
+
+	for (off = 0; off < sp->flushed; off += len) {
+		len = sp->flushed - off < SPOOL_CHUNK ? sp->flushed - off :
+		    SPOOL_CHUNK;
+		out(kp_spool_get(sp, off, len), len);
+	}
+	if (sp->ntail > 0)
+		out(sp->tail, sp->ntail);
+}
+
 /* Empty again: the file's blocks are given back. */
 void
-spool_clear(struct spool *sp)
+kp_spool_clear(struct kp_spool *sp)
 {
 	if (sp->fd >= 0 && sp->flushed > 0 && ftruncate(sp->fd, 0) < 0)
 		err(KP_EXIT_FAILURE, "spooling an interval to $TMPDIR");
@@ -156,7 +176,7 @@ spool_clear(struct spool *sp)
 }
 
 void
-spool_free(struct spool *sp)
+kp_spool_free(struct kp_spool *sp)
 {
 	if (sp->fd >= 0)
 		close(sp->fd);
