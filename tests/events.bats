@@ -220,8 +220,7 @@ near() {
 
 # replay LINES: tests/events-replay over the fixture tree $P.
 replay() {
-	[ -x "$KP_ROOT/tests/events-replay" ] ||
-	    fail "tests/events-replay is not built (make check builds it)"
+	test_driver events-replay
 	run "$KP_ROOT/tests/events-replay" "$P" <<< "$1"
 }
 

@@ -499,8 +499,7 @@ cgroup_identity() {
 }
 
 @test "a child that ended before a sample, reaped just after the sample read its parent, counts once: by its exit fact, not again by the parent's cutime" {
-	[ -x "$KP_ROOT/tests/facts-replay" ] ||
-	    fail "tests/facts-replay is not built (make check builds it)"
+	test_driver facts-replay
 	T=$(fixture_copy proc-basic)
 	mkdir "$T/700"
 	echo '0::/user.slice' > "$T/700/cgroup"
@@ -534,8 +533,7 @@ cgroup_identity() {
 # its input, $BATS_TEST_TMPDIR/out its output, once it has written its
 # first interval.
 start_replay() {
-	[ -x "$KP_ROOT/tests/facts-replay" ] ||
-	    fail "tests/facts-replay is not built (make check builds it)"
+	test_driver facts-replay
 	mkfifo "$BATS_TEST_TMPDIR/in"
 	"$KP_ROOT/tests/facts-replay" "$P" "$C" < "$BATS_TEST_TMPDIR/in" \
 	    > "$BATS_TEST_TMPDIR/out" 3>&- &

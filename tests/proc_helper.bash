@@ -112,6 +112,16 @@ remove_cgroups() {
 	done
 }
 
+# test_driver NAME: fails unless tests/NAME is built, and linked since
+# lib/libkp.a last changed: make alone rebuilds the library, not the
+# drivers, and a driver linked before runs the code as it was then.
+test_driver() {
+	[ -x "$KP_ROOT/tests/$1" ] ||
+	    fail "tests/$1 is not built (make check builds it)"
+	[ ! "$KP_ROOT/lib/libkp.a" -nt "$KP_ROOT/tests/$1" ] ||
+	    fail "tests/$1 is older than lib/libkp.a (make check relinks it)"
+}
+
 needs_root() {
 	[ "$(id -u)" -eq 0 ] || skip "making a cgroup needs root"
 }
