@@ -22,10 +22,17 @@ setup() {
 
 # pipeline MONO_S RAPL_OPTION...: the five stages with --state, rapl-read
 # sampling at MONO_S seconds of CLOCK_MONOTONIC, kp-fmt's records in
-# $D/out and its exposition in $D/prom.
+# $D/out and its exposition in $D/prom; every stage succeeds, and says
+# nothing.
 pipeline() {
+	run -0 --separate-stderr stages "$@"
+	assert_equal "$stderr" ""
+}
+
+stages() {
 	local mono_us=$(($1 * 1000000))
 	shift
+	set -o pipefail
 	LD_PRELOAD=$CLOCK KP_MONO_US=$mono_us rapl-read --proc "$P" \
 	    --state "$D/rr.state" "$@" |
 	    proc-cputime --proc "$P" ${PC_SYSFS:+--sysfs "$PC_SYSFS"} \
@@ -112,5 +119,74 @@ nvml_two() {
 	assert_line "kepler_node_gpu_joules_total{gpu=\"0\",gpu_uuid=\"$A100\",source=\"nvml\",node_name=\"gpu-1\"} 300.000000"
 	assert_line --regexp "^kepler_process_gpu_joules_total\\{pid=\"400\",comm=\"blender\",.*,gpu=\"0\",gpu_uuid=\"$A100\",node_name=\"gpu-1\"\\} 120.000000\$"
 	assert_line --regexp "^kepler_process_gpu_joules_total\\{pid=\"500\",comm=\"glxgears\",.*\\} 60.000000\$"
+	run -0 promtool check metrics < "$D/prom"
+}
+
+# As nvml_two, with pid 600 at 10 % too, which ends after the baseline.
+nvml_ended() {
+	if [ "$1" = first ]; then
+		nvml_trace 41 50 1000000 600 10 > "$KP_NVML_TRACE"
+	else
+		nvml_trace 45 100 1300000 600 10 > "$KP_NVML_TRACE"
+		rm -r "$P/600"
+	fi
+}
+
+@test "nvml: a process that ended in the interval, its samples without /proc entry: its share unattributed" {
+	nvml_setup
+	two_runs nvml_ended --source nvml
+	# Busy 70 % of the 10 s: 90 J idle; of the 210 J active, 40:20:10.
+	assert_equal "$(gpu node .idle_uj)" 90000000
+	assert_equal "$(gpu process '"\(.pid) \(.energy_uj)"' | tr '\n' ' ')" \
+	    "400 120000000 500 60000000 "
+	assert_equal "$(gpu unattributed .energy_uj)" 30000000
+	assert_equal "$(conserved)" OK
+	run -0 grep '^kp_unattributed_gpu_joules_total' "$D/prom"
+	assert_output "kp_unattributed_gpu_joules_total{gpu=\"0\",gpu_uuid=\"$A100\",node_name=\"gpu-1\"} 30.000000"
+	run -0 promtool check metrics < "$D/prom"
+}
+
+# The kernel's GPUs: rapl-read's hwmon meters in one tree, proc-cputime's
+# DRM clients in another, as /sys holds both.  Between the runs amdgpu
+# (0000:03:00.0) draws 30 W, 300 J, while its client 8 (pid 400, shared
+# with 401) runs 4 s and client 9 (pid 402) 2 s; i915 (0000:00:02.0)
+# counts 5 J while its client 2 (pid 500) renders 2 s.
+drm_setup() {
+	HW=$(fixture_copy sysfs-gpu-hwmon)
+	PC_SYSFS=$(fixture_copy sysfs-drm)
+	new_amdgpu_process
+	amdgpu_client 402 3 0 0
+}
+
+drm_two() {
+	local i915=$HW/devices/pci0000:00/0000:00:02.0/hwmon/hwmon3 fd
+	[ "$1" = second ] || return 0
+	for fd in 400/5 400/6 401/5; do
+		amdgpu_client "${fd%/*}" "${fd#*/}" 4000000000 1500000000
+	done
+	amdgpu_client 402 3 2000000000 0
+	set_fdinfo 500 4 drm-engine-render "4000000000 ns"
+	echo $(($(cat "$i915/energy1_input") + 5000000)) > "$i915/energy1_input"
+}
+
+@test "hwmon and DRM: amdgpu's and i915's meters joined to their clients by PCI address, exact" {
+	drm_setup
+	two_runs drm_two --sysfs "$HW" --source hwmon
+	local amd=0000:03:00.0 i915=0000:00:02.0
+	assert_equal "$(gpu node '"\(.energy_uj) \(.idle_uj)"' "$amd")" \
+	    "300000000 120000000"
+	assert_equal "$(gpu process '"\(.pid) \(.energy_uj)"' "$amd" |
+	    tr '\n' ' ')" "400 120000000 402 60000000 "
+	assert_equal "$(gpu unattributed .energy_uj "$amd")" 0
+	assert_equal "$(gpu node '"\(.energy_uj) \(.idle_uj)"' "$i915")" \
+	    "5000000 4000000"
+	assert_equal "$(gpu process '"\(.pid) \(.energy_uj)"' "$i915")" \
+	    "500 1000000"
+	assert_equal "$(conserved "$amd") $(conserved "$i915")" "OK OK"
+	# xe's meter did not move, nor did its client: 0 J, no process's.
+	assert_equal "$(gpu node .energy_uj 0000:04:00.0)" 0
+	assert_equal "$(gpu process .pid 0000:04:00.0)" ""
+	run -0 grep '^kepler_process_gpu_joules_total{pid="400"' "$D/prom"
+	assert_output --regexp "gpu=\"$amd\",gpu_uuid=\"\",node_name=\"gpu-1\"\\} 120.000000\$"
 	run -0 promtool check metrics < "$D/prom"
 }
