@@ -28,28 +28,6 @@ run_state() {
 	    --state "$S" "$@" </dev/null
 }
 
-# set_fdinfo PID FD KEY VALUE: sets a line of /proc/PID/fdinfo/FD.
-set_fdinfo() {
-	sed -i "s/^$3:\t.*/$3:\t$4/" "$P/$1/fdinfo/$2"
-}
-
-# amdgpu_client PID FD GFX_NS COMPUTE_NS: client 8's engines, as each
-# descriptor that holds it shows them.
-amdgpu_client() {
-	set_fdinfo "$1" "$2" drm-engine-gfx "$3 ns"
-	set_fdinfo "$1" "$2" drm-engine-compute "$4 ns"
-}
-
-# A process born in the interval, pid 402 (vkcube), that opened amdgpu's
-# client 9 on its descriptor 3.
-new_amdgpu_process() {
-	add_proc 402 vkcube 10 0 100500 /user.slice 1
-	mkdir -p "$P/402/fd" "$P/402/fdinfo"
-	ln -s /dev/dri/renderD128 "$P/402/fd/3"
-	sed 's/^drm-client-id:\t8/drm-client-id:\t9/' "$P/400/fdinfo/5" \
-	    > "$P/402/fdinfo/3"
-}
-
 # The second sample: 10 s later by /proc/uptime (advance_node); amdgpu's
 # client 8 ran 0.6 s of gfx and 0.2 s of compute, i915's client 2 0.4 s
 # of render and 0.05 s of video, xe's client 14 48,000,000 of the

@@ -43,14 +43,14 @@ two_gpus() {
 	assert_output --partial 'Library soname: [libnvidia-ml.so.1]'
 }
 
-@test "nvml: --list shows each device, with how it is measured" {
+@test "nvml: --list shows each device, how it is measured, its uuid and its name" {
 	two_gpus
 	run -0 --separate-stderr rapl-read --source nvml --list
 	assert_equal "$stderr" ""
 	assert_equal "$output" "$(printf '%s\t' zone socket path \
 	    max_energy_range_uj enabled; printf 'status
-gpu\t-\tnvml:0 energy %s\t-\t-\treadable
-gpu\t-\tnvml:1 power %s\t-\t-\treadable' "$A100" "$T4")"
+gpu\t-\tnvml:0 energy %s NVIDIA A100-SXM4-40GB\t-\t-\treadable
+gpu\t-\tnvml:1 power %s Tesla T4\t-\t-\treadable' "$A100" "$T4")"
 	# Only the symbols the issue names, versioned as nvml.h's #defines.
 	run -0 sort -u "$KP_NVML_CALLS"
 	assert_output "nvmlDeviceGetComputeRunningProcesses_v3

@@ -116,34 +116,83 @@ check_log() {
 }
 
 # Runs the log command(s) $@ twice on a log whose header is an older
-# kp-fmt's: the old log is kept aside whole, the new one has today's
-# header, and the second run appends to it.
+# kp-fmt's: the old log is kept aside whole, said once on standard error,
+# the new one has today's header, and the second run appends to it.  Then
+# once more on a log of yet another header: the first one kept aside is
+# kept too, numbered (kp-fmt(1), csv).
 check_fresh_log() {
 	local log=$BATS_TEST_TMPDIR/log/energy.csv cmd
 	local old='seq,ts,dt_us,type,zone,pid,starttime,comm,state,container_id,pod_id,vm_id,unit,cpu_us,energy_uj,active_uj,idle_uj,watts,total_uj,socket,level,by,group'
+	local row='1,2026-11-22T13:48:36.123456Z,1000000,node,package,,,,,,,,,,35000000,14000000,21000000,35,35000000,,,,'
+	local said="kp: $log: another header than kp-fmt -f csv writes: kept whole as $log.old (an older one as .old.~N~), a new log started"
 	rm -rf "$BATS_TEST_TMPDIR/lib" "$BATS_TEST_TMPDIR/log"
 	mkdir "$BATS_TEST_TMPDIR/lib" "$BATS_TEST_TMPDIR/log"
-	printf '%s\n1,2026-11-22T13:48:36.123456Z,1000000,node,package,,,,,,,,,,35000000,14000000,21000000,35,35000000,,,,\n' "$old" >"$log"
-	for cmd in "$@"; do eval "$cmd" 2>/dev/null; done
+	printf '%s\n%s\n' "$old" "$row" >"$log"
+	log_runs "$@"
+	assert_equal "$(grep -v '^rapl-read: ' "$BATS_TEST_TMPDIR/err")" "$said"
 	run -0 cat "$log.old"
 	assert_line -n 0 "$old"
 	assert_equal "${#lines[@]}" 2
 	assert_equal "$(head -n 1 "$log")" "$(kp-fmt -f csv </dev/null)"
 	assert_equal "$(head -n 1 "$log")" "$old,source,estimated,model,device"
 	sleep 0.2
-	for cmd in "$@"; do eval "$cmd" 2>/dev/null; done
+	log_runs "$@"
+	assert_equal "$(grep -v '^rapl-read: ' "$BATS_TEST_TMPDIR/err")" ""
 	assert_equal "$(wc -l <"$log.old")" 2
 	assert_equal "$(grep -c '^seq,' "$log")" 1
 	assert_equal "$(cut -d, -f1 "$log" | sed 1d | sort -u)" 1
+	# Another upgrade: the log of today's header goes aside in its turn.
+	sed -i '1s/$/,more/' "$log"
+	cp "$log" "$BATS_TEST_TMPDIR/second"
+	log_runs "$@"
+	assert_equal "$(grep -v '^rapl-read: ' "$BATS_TEST_TMPDIR/err")" "$said"
+	assert_equal "$(cat "$log.old.~1~")" "$(printf '%s\n%s' "$old" "$row")"
+	assert_equal "$(cat "$log.old")" "$(cat "$BATS_TEST_TMPDIR/second")"
+	assert_equal "$(grep -c '^seq,' "$log")" 1
+}
+
+# log_runs CMD...: each log command once, its standard error kept.
+log_runs() {
+	local cmd
+	: >"$BATS_TEST_TMPDIR/err"
+	for cmd in "$@"; do eval "$cmd" 2>>"$BATS_TEST_TMPDIR/err"; done
+}
+
+# The log commands of the service (its ExecStartPre, then ExecStart) and
+# of the README's crontab line, as check_fresh_log takes them.
+service_cmds() {
+	localise "$(sed -n 's/^ExecStartPre=//p' "$SCRIPTS/kp-energy-log.service")"
+	localise "$(sed -n 's/^ExecStart=//p' "$SCRIPTS/kp-energy-log.service")"
+}
+cron_cmd() {
+	printf 'sh -c %q\n' "$(localise "$(cron_commands | head -n 1)")"
 }
 
 @test "a log whose header is not kp-fmt's default is kept aside and started afresh, by the service and the crontab line" {
-	local pre start line
-	pre=$(localise "$(sed -n 's/^ExecStartPre=//p' "$SCRIPTS/kp-energy-log.service")")
-	start=$(localise "$(sed -n 's/^ExecStart=//p' "$SCRIPTS/kp-energy-log.service")")
-	check_fresh_log "$pre" "$start"
-	line=$(cron_commands | head -n 1)
-	check_fresh_log "sh -c $(printf '%q' "$(localise "$line")")"
+	local -a svc
+	mapfile -t svc < <(service_cmds)
+	check_fresh_log "${svc[@]}"
+	check_fresh_log "$(cron_cmd)"
+}
+
+@test "a log of another header that cannot be moved aside is left whole, nothing appended, by the service and the crontab line" {
+	local log=$BATS_TEST_TMPDIR/log/energy.csv cmd
+	# mv fails, as on a directory it may not write.
+	mkdir "$BATS_TEST_TMPDIR/bin" "$BATS_TEST_TMPDIR/lib" "$BATS_TEST_TMPDIR/log"
+	printf '#!/bin/sh\necho "mv: cannot move: Permission denied" >&2\nexit 1\n' \
+	    >"$BATS_TEST_TMPDIR/bin/mv"
+	chmod +x "$BATS_TEST_TMPDIR/bin/mv"
+	printf 'seq,ts,old\n1,2026-11-22T13:48:36.123456Z,x\n' >"$log"
+	cp "$log" "$BATS_TEST_TMPDIR/before"
+	while IFS= read -r cmd; do
+		PATH=$BATS_TEST_TMPDIR/bin:$PATH run -1 --separate-stderr \
+		    bash -c "$cmd"
+		assert_equal "$stderr" "mv: cannot move: Permission denied"
+		assert_equal "$(cat "$log")" "$(cat "$BATS_TEST_TMPDIR/before")"
+		[ ! -e "$log.old" ]
+	done < <(sed -n 1p <(service_cmds); cron_cmd)
+	# The service's ExecStart, which systemd does not run after a failed
+	# ExecStartPre, is not tried here.
 }
 
 @test "the DaemonSet is valid YAML with the pipeline and a node_exporter sidecar, as the README says" {

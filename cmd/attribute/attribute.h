@@ -23,8 +23,9 @@ struct energy {
 	size_t src_off, src_len;	/* its ,"source":..,"estimated":.., */
 					/* and model, threads, sockets and */
 					/* path where it has them */
-	size_t uuid_off, uuid_len;	/* a GPU's "uuid", as written in */
-					/* the interval's text; 0, 0 */
+	size_t uuid_off, uuid_len;	/* a GPU's "uuid" and "name", as */
+	size_t name_off, name_len;	/* written in the interval's */
+					/* text; 0 bytes without */
 };
 
 /* One proc record of the interval. */

@@ -129,7 +129,8 @@ copy_source(struct kp_buf *b, const struct kp_record *rec)
 /*
  * The value of a record's member key, as written, in the interval's text
  * at *off, *len bytes; 0 bytes without it.  The reader has checked it: a
- * gpu_us is an object of integers by device name, a uuid a string.
+ * gpu_us is an object of integers by device name, a uuid and a name
+ * strings.
  */
 static void
 keep_value(struct interval *iv, const struct kp_record *rec, const char *key,
@@ -176,6 +177,7 @@ hold_energy(struct attr *a, struct interval *iv, const struct kp_record *rec)
 	copy_source(&iv->text, rec);
 	e->src_len = iv->text.len - e->src_off;
 	keep_value(iv, rec, "uuid", &e->uuid_off, &e->uuid_len);
+	keep_value(iv, rec, "name", &e->name_off, &e->name_len);
 	return NULL;
 }
 

@@ -76,6 +76,11 @@ emit_node(struct attr *a, const struct interval *iv, const struct energy *e,
 	a->node_total[z].idle_total_uj += idle_uj;
 	kp_buf_rec(&a->out, "node", seq);
 	put_zone(a, iv, e);
+	/* The GPU's model once, in its node record, as in its energy record:
+	 * the records drawn from it are named by device and uuid alone. */
+	if (e->name_len > 0)
+		kp_buf_raw(&a->out, "name", iv->text.s + e->name_off,
+		    e->name_len);
 	kp_buf_int(&a->out, "energy_uj", e->energy_uj);
 	kp_buf_int(&a->out, "active_uj", active_uj);
 	kp_buf_int(&a->out, "idle_uj", idle_uj);

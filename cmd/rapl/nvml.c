@@ -87,8 +87,9 @@ add_gpu(struct meter *m, struct gpu *g)
 	mb = new_member(m, &nvml_source, g->key);
 	mb->reading = how;	/* a counter that never wraps, or a power */
 	xpath(mb->zone, sizeof(mb->zone), "gpu");
-	xpath(mb->where, sizeof(mb->where), "nvml:%d %s %s", g->index,
-	    how == READ_INTEGRAL_UJ ? "energy" : "power", g->uuid);
+	/* What --list shows of it: which device, how, and which card. */
+	xpath(mb->where, sizeof(mb->where), "nvml:%d %s %s %s", g->index,
+	    how == READ_INTEGRAL_UJ ? "energy" : "power", g->uuid, g->name);
 }
 
 static int
