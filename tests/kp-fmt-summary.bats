@@ -250,11 +250,74 @@ command_stream() {
 	assert_line -n 3 '  package  4.020006 J  mean 2.68 W  cpu 402 ms  of the machine'"'"'s 15.000004 J over 1.50 s, estimated'
 }
 
-@test "--summary: a command without a cgroup of its own has the machine's joules alone, and says why" {
-	command_stream
-	sed -i 's|,"cgroup":"/kp-command-7","cgroup_cpu_us":402100||' "$BATS_TEST_TMPDIR/in"
+# rapl-read (pid 6) ran the command sh (pid 7) without a cgroup of its own:
+# its tree is told by its records' parents (kp-fmt(1), The command's energy).
+# make (11) has its first record after that of its child cc1 (12); the
+# daemon (13), an orphan, is re-parented to rapl-read, which has a record of
+# its own, not the tree's; pid 15, one of the tree's in interval 1, is taken
+# again in interval 2 by a process outside it, whose child and exited
+# children are not the tree's either; nor is bash's (9) exited child, nor the
+# cgroup's reconciliation, which has no ppid.
+tree_stream() {
+	cat > "$BATS_TEST_TMPDIR/in" <<-'IN'
+	{"type":"header","seq":0,"version":"1.2","producer":"rapl-read"}
+	{"type":"node","seq":1,"zone":"package","energy_uj":10000001,"active_uj":10000001,"idle_uj":0,"estimated":true}
+	{"type":"process","seq":1,"zone":"package","pid":6,"ppid":5,"starttime":90,"comm":"rapl-read","state":"running","cgroup":"/user.slice","cpu_us":5000,"energy_uj":500}
+	{"type":"process","seq":1,"zone":"package","pid":7,"ppid":6,"starttime":100,"comm":"sh","state":"running","cgroup":"/user.slice","cpu_us":300000,"energy_uj":3000001}
+	{"type":"process","seq":1,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":600000,"energy_uj":6000000}
+	{"type":"process","seq":1,"zone":"package","pid":12,"ppid":11,"starttime":130,"comm":"cc1","state":"running","cgroup":"/user.slice","cpu_us":1000,"energy_uj":11}
+	{"type":"process","seq":1,"zone":"package","pid":15,"ppid":7,"starttime":110,"comm":"sed","state":"terminated","cgroup":"/user.slice","cpu_us":700,"energy_uj":7}
+	{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1000000}
+	{"type":"command","seq":2,"pid":7,"ppid":6,"starttime":100,"comm":"sh","cpu_us":426260,"status":0}
+	{"type":"node","seq":2,"zone":"package","energy_uj":5000003,"active_uj":5000003,"idle_uj":0,"estimated":true}
+	{"type":"process","seq":2,"zone":"package","pid":7,"ppid":6,"starttime":100,"comm":"sh","state":"terminated","cgroup":"/user.slice","cpu_us":100000,"energy_uj":1000002}
+	{"type":"process","seq":2,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":300000,"energy_uj":3000000}
+	{"type":"process","seq":2,"zone":"package","pid":11,"ppid":7,"starttime":120,"comm":"make","state":"terminated","cgroup":"/user.slice","cpu_us":20000,"energy_uj":200000}
+	{"type":"process","seq":2,"zone":"package","pid":13,"ppid":6,"starttime":140,"comm":"daemon","state":"running","cgroup":"/user.slice","cpu_us":3000,"energy_uj":30000}
+	{"type":"process","seq":2,"zone":"package","pid":14,"ppid":13,"starttime":150,"comm":"worker","state":"running","cgroup":"/user.slice","cpu_us":1000,"energy_uj":4}
+	{"type":"process","seq":2,"zone":"package","pid":15,"ppid":1,"starttime":160,"comm":"cron","state":"running","cgroup":"/system.slice/cron.service","cpu_us":4000,"energy_uj":40000}
+	{"type":"process","seq":2,"zone":"package","pid":16,"ppid":15,"starttime":170,"comm":"sh","state":"running","cgroup":"/system.slice/cron.service","cpu_us":2000,"energy_uj":20000}
+	{"type":"exited","seq":2,"zone":"package","count":2,"ppid":11,"comm":"cc","cgroup":"/user.slice","cpu_us":500,"energy_uj":5000}
+	{"type":"exited","seq":2,"zone":"package","count":1,"ppid":6,"comm":"true","cgroup":"/user.slice","cpu_us":60,"energy_uj":600}
+	{"type":"exited","seq":2,"zone":"package","count":1,"ppid":15,"comm":"date","cgroup":"/system.slice/cron.service","cpu_us":300,"energy_uj":3000}
+	{"type":"exited","seq":2,"zone":"package","count":1,"ppid":9,"comm":"ls","cgroup":"/user.slice","cpu_us":900,"energy_uj":9000}
+	{"type":"exited","seq":2,"zone":"package","count":0,"source":"cgroup","cgroup":"/user.slice","cpu_us":2000,"energy_uj":20003}
+	{"type":"interval","seq":2,"ts":"2026-11-22T00:00:01.500000Z","dt_us":500000}
+	IN
+}
+
+@test "--summary: a command without a cgroup of its own has its tree's joules, the exact sum of the records its parent chains reach (kp-fmt(1), The command's energy)" {
+	tree_stream
+	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
+	# sh 3000001 + 1000002, cc1 11, sed 7, make 200000, daemon 30000,
+	# worker 4, cc 5000, true 600.
+	run -0 jq -c 'select(.type == "command") | [.energy_uj, .credited_cpu_us, .machine_uj]' <<< "$output"
+	assert_output '[4235625,426260,15000004]'
 	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/in"
-	assert_line -n 3 '  package  its tree'"'"'s share unknown (no cgroup of its own)  the machine'"'"'s 15.000004 J over 1.50 s, estimated'
+	assert_line -n 3 '  package  4.235625 J  mean 2.82 W  cpu 426 ms  of the machine'"'"'s 15.000004 J over 1.50 s, estimated'
+}
+
+@test "--summary: the tree's records spooled past a MiB give the same joules (kp-fmt(1), Memory)" {
+	tree_stream
+	# 20000 more intervals of bash alone: over a MiB of the tree's tuples.
+	jq -c 'select(.type != "command")' "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/long"
+	for ((seq = 3; seq <= 20002; seq++)); do
+		printf '{"type":"process","seq":%d,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":1,"energy_uj":1}\n{"type":"interval","seq":%d,"dt_us":1}\n' "$seq" "$seq"
+	done >> "$BATS_TEST_TMPDIR/long"
+	sed -i '$d' "$BATS_TEST_TMPDIR/long"
+	printf '%s\n' "$(jq -c 'select(.type == "command") | .seq = 20002' "$BATS_TEST_TMPDIR/in")" '{"type":"interval","seq":20002,"dt_us":1}' >> "$BATS_TEST_TMPDIR/long"
+	mkdir "$BATS_TEST_TMPDIR/tmp"
+	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/long"
+	run -0 jq -c 'select(.type == "command") | [.energy_uj, .credited_cpu_us]' <<< "$output"
+	assert_output '[4235625,426260]'
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
+}
+
+@test "--summary: a stream of no process records tells no share of the command's, and says why" {
+	command_stream
+	grep -v '"process"\|"exited"' "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/bare"
+	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/bare"
+	assert_line -n 3 '  package  its tree'"'"'s share unknown (no attributed records)  the machine'"'"'s 15.000004 J over 1.50 s, estimated'
 }
 
 # Three dense intervals of 3,000 processes, the second cut short: a header
