@@ -376,3 +376,32 @@ cut_stream() {
 	assert_line '{"type":"process","seq":2,"zone":"package","pid":7,"starttime":1,"comm":"a","cgroup":"'"$cg"'","cpu_us":10,"energy_uj":200,"watts":0.0001}'
 	assert_line '{"type":"process","seq":2,"zone":"dram","pid":7,"starttime":1,"comm":"a","cgroup":"'"${cg%.moved}"'","cpu_us":10,"energy_uj":200,"watts":0.0001}'
 }
+
+# The records of the tree of the command that rapl-read ran, in an
+# attributed stream: every process whose parent chain reaches the command
+# or rapl-read, rapl-read itself excluded, and the exited records of their
+# children (kp-fmt(1), The command's energy).
+tree_records_jq='
+	(map(select(.type == "command"))[0]) as $c |
+	map(select(.type == "process" or .type == "exited")) as $r |
+	($r | map(select(.type == "process")) |
+	    map({key: (.pid | tostring), value: .ppid}) | from_entries) as $up |
+	def intree($p; $n): if $n > 64 or $p == null then false
+	    elif $p == $c.pid or $p == $c.ppid then true
+	    else intree($up[$p | tostring]; $n + 1) end;
+	$r | map(select((.type == "process" and .pid != $c.ppid and
+	    intree(.pid; 0)) or (.type == "exited" and intree(.ppid; 0))))'
+
+@test "--summary: unprivileged, rapl-read -- CMD's block has its tree's joules, the sum of its tree's records (kp-fmt(1), The command's energy)" {
+	local s=$BATS_TEST_TMPDIR/stream
+	chmod 777 "$BATS_TEST_TMPDIR"
+	# A child, and an orphan re-parented to rapl-read, its subreaper.
+	run -0 --separate-stderr bash -c 'set -o pipefail; setpriv --reuid=65534 --regid=65534 --clear-groups rapl-read --source model -i 200ms -- sh -c '"'"'(sh -c "i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done" &); sh -c "i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done"; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'"'"' | proc-cputime | kp-attribute | tee "$1" | kp-fmt -f json --summary' _ "$s"
+	# Unprivileged: no cgroup of its own.
+	[ "$(jq -r 'select(.type == "command") | .cgroup // "none"' "$s")" = none ]
+	local want
+	want=$(jq -s "$tree_records_jq | map(.energy_uj) | add" "$s")
+	((want > 0))
+	run -0 jq -c 'select(.type == "command") | .energy_uj' <<< "$output"
+	assert_output "$want"
+}
