@@ -121,9 +121,9 @@ member_find(struct pid_members *pm, int64_t starttime)
 }
 
 /*
- * The parent of a process born at starttime: of the processes that had
- * its pid, the last started not after it (the others took the pid after
- * it, or ended before).  Without a starttime, the last started.
+ * Of the processes that had a parent's pid, the one that had it when a
+ * child came: the last started not after the child's starttime (the
+ * others took the pid after it, or ended before).
  */
 static const struct member *
 parent_by_start(const struct pid_members *pm, int64_t starttime)
@@ -139,21 +139,25 @@ parent_by_start(const struct pid_members *pm, int64_t starttime)
 }
 
 /*
- * The parent of an exited record, which has no starttime: of the
- * processes that had its pid, the one whose first record came last, no
- * later than the exited record's interval.
+ * An exited record has no starttime: its parent is, of the processes
+ * that had its ppid, the one whose first record came last, no later than
+ * its interval; else the first of them, whose first record came later,
+ * as an idle parent's does in a sparse stream.
  */
 static const struct member *
 parent_by_seq(const struct pid_members *pm, int64_t seq)
 {
-	const struct member *best = NULL;
+	const struct member *best = NULL, *first = NULL;
 	size_t i;
 
-	for (i = 0; pm != NULL && i < pm->n; i++)
+	for (i = 0; pm != NULL && i < pm->n; i++) {
+		if (first == NULL || pm->m[i].first_seq < first->first_seq)
+			first = &pm->m[i];
 		if (pm->m[i].first_seq <= seq &&
 		    (best == NULL || pm->m[i].first_seq > best->first_seq))
 			best = &pm->m[i];
-	return best;
+	}
+	return best != NULL ? best : first;
 }
 
 /* Whether a tuple's parent is of the tree; rapl-read's own excluded. */
