@@ -180,6 +180,7 @@ command_tree(struct cmd_energy *c)
 	size_t i;
 
 	if (c->cgroup == NULL) {
+		memset(&c->by_parents, 0, sizeof(c->by_parents));
 		cmd_tree_sum(c->parents, c->pid, c->starttime, c->ppid,
 		    c->by_parents.energy_uj, c->by_parents.cpu_us, c->nzones);
 		return &c->by_parents;
