@@ -256,42 +256,17 @@ command_block() {
 	assert_line -n 3 '  package  4.020006 J  mean 2.68 W  cpu 402 ms  of the machine'"'"'s 15.000004 J over 1.50 s, estimated'
 }
 
-# rapl-read (pid 6) ran the command sh (pid 7) without a cgroup of its own:
-# its tree is told by its records' parents (kp-fmt(1), The command's energy).
-# make (11) has its first record after those of its children cc1 (12) and
-# as (exited, interval 1); the
-# daemon (13), an orphan, is re-parented to rapl-read, which has a record of
-# its own, not the tree's; pid 15, one of the tree's in interval 1, is taken
-# again in interval 2 by a process outside it, whose child and exited
-# children are not the tree's either; nor is bash's (9) exited child, nor the
-# cgroup's reconciliation, which has no ppid.
+# tests/fixtures/command-tree.jsonl: rapl-read (pid 6) ran the command sh
+# (pid 7) without a cgroup of its own, so its tree is told by its records'
+# parents (kp-fmt(1), The command's energy).  make (11) has its first
+# record after those of its children cc1 (12) and as (exited, interval 1);
+# the daemon (13), an orphan, is re-parented to rapl-read, which has a
+# record of its own, not the tree's; pid 15, one of the tree's in interval
+# 1, is taken again in interval 2 by a process outside it, whose child and
+# exited children are not the tree's either; nor is bash's (9) exited
+# child, nor the cgroup's reconciliation, which has no ppid.
 tree_stream() {
-	cat > "$BATS_TEST_TMPDIR/in" <<-'IN'
-	{"type":"header","seq":0,"version":"1.2","producer":"rapl-read"}
-	{"type":"node","seq":1,"zone":"package","energy_uj":10000001,"active_uj":10000001,"idle_uj":0,"estimated":true}
-	{"type":"process","seq":1,"zone":"package","pid":6,"ppid":5,"starttime":90,"comm":"rapl-read","state":"running","cgroup":"/user.slice","cpu_us":5000,"energy_uj":500}
-	{"type":"process","seq":1,"zone":"package","pid":7,"ppid":6,"starttime":100,"comm":"sh","state":"running","cgroup":"/user.slice","cpu_us":300000,"energy_uj":3000001}
-	{"type":"process","seq":1,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":600000,"energy_uj":6000000}
-	{"type":"process","seq":1,"zone":"package","pid":12,"ppid":11,"starttime":130,"comm":"cc1","state":"running","cgroup":"/user.slice","cpu_us":1000,"energy_uj":11}
-	{"type":"process","seq":1,"zone":"package","pid":15,"ppid":7,"starttime":110,"comm":"sed","state":"terminated","cgroup":"/user.slice","cpu_us":700,"energy_uj":7}
-	{"type":"exited","seq":1,"zone":"package","count":1,"ppid":11,"comm":"as","cgroup":"/user.slice","cpu_us":40,"energy_uj":400}
-	{"type":"interval","seq":1,"ts":"2026-11-22T00:00:01.000000Z","dt_us":1000000}
-	{"type":"command","seq":2,"pid":7,"ppid":6,"starttime":100,"comm":"sh","cpu_us":426300,"status":0}
-	{"type":"node","seq":2,"zone":"package","energy_uj":5000003,"active_uj":5000003,"idle_uj":0,"estimated":true}
-	{"type":"process","seq":2,"zone":"package","pid":7,"ppid":6,"starttime":100,"comm":"sh","state":"terminated","cgroup":"/user.slice","cpu_us":100000,"energy_uj":1000002}
-	{"type":"process","seq":2,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":300000,"energy_uj":3000000}
-	{"type":"process","seq":2,"zone":"package","pid":11,"ppid":7,"starttime":120,"comm":"make","state":"terminated","cgroup":"/user.slice","cpu_us":20000,"energy_uj":200000}
-	{"type":"process","seq":2,"zone":"package","pid":13,"ppid":6,"starttime":140,"comm":"daemon","state":"running","cgroup":"/user.slice","cpu_us":3000,"energy_uj":30000}
-	{"type":"process","seq":2,"zone":"package","pid":14,"ppid":13,"starttime":150,"comm":"worker","state":"running","cgroup":"/user.slice","cpu_us":1000,"energy_uj":4}
-	{"type":"process","seq":2,"zone":"package","pid":15,"ppid":1,"starttime":160,"comm":"cron","state":"running","cgroup":"/system.slice/cron.service","cpu_us":4000,"energy_uj":40000}
-	{"type":"process","seq":2,"zone":"package","pid":16,"ppid":15,"starttime":170,"comm":"sh","state":"running","cgroup":"/system.slice/cron.service","cpu_us":2000,"energy_uj":20000}
-	{"type":"exited","seq":2,"zone":"package","count":2,"ppid":11,"comm":"cc","cgroup":"/user.slice","cpu_us":500,"energy_uj":5000}
-	{"type":"exited","seq":2,"zone":"package","count":1,"ppid":6,"comm":"true","cgroup":"/user.slice","cpu_us":60,"energy_uj":600}
-	{"type":"exited","seq":2,"zone":"package","count":1,"ppid":15,"comm":"date","cgroup":"/system.slice/cron.service","cpu_us":300,"energy_uj":3000}
-	{"type":"exited","seq":2,"zone":"package","count":1,"ppid":9,"comm":"ls","cgroup":"/user.slice","cpu_us":900,"energy_uj":9000}
-	{"type":"exited","seq":2,"zone":"package","count":0,"source":"cgroup","cgroup":"/user.slice","cpu_us":2000,"energy_uj":20003}
-	{"type":"interval","seq":2,"ts":"2026-11-22T00:00:01.500000Z","dt_us":500000}
-	IN
+	cp "$FIXTURES/command-tree.jsonl" "$BATS_TEST_TMPDIR/in"
 }
 
 @test "--summary: a command without a cgroup of its own has its tree's joules, the exact sum of the records its parent chains reach (kp-fmt(1), The command's energy)" {
