@@ -15,7 +15,7 @@
 
 #include "fmt.h"
 
-/* One process or exited record, as the tree needs it. */
+/* One process or exited record, as the tree needs it: 56 bytes. */
 struct tuple {
 	int64_t pid, starttime, ppid, seq;	/* exited: pid -1, starttime -1 */
 	int64_t energy_uj, cpu_us;
