@@ -89,17 +89,6 @@ tree_of(struct cmd_energy *c, const char *cgroup)
 	return &c->trees[c->ntrees++];
 }
 
-/*
- * a + b, held at the largest int64_t: a sum only input that no meter
- * wrote could pass, which the summary's own rows report (kp-fmt(1),
- * --summary).
- */
-int64_t
-cmd_add_held(int64_t a, int64_t b)
-{
-	return b > INT64_MAX - a ? INT64_MAX : a + b;
-}
-
 /* A process or exited record of a command's cgroup: its tree's. */
 static void
 add_tree(struct cmd_energy *c, const struct kp_record *rec, int z)

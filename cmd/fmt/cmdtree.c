@@ -81,6 +81,17 @@ cmd_tree_keep(struct cmd_tree *t, const struct kp_record *rec, int zone)
 	t->ntuples++;
 }
 
+/*
+ * a + b, held at the largest int64_t: a sum only input that no meter
+ * wrote could pass, which the summary's own rows report (kp-fmt(1),
+ * --summary).
+ */
+int64_t
+cmd_add_held(int64_t a, int64_t b)
+{
+	return b > INT64_MAX - a ? INT64_MAX : a + b;
+}
+
 static struct pid_members *
 members_of(struct cmd_tree *t, int64_t pid)
 {
@@ -177,14 +188,13 @@ parent_in_tree(struct cmd_tree *t, const struct tuple *u)
 	return parent != NULL && parent->in_tree;
 }
 
+/* The i-th tuple, copied into u: the spool's bytes may not be aligned. */
 static const struct tuple *
-tuple_at(struct cmd_tree *t, size_t i)
+tuple_at(struct cmd_tree *t, size_t i, struct tuple *u)
 {
-	static struct tuple u;	/* aligned: the spool's bytes may not be */
-
-	memcpy(&u, kp_spool_get(&t->tuples, i * sizeof(u), sizeof(u)),
-	    sizeof(u));
-	return &u;
+	memcpy(u, kp_spool_get(&t->tuples, i * sizeof(*u), sizeof(*u)),
+	    sizeof(*u));
+	return u;
 }
 
 /*
@@ -195,6 +205,7 @@ tuple_at(struct cmd_tree *t, size_t i)
 static int
 tree_pass(struct cmd_tree *t)
 {
+	struct tuple buf;
 	const struct tuple *u;
 	struct pid_members *pm;
 	struct member *m;
@@ -202,7 +213,7 @@ tree_pass(struct cmd_tree *t)
 	int changed = 0;
 
 	for (i = 0; i < t->ntuples; i++) {
-		u = tuple_at(t, i);
+		u = tuple_at(t, i, &buf);
 		if (u->exited || u->pid == t->reaper_pid)
 			continue;
 		pm = members_of(t, u->pid);
@@ -241,6 +252,7 @@ void
 cmd_tree_sum(struct cmd_tree *t, int64_t pid, int64_t starttime,
     int64_t reaper_pid, int64_t *energy_uj, int64_t *cpu_us, size_t nzones)
 {
+	struct tuple buf;
 	const struct tuple *u;
 	size_t i;
 
@@ -250,7 +262,7 @@ cmd_tree_sum(struct cmd_tree *t, int64_t pid, int64_t starttime,
 	while (tree_pass(t))
 		continue;
 	for (i = 0; i < t->ntuples; i++) {
-		u = tuple_at(t, i);
+		u = tuple_at(t, i, &buf);
 		if ((size_t)u->zone >= nzones || !tuple_in_tree(t, u))
 			continue;
 		energy_uj[u->zone] = cmd_add_held(energy_uj[u->zone],
