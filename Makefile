@@ -21,7 +21,7 @@ PROMOBJ = cmd/fmt/prom.o cmd/fmt/promout.o cmd/fmt/families.o \
 	cmd/fmt/labels.o cmd/fmt/series.o cmd/fmt/exited.o
 FMTOBJ = cmd/fmt/main.o cmd/fmt/block.o cmd/fmt/units.o cmd/fmt/table.o \
 	cmd/fmt/rows.o cmd/fmt/top.o cmd/fmt/csv.o cmd/fmt/json.o $(PROMOBJ) \
-	cmd/fmt/summary.o cmd/fmt/texts.o cmd/fmt/cmdblock.o cmd/fmt/source.o \
+	cmd/fmt/summary.o cmd/fmt/texts.o cmd/fmt/cmdblock.o cmd/fmt/cmdtree.o cmd/fmt/source.o \
 	cmd/fmt/powercap.o
 MAN1 = man/rapl-read.1 man/proc-cputime.1 man/kp-attribute.1 man/kp-aggregate.1 man/kp-fmt.1 \
 	man/kp-plot.1

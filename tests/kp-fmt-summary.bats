@@ -239,10 +239,16 @@ command_stream() {
 	IN
 }
 
+# command_block FILTER: jq FILTER over the command records of the summary of
+# $BATS_TEST_TMPDIR/in.
+command_block() {
+	kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in" |
+	    jq -c "select(.type == \"command\") | $1"
+}
+
 @test "--summary: the command's block, its tree's joules the exact sum of its cgroup's records, beside the machine's (kp-fmt(1), The command's energy)" {
 	command_stream
-	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
-	run -0 jq -c 'select(.type == "command")' <<< "$output"
+	run -0 --separate-stderr command_block '.'
 	assert_output '{"type":"command","seq":2,"zone":"package","pid":7,"comm":"sh","status":0,"cpu_us":402000,"cgroup":"/kp-command-7","energy_uj":4020006,"credited_cpu_us":402000,"watts":2.680004,"machine_uj":15000004,"dt_us":1500000,"estimated":true}'
 	# As a table: one short block.
 	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/in"
@@ -250,11 +256,50 @@ command_stream() {
 	assert_line -n 3 '  package  4.020006 J  mean 2.68 W  cpu 402 ms  of the machine'"'"'s 15.000004 J over 1.50 s, estimated'
 }
 
-@test "--summary: a command without a cgroup of its own has the machine's joules alone, and says why" {
+# tests/fixtures/command-tree.jsonl: rapl-read (pid 6) ran the command sh
+# (pid 7) without a cgroup of its own, so its tree is told by its records'
+# parents (kp-fmt(1), The command's energy).  make (11) has its first
+# record after those of its children cc1 (12) and as (exited, interval 1);
+# the daemon (13), an orphan, is re-parented to rapl-read, which has a
+# record of its own, not the tree's; pid 15, one of the tree's in interval
+# 1, is taken again in interval 2 by a process outside it, whose child and
+# exited children are not the tree's either; nor is bash's (9) exited
+# child, nor the cgroup's reconciliation, which has no ppid.
+tree_stream() {
+	cp "$FIXTURES/command-tree.jsonl" "$BATS_TEST_TMPDIR/in"
+}
+
+@test "--summary: a command without a cgroup of its own has its tree's joules, the exact sum of the records its parent chains reach (kp-fmt(1), The command's energy)" {
+	tree_stream
+	# sh 3000001 + 1000002, cc1 11, sed 7, make 200000, daemon 30000,
+	# worker 4, as 400, cc 5000, true 600.
+	run -0 --separate-stderr command_block '[.energy_uj, .credited_cpu_us, .machine_uj]'
+	assert_output '[4236025,426300,15000004]'
+	run -0 --separate-stderr bash -c 'kp-fmt -f table --summary < "$1" | sed -n 4p' _ "$BATS_TEST_TMPDIR/in"
+	assert_output '  package  4.236025 J  mean 2.82 W  cpu 426 ms  of the machine'"'"'s 15.000004 J over 1.50 s, estimated'
+}
+
+@test "--summary: the tree's records spooled past a MiB give the same joules (kp-fmt(1), Memory)" {
+	tree_stream
+	# 20000 more intervals of bash alone: over a MiB of the tree's tuples.
+	jq -c 'select(.type != "command")' "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/long"
+	for ((seq = 3; seq <= 20002; seq++)); do
+		printf '{"type":"process","seq":%d,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":1,"energy_uj":1}\n{"type":"interval","seq":%d,"dt_us":1}\n' "$seq" "$seq"
+	done >> "$BATS_TEST_TMPDIR/long"
+	sed -i '$d' "$BATS_TEST_TMPDIR/long"
+	printf '%s\n' "$(jq -c 'select(.type == "command") | .seq = 20002' "$BATS_TEST_TMPDIR/in")" '{"type":"interval","seq":20002,"dt_us":1}' >> "$BATS_TEST_TMPDIR/long"
+	mkdir "$BATS_TEST_TMPDIR/tmp"
+	TMPDIR=$BATS_TEST_TMPDIR/tmp run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/long"
+	run -0 jq -c 'select(.type == "command") | [.energy_uj, .credited_cpu_us]' <<< "$output"
+	assert_output '[4236025,426300]'
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
+}
+
+@test "--summary: a stream of no process records tells no share of the command's, and says why" {
 	command_stream
-	sed -i 's|,"cgroup":"/kp-command-7","cgroup_cpu_us":402100||' "$BATS_TEST_TMPDIR/in"
-	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/in"
-	assert_line -n 3 '  package  its tree'"'"'s share unknown (no cgroup of its own)  the machine'"'"'s 15.000004 J over 1.50 s, estimated'
+	grep -v '"process"\|"exited"' "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/bare"
+	run -0 --separate-stderr kp-fmt -f table --summary < "$BATS_TEST_TMPDIR/bare"
+	assert_line -n 3 '  package  its tree'"'"'s share unknown (no attributed records)  the machine'"'"'s 15.000004 J over 1.50 s, estimated'
 }
 
 # Three dense intervals of 3,000 processes, the second cut short: a header
@@ -312,4 +357,33 @@ cut_stream() {
 	run -0 --separate-stderr kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/in"
 	assert_line '{"type":"process","seq":2,"zone":"package","pid":7,"starttime":1,"comm":"a","cgroup":"'"$cg"'","cpu_us":10,"energy_uj":200,"watts":0.0001}'
 	assert_line '{"type":"process","seq":2,"zone":"dram","pid":7,"starttime":1,"comm":"a","cgroup":"'"${cg%.moved}"'","cpu_us":10,"energy_uj":200,"watts":0.0001}'
+}
+
+# The records of the tree of the command that rapl-read ran, in an
+# attributed stream: every process whose parent chain reaches the command
+# or rapl-read, rapl-read itself excluded, and the exited records of their
+# children (kp-fmt(1), The command's energy).
+tree_records_jq='
+	(map(select(.type == "command"))[0]) as $c |
+	map(select(.type == "process" or .type == "exited")) as $r |
+	($r | map(select(.type == "process")) |
+	    map({key: (.pid | tostring), value: .ppid}) | from_entries) as $up |
+	def intree($p; $n): if $n > 64 or $p == null then false
+	    elif $p == $c.pid or $p == $c.ppid then true
+	    else intree($up[$p | tostring]; $n + 1) end;
+	$r | map(select((.type == "process" and .pid != $c.ppid and
+	    intree(.pid; 0)) or (.type == "exited" and intree(.ppid; 0))))'
+
+@test "--summary: unprivileged, rapl-read -- CMD's block has its tree's joules, the sum of its tree's records (kp-fmt(1), The command's energy)" {
+	local s=$BATS_TEST_TMPDIR/stream
+	chmod 777 "$BATS_TEST_TMPDIR"
+	# A child, and an orphan re-parented to rapl-read, its subreaper.
+	run -0 --separate-stderr bash -c 'set -o pipefail; setpriv --reuid=65534 --regid=65534 --clear-groups rapl-read --source model -i 200ms -- sh -c '"'"'(sh -c "i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done" &); sh -c "i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done"; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'"'"' | proc-cputime | kp-attribute | tee "$1" | kp-fmt -f json --summary' _ "$s"
+	# Unprivileged: no cgroup of its own.
+	[ "$(jq -r 'select(.type == "command") | .cgroup // "none"' "$s")" = none ]
+	local want
+	want=$(jq -s "$tree_records_jq | map(.energy_uj) | add" "$s")
+	((want > 0))
+	run -0 jq -c 'select(.type == "command") | .energy_uj' <<< "$output"
+	assert_output "$want"
 }

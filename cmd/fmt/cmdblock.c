@@ -1,7 +1,8 @@
 /*
  * --summary's command block: rapl-read -- CMD's command over the run, its
- * tree's energy the exact sum of the records of its own cgroup, beside the
- * machine's over the same intervals (kp-fmt(1), "The command's energy").
+ * tree's energy the exact sum of the records of its own cgroup, or, where
+ * it had none, of its tree's records (cmdtree.c), beside the machine's
+ * over the same intervals (kp-fmt(1), "The command's energy").
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@ struct zone_sum {
 	int64_t machine_uj;	/* its node records', else its energy records' */
 	int64_t energy_uj;	/* the energy records', before kp-attribute */
 	int estimated;
+	int attributed;	/* a process or exited record had energy_uj */
 };
 
 /* The sums of the records of one kp-command-PID cgroup, by zone. */
@@ -30,15 +32,21 @@ struct cmd_energy {
 	size_t nzones;
 	struct tree *trees;	/* one per command cgroup seen, mostly one */
 	size_t ntrees;
+	struct cmd_tree *parents;	/* every process and exited record's */
+	struct tree by_parents;	/* the command's tree among them */
 	int have_command;	/* the command record has come */
 	int64_t pid, status, cpu_us;	/* its, wait4's tree CPU time */
+	int64_t ppid, starttime;	/* rapl-read's pid; its start, in ticks */
 	char *comm, *cgroup;	/* its; cgroup NULL where it had none */
 };
 
 struct cmd_energy *
 cmd_energy_new(void)
 {
-	return kp_calloc(1, sizeof(struct cmd_energy));
+	struct cmd_energy *c = kp_calloc(1, sizeof(struct cmd_energy));
+
+	c->parents = cmd_tree_new();
+	return c;
 }
 
 /* The index of zone name, added if new; -1 past CMD_ZONES. */
@@ -81,17 +89,6 @@ tree_of(struct cmd_energy *c, const char *cgroup)
 	return &c->trees[c->ntrees++];
 }
 
-/*
- * a + b, held at the largest int64_t: a sum only input that no meter
- * wrote could pass, which the summary's own rows report (kp-fmt(1),
- * --summary).
- */
-static int64_t
-add_held(int64_t a, int64_t b)
-{
-	return b > INT64_MAX - a ? INT64_MAX : a + b;
-}
-
 /* A process or exited record of a command's cgroup: its tree's. */
 static void
 add_tree(struct cmd_energy *c, const struct kp_record *rec, int z)
@@ -100,9 +97,9 @@ add_tree(struct cmd_energy *c, const struct kp_record *rec, int z)
 	int64_t v;
 
 	if (kp_rec_int(rec, "energy_uj", &v))
-		t->energy_uj[z] = add_held(t->energy_uj[z], v);
+		t->energy_uj[z] = cmd_add_held(t->energy_uj[z], v);
 	if (kp_rec_int(rec, "cpu_us", &v))
-		t->cpu_us[z] = add_held(t->cpu_us[z], v);
+		t->cpu_us[z] = cmd_add_held(t->cpu_us[z], v);
 }
 
 static char *
@@ -116,8 +113,10 @@ static void
 take_command(struct cmd_energy *c, const struct kp_record *rec)
 {
 	c->have_command = 1;
-	c->pid = c->status = c->cpu_us = -1;
+	c->pid = c->status = c->cpu_us = c->ppid = c->starttime = -1;
 	kp_rec_int(rec, "pid", &c->pid);
+	kp_rec_int(rec, "ppid", &c->ppid);
+	kp_rec_int(rec, "starttime", &c->starttime);
 	kp_rec_int(rec, "status", &c->status);
 	kp_rec_int(rec, "cpu_us", &c->cpu_us);
 	free(c->comm);
@@ -143,13 +142,16 @@ cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec)
 	}
 	if ((z = zone_of(c, kp_rec_str(rec, "zone"))) < 0)
 		return 0;
-	if ((rec_is(rec, "process") || rec_is(rec, "exited")) &&
-	    command_cgroup(kp_rec_str(rec, "cgroup")))
-		add_tree(c, rec, z);
-	else if (rec_is(rec, "node") && kp_rec_int(rec, "energy_uj", &uj))
-		c->zone[z].machine_uj = add_held(c->zone[z].machine_uj, uj);
+	if (rec_is(rec, "process") || rec_is(rec, "exited")) {
+		c->zone[z].attributed |= kp_rec_get(rec, "energy_uj") != NULL;
+		if (command_cgroup(kp_rec_str(rec, "cgroup")))
+			add_tree(c, rec, z);
+		/* the tree by parents, should the command have no cgroup */
+		cmd_tree_keep(c->parents, rec, z);
+	} else if (rec_is(rec, "node") && kp_rec_int(rec, "energy_uj", &uj))
+		c->zone[z].machine_uj = cmd_add_held(c->zone[z].machine_uj, uj);
 	else if (rec_is(rec, "energy") && kp_rec_int(rec, "energy_uj", &uj))
-		c->zone[z].energy_uj = add_held(c->zone[z].energy_uj, uj);
+		c->zone[z].energy_uj = cmd_add_held(c->zone[z].energy_uj, uj);
 	else
 		return 0;
 	c->zone[z].estimated |= (f = kp_rec_get(rec, "estimated")) != NULL &&
@@ -157,14 +159,21 @@ cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec)
 	return 0;
 }
 
-/* The tree of the command's cgroup, or NULL where it has none or no records. */
+/*
+ * The tree of the command's cgroup, or NULL where it has none or no
+ * records; without a cgroup, the tree its records' parents tell.
+ */
 static const struct tree *
-command_tree(const struct cmd_energy *c)
+command_tree(struct cmd_energy *c)
 {
 	size_t i;
 
-	if (c->cgroup == NULL)
-		return NULL;
+	if (c->cgroup == NULL) {
+		memset(&c->by_parents, 0, sizeof(c->by_parents));
+		cmd_tree_sum(c->parents, c->pid, c->starttime, c->ppid,
+		    c->by_parents.energy_uj, c->by_parents.cpu_us, c->nzones);
+		return &c->by_parents;
+	}
 	for (i = 0; i < c->ntrees; i++)
 		if (strcmp(c->trees[i].cgroup, c->cgroup) == 0)
 			return &c->trees[i];
@@ -190,7 +199,8 @@ zone_line(const struct cmd_energy *c, const struct tree *t, size_t z,
 		kp_buf_int(b, "cpu_us", c->cpu_us);
 	if (c->cgroup != NULL)
 		kp_buf_text(b, "cgroup", c->cgroup);
-	if (t != NULL) {
+	/* without a cgroup, a stream of no attributed record tells no share */
+	if (t != NULL && (c->cgroup != NULL || zs->attributed)) {
 		kp_buf_int(b, "energy_uj", t->energy_uj[z]);
 		kp_buf_int(b, "credited_cpu_us", t->cpu_us[z]);
 		if (dt_us > 0)
@@ -209,15 +219,16 @@ zone_line(const struct cmd_energy *c, const struct tree *t, size_t z,
  * the run's, of the intervals summed.
  */
 void
-cmd_energy_lines(const struct cmd_energy *c, struct kp_buf *b, int64_t seq,
+cmd_energy_lines(struct cmd_energy *c, struct kp_buf *b, int64_t seq,
     int64_t dt_us)
 {
-	const struct tree *t = command_tree(c);
+	const struct tree *t;
 	struct kp_buf line = { NULL, 0, 0 };
 	size_t z;
 
 	if (!c->have_command)
 		return;
+	t = command_tree(c);
 	for (z = 0; z < c->nzones; z++)
 		if (c->zone[z].machine_uj > 0 || c->zone[z].energy_uj > 0) {
 			zone_line(c, t, z, &line, seq, dt_us);
@@ -238,6 +249,7 @@ cmd_energy_free(struct cmd_energy *c)
 	for (i = 0; i < c->ntrees; i++)
 		free(c->trees[i].cgroup);
 	free(c->trees);
+	cmd_tree_free(c->parents);
 	free(c->comm);
 	free(c->cgroup);
 	free(c);

@@ -54,9 +54,18 @@ void texts_free(struct texts *t);
 struct cmd_energy;
 struct cmd_energy *cmd_energy_new(void);
 int cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec);
-void cmd_energy_lines(const struct cmd_energy *c, struct kp_buf *b,
+void cmd_energy_lines(struct cmd_energy *c, struct kp_buf *b,
     int64_t seq, int64_t dt_us);
 void cmd_energy_free(struct cmd_energy *c);
+
+/* cmdtree.c: the command's tree by its records' parents, told at the end. */
+struct cmd_tree;
+struct cmd_tree *cmd_tree_new(void);
+void cmd_tree_keep(struct cmd_tree *t, const struct kp_record *rec, int zone);
+void cmd_tree_sum(struct cmd_tree *t, int64_t pid, int64_t starttime,
+    int64_t reaper_pid, int64_t *energy_uj, int64_t *cpu_us, size_t nzones);
+void cmd_tree_free(struct cmd_tree *t);
+int64_t cmd_add_held(int64_t a, int64_t b);
 
 /* units.c: energy shown by the human formats in the unit of -u. */
 struct unit {

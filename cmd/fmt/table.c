@@ -556,7 +556,7 @@ cpu_line(struct kp_buf *out, const struct block *b)
 /*
  * --summary's line under it, per zone: its tree's energy, exact to the
  * uJ, beside the machine's over the same time (kp-fmt(1), "The command's
- * energy"); without a cgroup of its own, the machine's alone.
+ * energy"); in a stream of no process records, the machine's alone.
  */
 static void
 command_energy_line(struct kp_buf *out, const struct kp_record *rec)
@@ -572,8 +572,8 @@ command_energy_line(struct kp_buf *out, const struct kp_record *rec)
 		    fmt_human(w, sizeof(w), num(rec, "watts"), watts_units),
 		    cell_cpu(cpu, sizeof(cpu), rec, "credited_cpu_us"));
 	} else
-		kp_buf_printf(out, "its tree's share unknown (no cgroup of "
-		    "its own)  the machine's ");
+		kp_buf_printf(out, "its tree's share unknown (no attributed "
+		    "records)  the machine's ");
 	kp_rec_int(rec, "machine_uj", &uj);
 	put_joules(out, uj);
 	kp_buf_printf(out, " J over %s%s\n", fmt_human(dt, sizeof(dt),
