@@ -245,6 +245,20 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	cmp "$BATS_TEST_TMPDIR/before" "$S"
 }
 
+@test "--state: a state file written by the previous version (663a549) goes on: totals past 2^53, escaped and UTF-8 ids (kp-aggregate(1), --state)" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	# the last interval of the test above, saved by that version's
+	# kp-aggregate --level container,pod; its boot id made this boot's
+	sed "s/BOOT_ID/$(cat /proc/sys/kernel/random/boot_id)/" \
+	    "$FIXTURES/state/kp-aggregate-663a549.state" > "$S"
+	process 2 package 4 1 '"container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","state":"running"'
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
+	assert_equal "$stderr" ""
+	assert_line '{"type":"container","seq":2,"zone":"package","container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	assert_line '{"type":"pod","seq":2,"zone":"package","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+}
+
 @test "at every level and zone: groups + host + unattributed = node energy - idle kept; a pod is the sum of its containers" {
 	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 40 --processes 60 --churn 50 > "$IN"
 	run bash -c 'set -o pipefail; kp-attribute --idle proportional < "$1" | kp-aggregate --drop-processes --by comm' _ "$IN"
