@@ -431,6 +431,7 @@ struct kp_state *kp_state_open(const char *path, const char *procdir,
     const char *kind);
 json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
+void kp_state_loaded(struct kp_state *st);	/* the data released */
 /* Writes a state's data, a JSON value, for kp_state_*_by. */
 typedef void kp_state_writer(struct kp_jw *w, void *arg);
 void kp_state_prepare_new(struct kp_state *st, json_t *data);

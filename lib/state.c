@@ -358,6 +358,20 @@ kp_state_data_any_boot(struct kp_state *st)
 	return st->data;
 }
 
+/*
+ * The stage has taken from the data what it needs: the tree is released,
+ * many times the file, so that it never sits beside an interval's memory
+ * (kp-attribute(1), Memory).  kp_state_data gives NULL after.
+ */
+void
+kp_state_loaded(struct kp_state *st)
+{
+	if (st == NULL)
+		return;
+	json_decref(st->data);
+	st->data = NULL;
+}
+
 /* Exit 1 for what went wrong with path, tmp removed first. */
 static void
 fail_removing(const char *tmp, const char *path)

@@ -214,6 +214,7 @@ main(int argc, char *argv[])
 	if (statepath) {
 		st = kp_state_open(statepath, "/proc", "kp-aggregate");
 		load_state(&a, st, statepath);
+		kp_state_loaded(st);
 	}
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, a.input_name);

@@ -251,6 +251,7 @@ main(int argc, char *argv[])
 		st = kp_state_open(statepath, a.opt.sample.procdir,
 		    "kp-attribute");
 		load_state(&a, st, statepath, s);
+		kp_state_loaded(st);
 	}
 	/* The baseline for sampling /proc here, should upstream bring no CPU. */
 	if (!kp_sampler_has_baseline(s))
