@@ -127,31 +127,42 @@ rest_load(struct group *g, json_t *rest)
 	g->rest_us = us;
 }
 
-/* A level's stored groups, their totals and pods. */
+/* A stored group, its totals and pod. */
 static void
-load_groups(struct agg *a, struct level *lv, json_t *gs, const char *path)
+load_group(struct agg *a, struct level *lv, json_t *v, const char *path)
 {
 	const char *id, *pod;
 	struct group *g;
-	json_t *v;
+
+	if ((id = kp_json_str(v, "id")) == NULL)
+		return;
+	pod = kp_json_str(v, "pod");
+	if (!value_ok(id) || (pod != NULL && !value_ok(pod))) {
+		warnx("%s: a group whose id is not a JSON value in the "
+		    "state file, left out", path);
+		return;
+	}
+	g = group_get(lv, id, strlen(id));
+	kp_zones_load(&a->zones, json_object_get(v, "totals"), g->total_uj);
+	rest_load(g, json_object_get(v, "rest_us"));
+	/* A group stored twice keeps its first pod. */
+	if (pod != NULL && g->pod == NULL)
+		g->pod = kp_strdup(pod);
+}
+
+/*
+ * A level's stored groups.  Each is released from the tree once taken,
+ * and so are the members below: the tree, many times the file, and what
+ * it becomes never stand whole side by side (kp-aggregate(1), --state).
+ */
+static void
+load_groups(struct agg *a, struct level *lv, json_t *gs, const char *path)
+{
 	size_t i;
 
-	json_array_foreach(gs, i, v) {
-		if ((id = kp_json_str(v, "id")) == NULL)
-			continue;
-		pod = kp_json_str(v, "pod");
-		if (!value_ok(id) || (pod != NULL && !value_ok(pod))) {
-			warnx("%s: a group whose id is not a JSON value in the "
-			    "state file, left out", path);
-			continue;
-		}
-		g = group_get(lv, id, strlen(id));
-		kp_zones_load(&a->zones, json_object_get(v, "totals"),
-		    g->total_uj);
-		rest_load(g, json_object_get(v, "rest_us"));
-		/* A group stored twice keeps its first pod. */
-		if (pod != NULL && g->pod == NULL)
-			g->pod = kp_strdup(pod);
+	for (i = 0; i < json_array_size(gs); i++) {
+		load_group(a, lv, json_array_get(gs, i), path);
+		json_array_set_new(gs, i, json_null());
 	}
 }
 
@@ -166,9 +177,10 @@ load_members(struct agg *a, json_t *mem)
 	struct member *m;
 	const char *key, *id;
 	json_t *ids;
+	void *next;
 	size_t l;
 
-	json_object_foreach(mem, key, ids) {
+	json_object_foreach_safe(mem, next, key, ids) {
 		m = kp_calloc(1, sizeof(*m));
 		for (l = 0; l < a->nlevels; l++) {
 			id = kp_json_str(ids, a->levels[l].field);
@@ -179,6 +191,7 @@ load_members(struct agg *a, json_t *mem)
 			}
 		}
 		kp_map_put(a->members, key, m);
+		json_object_del(mem, key);	/* as load_groups does */
 	}
 }
 
