@@ -4,8 +4,8 @@
  * megabyte, and json_dumpfd writes one token per write(2), 14,798 calls
  * for one of 41 KB.  Here a file is read in blocks and handed to
  * jansson's callback loader, which decides as json_loadfd would, and
- * written from one string.  The members a loader reads back from such a
- * file are read here too, each kind checked, absent or not.
+ * written value by value (kp_jw_*).  The members a loader reads back
+ * from such a file are read here too, each kind checked, absent or not.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,61 +56,119 @@ write_all(int fd, const char *s, size_t len)
 }
 
 /*
- * Text from json_dump_callback gathered in 64 KiB writes: a token per
- * write(2) was thousands of calls, and the whole text in memory first
- * was a state file's size again, the state of 650,000 processes.
+ * A JSON file written as text, value by value, gathered in 64 KiB writes:
+ * a token per write(2) was thousands of calls, and a jansson tree of a
+ * state, or its whole text, made first was many times the file, the state
+ * of 650,000 processes (kp-attribute(1), Memory).  Numbers and strings
+ * are the record writer's (kp_buf_i64, kp_buf_string), which loaders read
+ * back as jansson wrote them.
  */
-struct dump {
-	int fd, failed;
-	size_t n;
-	char buf[1 << 16];
-};
+#define JW_BLOCK (1 << 16)
 
-static int
-dump_flush(struct dump *d)
+static void
+jw_flush(struct kp_jw *w)
 {
-	if (!d->failed && write_all(d->fd, d->buf, d->n) < 0)
-		d->failed = 1;
-	d->n = 0;
-	return d->failed ? -1 : 0;
+	if (!w->failed && write_all(w->fd, w->b.s, w->b.len) < 0) {
+		w->failed = 1;
+		w->saved_errno = errno;
+	}
+	w->b.len = 0;
+}
+
+/* The comma before a value or a key, unless it is the first or a key's. */
+static void
+jw_sep(struct kp_jw *w)
+{
+	if (w->after_key)
+		w->after_key = 0;
+	else if (w->more & (1u << w->depth))
+		kp_buf_add(&w->b, ",", 1);
+	w->more |= 1u << w->depth;
+	if (w->b.len >= JW_BLOCK)
+		jw_flush(w);
+}
+
+void
+kp_jw_init(struct kp_jw *w, int fd)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+}
+
+/* '{' or '[' opens an object or an array, '}' or ']' closes it. */
+void
+kp_jw_open(struct kp_jw *w, char brace)
+{
+	jw_sep(w);
+	kp_buf_add(&w->b, &brace, 1);
+	w->depth++;
+	w->more &= ~(1u << w->depth);
+}
+
+void
+kp_jw_close(struct kp_jw *w, char brace)
+{
+	kp_buf_add(&w->b, &brace, 1);
+	w->depth--;
+}
+
+void
+kp_jw_key(struct kp_jw *w, const char *key)
+{
+	jw_sep(w);
+	kp_buf_string(&w->b, key);
+	kp_buf_add(&w->b, ":", 1);
+	w->after_key = 1;
+}
+
+void
+kp_jw_int(struct kp_jw *w, int64_t v)
+{
+	jw_sep(w);
+	kp_buf_i64(&w->b, v);
+}
+
+void
+kp_jw_string(struct kp_jw *w, const char *bytes)
+{
+	jw_sep(w);
+	kp_buf_string(&w->b, bytes);
 }
 
 static int
-dump_chunk(const char *s, size_t len, void *arg)
+jw_chunk(const char *s, size_t len, void *arg)
 {
-	struct dump *d = arg;
-	size_t part;
+	struct kp_jw *w = arg;
 
-	while (len > 0) {
-		if (d->n == sizeof(d->buf) && dump_flush(d) < 0)
-			return -1;
-		part = len < sizeof(d->buf) - d->n ? len : sizeof(d->buf) - d->n;
-		memcpy(d->buf + d->n, s, part);
-		d->n += part;
-		s += part;
-		len -= part;
-	}
+	kp_buf_add(&w->b, s, len);
+	if (w->b.len >= JW_BLOCK)
+		jw_flush(w);
 	return 0;
 }
 
-/*
- * root to fd as one line of compact JSON, its keys sorted so that the
- * same data always gives the same bytes: 0, or -1 with errno.
- */
-int
-kp_json_dumpfd(const json_t *root, int fd)
+/* A value kept as a jansson tree, as small parts are: its keys sorted. */
+void
+kp_jw_json(struct kp_jw *w, const json_t *v)
 {
-	struct dump *d = kp_calloc(1, sizeof(*d));
-	int ret;
+	jw_sep(w);
+	if (json_dump_callback(v, jw_chunk, w, JSON_COMPACT | JSON_SORT_KEYS |
+	    JSON_ENCODE_ANY) < 0 && !w->failed) {
+		w->failed = 1;
+		w->saved_errno = ENOMEM;
+	}
+}
 
-	d->fd = fd;
-	ret = json_dump_callback(root, dump_chunk, d,
-	    JSON_COMPACT | JSON_SORT_KEYS) < 0 || d->failed ||
-	    dump_chunk("\n", 1, d) < 0 || dump_flush(d) < 0 ? -1 : 0;
-	if (ret < 0 && !d->failed)
-		errno = ENOMEM;
-	free(d);
-	return ret;
+/* The line ended and written: 0, or -1 with errno; the buffer freed. */
+int
+kp_jw_finish(struct kp_jw *w)
+{
+	kp_buf_add(&w->b, "\n", 1);
+	jw_flush(w);
+	free(w->b.s);
+	w->b.s = NULL;
+	if (w->failed)
+		errno = w->saved_errno;
+	return w->failed ? -1 : 0;
 }
 
 /* The integer member key of obj, in *val; 0 if there is none. */

@@ -316,7 +316,9 @@ struct kp_zones {
 };
 int kp_zone_index(struct kp_zones *zs, const char *name, size_t len);
 /* Per-zone integers as a saved object {"zone": n, ...}, zeros left out. */
-json_t *kp_zones_save(const struct kp_zones *zs, const int64_t *v);
+struct kp_jw;
+void kp_zones_write(struct kp_jw *w, const struct kp_zones *zs,
+    const int64_t *v);
 void kp_zones_load(struct kp_zones *zs, json_t *obj, int64_t *v);
 
 /*
@@ -346,7 +348,20 @@ int kp_vpathf(char *buf, size_t len, const char *fmt, va_list ap);
 
 /* jsonfile.c: JSON files in blocks, not a byte or a token per system call. */
 json_t *kp_json_loadfd(int fd, json_error_t *jerr);	/* new; NULL: not JSON */
-int kp_json_dumpfd(const json_t *root, int fd);	/* a line; -1: errno */
+/* A JSON line written to fd value by value, never whole in memory. */
+struct kp_jw {
+	struct kp_buf b;
+	int fd, failed, saved_errno, after_key, depth;
+	unsigned more;		/* bit d: depth d has a value already */
+};
+void kp_jw_init(struct kp_jw *w, int fd);
+void kp_jw_open(struct kp_jw *w, char brace);	/* '{' or '[' */
+void kp_jw_close(struct kp_jw *w, char brace);	/* '}' or ']' */
+void kp_jw_key(struct kp_jw *w, const char *key);
+void kp_jw_int(struct kp_jw *w, int64_t v);
+void kp_jw_string(struct kp_jw *w, const char *bytes);
+void kp_jw_json(struct kp_jw *w, const json_t *v);	/* borrowed */
+int kp_jw_finish(struct kp_jw *w);		/* -1: errno */
 int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */
 const char *kp_json_str(json_t *obj, const char *key);	/* borrowed */
 
@@ -416,14 +431,20 @@ struct kp_state *kp_state_open(const char *path, const char *procdir,
     const char *kind);
 json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
+void kp_state_loaded(struct kp_state *st);	/* the data released */
+/* Writes a state's data, a JSON value, for kp_state_*_by. */
+typedef void kp_state_writer(struct kp_jw *w, void *arg);
 void kp_state_prepare_new(struct kp_state *st, json_t *data);
 void kp_state_commit(struct kp_state *st);
 /* A filter's: its output held for the state of each interval. */
 void kp_state_hold(const struct kp_state *st);
 int kp_state_due(const struct kp_state *st);
 void kp_state_interval_end(struct kp_state *st, json_t *data);
+void kp_state_interval_end_by(struct kp_state *st, kp_state_writer *write,
+    void *arg);
 int kp_state_pending(const struct kp_state *st);
 void kp_state_end(struct kp_state *st, json_t *data);
+void kp_state_end_by(struct kp_state *st, kp_state_writer *write, void *arg);
 void kp_state_close(struct kp_state *st);
 void kp_state_need_input(const struct kp_state *st, long lines_read);
 int kp_parse_boot_id(char *buf);	/* cuts buf at its newline; 0 or -1 */

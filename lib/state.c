@@ -358,6 +358,20 @@ kp_state_data_any_boot(struct kp_state *st)
 	return st->data;
 }
 
+/*
+ * The stage has taken from the data what it needs: the tree is released,
+ * many times the file, so that it never sits beside an interval's memory
+ * (kp-attribute(1), Memory).  kp_state_data gives NULL after.
+ */
+void
+kp_state_loaded(struct kp_state *st)
+{
+	if (st == NULL)
+		return;
+	json_decref(st->data);
+	st->data = NULL;
+}
+
 /* Exit 1 for what went wrong with path, tmp removed first. */
 static void
 fail_removing(const char *tmp, const char *path)
@@ -382,29 +396,64 @@ sync_dir(const struct kp_state *st)
 }
 
 /*
- * Prepares the state whose data is data (a reference taken): written and
- * synced in a temporary file, to be committed once the records it counts
- * are written.  A failure, as ENOSPC, exits 1 with nothing advanced.
+ * The state file's object, its data written by write: entry by entry, as
+ * text, never a tree of it nor its whole text in memory (kp-attribute(1),
+ * Memory); its members in the order of their names, as before.
  */
-void
-kp_state_prepare_new(struct kp_state *st, json_t *data)
+static int
+write_state(const struct kp_state *st, int fd, kp_state_writer *write,
+    void *arg)
 {
-	json_t *root;
+	struct kp_jw w;
+
+	kp_jw_init(&w, fd);
+	kp_jw_open(&w, '{');
+	kp_jw_key(&w, "boot_id");
+	kp_jw_string(&w, st->boot_id);
+	kp_jw_key(&w, "data");
+	write(&w, arg);
+	kp_jw_key(&w, "kind");
+	kp_jw_string(&w, st->kind);
+	kp_jw_key(&w, "version");
+	kp_jw_int(&w, STATE_VERSION);
+	kp_jw_close(&w, '}');
+	return kp_jw_finish(&w);
+}
+
+/*
+ * Prepares the state whose data write writes: written and synced in a
+ * temporary file, to be committed once the records it counts are
+ * written.  A failure, as ENOSPC, exits 1 with nothing advanced.
+ */
+static void
+prepare_by(struct kp_state *st, kp_state_writer *write, void *arg)
+{
 	int fd;
 
 	if (st->tmp != NULL)		/* prepared before, never committed */
 		unlink(st->tmp);
 	free(st->tmp);
 	st->tmp = kp_replaced_temp(st->path, "");
-	root = json_pack("{s:s,s:i,s:s,s:o}", "kind", st->kind,
-	    "version", STATE_VERSION, "boot_id", st->boot_id, "data", data);
-	if (root == NULL)
-		errx(KP_EXIT_FAILURE, "%s: cannot build the state", st->path);
 	if ((fd = mkstemp(st->tmp)) < 0)
 		err(KP_EXIT_FAILURE, "%s", st->tmp);
-	if (kp_json_dumpfd(root, fd) < 0 || fsync(fd) < 0 || close(fd) < 0)
+	if (write_state(st, fd, write, arg) < 0 || fsync(fd) < 0 ||
+	    close(fd) < 0)
 		fail_removing(st->tmp, st->tmp);
-	json_decref(root);
+}
+
+/* data, a tree, as a kp_state_writer: for the stages whose state is small. */
+static void
+write_tree(struct kp_jw *w, void *data)
+{
+	kp_jw_json(w, data);
+}
+
+/* The same, its data a tree (a reference taken). */
+void
+kp_state_prepare_new(struct kp_state *st, json_t *data)
+{
+	prepare_by(st, write_tree, data);
+	json_decref(data);
 }
 
 /* The prepared state into place, after the records it counts. */
@@ -448,29 +497,38 @@ kp_state_due(const struct kp_state *st)
 	    kp_mono_us() - st->committed_us >= 1000000);
 }
 
-/* The state data, if any, prepared; then what is held; then renamed. */
+/* The state, if write is given, prepared; then what is held; then renamed. */
 static void
-release_with(struct kp_state *st, json_t *data)
+release_with(struct kp_state *st, kp_state_writer *write, void *arg)
 {
-	if (data != NULL)
-		kp_state_prepare_new(st, data);
+	if (write != NULL)
+		prepare_by(st, write, arg);
 	kp_out_release();
 	kp_state_commit(st);
-	st->uncommitted = data == NULL;
+	st->uncommitted = write == NULL;
 }
 
 /*
- * An interval ends, its records held: data, when it is due, is the state
- * that counts them, prepared before they go out and committed after;
- * NULL, they go out and the state waits.  The next interval is held.
+ * An interval ends, its records held: write, when the state is due, writes
+ * the data that counts them, prepared before they go out and committed
+ * after; NULL, they go out and the state waits.  The next interval is held.
  */
 void
-kp_state_interval_end(struct kp_state *st, json_t *data)
+kp_state_interval_end_by(struct kp_state *st, kp_state_writer *write,
+    void *arg)
 {
 	if (st == NULL)
 		return;
-	release_with(st, data);
+	release_with(st, write, arg);
 	kp_out_hold();
+}
+
+/* The same, the data a tree (a reference taken), or NULL. */
+void
+kp_state_interval_end(struct kp_state *st, json_t *data)
+{
+	kp_state_interval_end_by(st, data != NULL ? write_tree : NULL, data);
+	json_decref(data);
 }
 
 /*
@@ -483,12 +541,19 @@ kp_state_pending(const struct kp_state *st)
 	return st != NULL && (st->uncommitted || st->committed_us < 0);
 }
 
-/* The stream ends: data (kp_state_pending), if any, then what is held. */
+/* The stream ends: its state (kp_state_pending), if any, then what is held. */
+void
+kp_state_end_by(struct kp_state *st, kp_state_writer *write, void *arg)
+{
+	if (st != NULL)
+		release_with(st, write, arg);
+}
+
 void
 kp_state_end(struct kp_state *st, json_t *data)
 {
-	if (st != NULL)
-		release_with(st, data);
+	kp_state_end_by(st, data != NULL ? write_tree : NULL, data);
+	json_decref(data);
 }
 
 void

@@ -120,20 +120,34 @@ kp_zone_index(struct kp_zones *zs, const char *name, size_t len)
 	return (int)zs->n++;
 }
 
-json_t *
-kp_zones_save(const struct kp_zones *zs, const int64_t *v)
+/*
+ * {"zone": n, ...}, zeros left out, the names in strcmp(3)'s order: the
+ * same totals give the same bytes, whatever order the zones came in.
+ */
+void
+kp_zones_write(struct kp_jw *w, const struct kp_zones *zs, const int64_t *v)
 {
-	json_t *obj = json_object();
-	size_t z;
+	const char *last = "";
+	int z, next;
 
-	for (z = 0; z < zs->n; z++)
-		if (v[z] != 0)
-			json_object_set_new(obj, zs->name[z], json_integer(v[z]));
-	return obj;
+	kp_jw_open(w, '{');
+	for (;;) {
+		/* the next name after last: at most 64 zones, no sort needed */
+		for (next = -1, z = 0; z < (int)zs->n; z++)
+			if (v[z] != 0 && strcmp(zs->name[z], last) > 0 &&
+			    (next < 0 || strcmp(zs->name[z], zs->name[next]) < 0))
+				next = z;
+		if (next < 0)
+			break;
+		kp_jw_key(w, zs->name[next]);
+		kp_jw_int(w, v[next]);
+		last = zs->name[next];
+	}
+	kp_jw_close(w, '}');
 }
 
 /*
- * What kp_zones_save wrote: a zone not seen before is added.  A total is
+ * What kp_zones_write wrote: a zone not seen before is added.  A total is
  * energy, never negative: a value that is not one is left out, as one that
  * is no integer, rather than summed on from below zero.
  */

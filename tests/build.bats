@@ -184,9 +184,10 @@ writable() {
 @test "bench-memory-interval reports each stage's and kp-fmt mode's peak against one interval's size" {
 	run -0 "$KP_ROOT/scripts/bench-memory-interval" 30
 	assert_line -n 0 "bench-memory-interval: one interval of 30 processes"
-	assert_equal "${#lines[@]}" 12
+	assert_equal "${#lines[@]}" 14
 	for stage in kp-attribute kp-aggregate 'kp-attribute --state' \
-	    'kp-aggregate --state' 'kp-fmt -f table' 'kp-fmt -f top' 'kp-fmt -f csv' \
+	    'kp-attribute, loading' 'kp-aggregate --state' \
+	    'kp-aggregate, loading' 'kp-fmt -f table' 'kp-fmt -f top' 'kp-fmt -f csv' \
 	    'kp-fmt -f json' 'kp-fmt -f prometheus' 'kp-fmt --summary' 'kp-fmt --textfile'; do
 		assert_line --regexp "^  $stage +input +[0-9.]+ MiB  peak +[0-9.]+ MiB  goal +[0-9.]+ MiB +[0-9.]+x  (ok|MISSED)\$"
 	done

@@ -222,6 +222,43 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	cmp "$BATS_TEST_TMPDIR/a.state" "$BATS_TEST_TMPDIR/b.state"
 }
 
+@test "--state: what is written is what is read back: integers past 2^53, escaped and UTF-8 ids, byte for byte (kp-aggregate(1), --state)" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	# a total a double would round (2^60 + 1), ids with quotes, a
+	# backslash, a control character, a tab and UTF-8 of 2 and 4 bytes
+	ids='"container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","state":"running"'
+	process 1 package 4 1152921504606846001 "$ids"
+	interval 1
+	run -0 kp-aggregate --level container,pod --state "$S" < "$IN"
+	head -n 1 "$IN" > "$IN.2"; mv "$IN.2" "$IN"
+	process 2 package 4 1 "$ids"
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
+	assert_equal "$stderr" ""
+	assert_line '{"type":"container","seq":2,"zone":"package","container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	assert_line '{"type":"pod","seq":2,"zone":"package","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	# loaded and written again unchanged, the same bytes
+	cp "$S" "$BATS_TEST_TMPDIR/before"
+	sed -i 's/"seq":2/"seq":3/; s/"energy_uj":1,/"energy_uj":0,/' "$IN"
+	run -0 kp-aggregate --level container,pod --state "$S" < "$IN"
+	assert_line --partial '"total_uj":1152921504606846002,"state":"running"}'
+	cmp "$BATS_TEST_TMPDIR/before" "$S"
+}
+
+@test "--state: a state file written by the previous version (663a549) goes on: totals past 2^53, escaped and UTF-8 ids (kp-aggregate(1), --state)" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	# the last interval of the test above, saved by that version's
+	# kp-aggregate --level container,pod; its boot id made this boot's
+	sed "s/BOOT_ID/$(cat /proc/sys/kernel/random/boot_id)/" \
+	    "$FIXTURES/state/kp-aggregate-663a549.state" > "$S"
+	process 2 package 4 1 '"container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","state":"running"'
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
+	assert_equal "$stderr" ""
+	assert_line '{"type":"container","seq":2,"zone":"package","container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	assert_line '{"type":"pod","seq":2,"zone":"package","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+}
+
 @test "at every level and zone: groups + host + unattributed = node energy - idle kept; a pod is the sum of its containers" {
 	"$KP_ROOT/scripts/kp-gen" --seed 5 --intervals 40 --processes 60 --churn 50 > "$IN"
 	run bash -c 'set -o pipefail; kp-attribute --idle proportional < "$1" | kp-aggregate --drop-processes --by comm' _ "$IN"

@@ -575,6 +575,52 @@ feed_until() {
 	assert_equal "$(field node total_uj | tail -n 1)" 2000
 }
 
+# The run after the state of the test below: pid 4, terminated with the
+# awkward identity, comes back with its total; the node's goes on past 2^60.
+awkward_next_run() {
+	: > "$IN"; header; energy 3 package 1; cpu 3 10 10
+	printf '{"type":"proc","seq":3,"pid":5,"starttime":1,"comm":"r","cpu_us":10,"state":"running"}\n' >> "$IN"
+	interval 3
+	attribute --state "$S"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line --partial '"total_uj":1152921504606846002,"active_total_uj":1152921504606846002,"idle_total_uj":0}'
+	assert_line '{"type":"process","seq":3,"zone":"package","pid":4,"starttime":1,"comm":"q\"b\\s\u0001é😀\t","state":"terminated","container_id":"c\u00e9\"x","cpu_us":0,"energy_uj":0,"watts":0.0,"total_uj":1152921504606846001}'
+}
+
+@test "--state: what is written is what is read back: integers past 2^53, escaped and UTF-8 names, byte for byte (kp-attribute(1), Memory)" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	# a total a double would round (2^60 + 1); an identity with quotes,
+	# a backslash, a control character, a tab and UTF-8 of 2 and 4 bytes
+	p='"starttime":1,"comm":"q\"b\\s\u0001é😀\t"'
+	c='"container_id":"c\u00e9\"x"'
+	header; energy 1 package 1152921504606846001; cpu 1 10 10
+	printf '{"type":"proc","seq":1,"pid":4,%s,"cpu_us":10,"state":"running",%s}\n' "$p" "$c" >> "$IN"
+	printf '{"type":"proc","seq":1,"pid":5,"starttime":1,"comm":"r","cpu_us":0,"state":"running"}\n' >> "$IN"
+	interval 1; cpu 2 10 10
+	printf '{"type":"proc","seq":2,"pid":4,%s,"cpu_us":0,"state":"terminated",%s}\n' "$p" "$c" >> "$IN"
+	interval 2
+	attribute --state "$S"
+	assert_success
+	awkward_next_run
+	# loaded and written again unchanged, the same bytes
+	cp "$S" "$BATS_TEST_TMPDIR/before"
+	: > "$IN"; header; energy 4 package 0; cpu 4 10 10
+	printf '{"type":"proc","seq":4,"pid":5,"starttime":1,"comm":"r","cpu_us":10,"state":"running"}\n' >> "$IN"
+	interval 4
+	attribute --state "$S"
+	assert_success
+	cmp "$BATS_TEST_TMPDIR/before" "$S"
+}
+
+@test "--state: a state file written by the previous version (663a549) goes on: totals past 2^53, escaped and UTF-8 names (kp-attribute(1), --state)" {
+	# the first run of the test above, saved by that version's kp-attribute
+	S=$BATS_TEST_TMPDIR/ka.state
+	cp "$FIXTURES/state/kp-attribute-663a549.state" "$S"
+	awkward_next_run
+	assert_line '{"type":"process","seq":3,"zone":"package","pid":5,"starttime":1,"comm":"r","state":"running","cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1}'
+}
+
 @test "the terminated tracker is kept across runs by --state" {
 	S=$BATS_TEST_TMPDIR/ka.state
 	header; energy 1 package 1000; cpu 1 10 10; proc 1 4 10; interval 1

@@ -109,6 +109,6 @@ void end_interval(struct agg *a, int64_t seq, int64_t dt_us);
 
 /* state.c */
 void load_state(struct agg *a, struct kp_state *st, const char *path);
-json_t *state_data(struct agg *a);
+void state_write(struct kp_jw *w, void *arg);	/* a struct agg */
 
 #endif

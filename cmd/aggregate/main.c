@@ -183,8 +183,8 @@ run(struct agg *a, struct kp_reader *r, struct kp_state *st)
 			kp_rec_int(&rec, "dt_us", &dt_us);
 			end_interval(a, rec.seq, dt_us);
 			kp_out_raw(rec.line, rec.len);
-			kp_state_interval_end(st, kp_state_due(st) ?
-			    state_data(a) : NULL);
+			kp_state_interval_end_by(st, kp_state_due(st) ?
+			    state_write : NULL, a);
 			kp_out_flush();
 			continue;
 		}
@@ -214,13 +214,14 @@ main(int argc, char *argv[])
 	if (statepath) {
 		st = kp_state_open(statepath, "/proc", "kp-aggregate");
 		load_state(&a, st, statepath);
+		kp_state_loaded(st);
 	}
 	kp_signals_catch(NULL);
 	r = kp_reader_open(STDIN_FILENO, a.input_name);
 	run(&a, r, st);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));
-	kp_state_end(st, kp_state_pending(st) ? state_data(&a) : NULL);
+	kp_state_end_by(st, kp_state_pending(st) ? state_write : NULL, &a);
 	kp_reader_close(r);
 	kp_state_close(st);
 	agg_free(&a);

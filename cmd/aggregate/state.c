@@ -8,10 +8,14 @@
 
 #include "aggregate.h"
 
-/* What is being saved: of the run, into json. */
+/*
+ * The state's data, written as text entry by entry (kp-aggregate(1),
+ * --state): a tree of it was many times the file.  Groups and members in
+ * the order of their keys, so that the same totals give the same bytes.
+ */
 struct save_ctx {
 	const struct agg *a;
-	json_t *json;
+	struct kp_jw *w;
 };
 
 static void
@@ -19,7 +23,6 @@ save_group(const char *key, void *val, void *arg)
 {
 	struct save_ctx *c = arg;
 	struct group *g = val;
-	json_t *o;
 
 	/*
 	 * A group without a live member, left by a stream that ended inside
@@ -27,13 +30,20 @@ save_group(const char *key, void *val, void *arg)
 	 */
 	if (g->live <= 0 && !g->resting)
 		return;
-	o = json_pack("{s:s,s:o}", "id", key, "totals",
-	    kp_zones_save(&c->a->zones, g->total_uj));
-	if (g->resting)
-		json_object_set_new(o, "rest_us", json_integer(g->rest_us));
-	if (g->pod)
-		json_object_set_new(o, "pod", json_string(g->pod));
-	json_array_append_new(c->json, o);
+	kp_jw_open(c->w, '{');
+	kp_jw_key(c->w, "id");
+	kp_jw_string(c->w, key);
+	if (g->pod) {
+		kp_jw_key(c->w, "pod");
+		kp_jw_string(c->w, g->pod);
+	}
+	if (g->resting) {
+		kp_jw_key(c->w, "rest_us");
+		kp_jw_int(c->w, g->rest_us);
+	}
+	kp_jw_key(c->w, "totals");
+	kp_zones_write(c->w, &c->a->zones, g->total_uj);
+	kp_jw_close(c->w, '}');
 }
 
 static void
@@ -41,34 +51,57 @@ save_member(const char *key, void *val, void *arg)
 {
 	struct save_ctx *c = arg;
 	struct member *m = val;
-	json_t *ids = json_object();
-	size_t l;
+	const struct level *lv[LEVELS_MAX];
+	size_t l, n = 0, i, j;
 
+	/* the levels' names in strcmp(3)'s order, few: an insertion sort */
 	for (l = 0; l < c->a->nlevels; l++)
-		if (m->g[l] != NULL)
-			json_object_set_new(ids, c->a->levels[l].field,
-			    json_string(m->g[l]->id));
-	json_object_set_new(c->json, key, ids);
+		if (m->g[l] != NULL) {
+			for (i = n++; i > 0 && strcmp(lv[i - 1]->field,
+			    c->a->levels[l].field) > 0; i--)
+				lv[i] = lv[i - 1];
+			lv[i] = &c->a->levels[l];
+		}
+	kp_jw_key(c->w, key);
+	kp_jw_open(c->w, '{');
+	for (j = 0; j < n; j++) {
+		l = (size_t)(lv[j] - c->a->levels);
+		kp_jw_key(c->w, lv[j]->field);
+		kp_jw_string(c->w, m->g[l]->id);
+	}
+	kp_jw_close(c->w, '}');
 }
 
-json_t *
-state_data(struct agg *a)
+/* The run's state, a kp_state_writer of struct agg. */
+void
+state_write(struct kp_jw *w, void *arg)
 {
-	struct save_ctx c = { a, NULL };
-	json_t *lvs, *o;
+	struct agg *a = arg;
+	struct save_ctx c = { a, w };
+	const struct level *lv;
 	size_t l;
 
-	lvs = json_object();
+	kp_jw_open(w, '{');
+	kp_jw_key(w, "levels");
+	kp_jw_open(w, '{');
 	for (l = 0; l < a->nlevels; l++) {
-		c.json = json_array();
-		kp_map_each_sorted(a->levels[l].groups, save_group, &c);
-		o = json_pack("{s:o,s:o}", "groups", c.json, "host",
-		    kp_zones_save(&a->zones, a->levels[l].host_total_uj));
-		json_object_set_new(lvs, a->levels[l].field, o);
+		lv = &a->levels[l];
+		kp_jw_key(w, lv->field);
+		kp_jw_open(w, '{');
+		kp_jw_key(w, "groups");
+		kp_jw_open(w, '[');
+		kp_map_each_sorted(lv->groups, save_group, &c);
+		kp_jw_close(w, ']');
+		kp_jw_key(w, "host");
+		kp_zones_write(w, &a->zones, lv->host_total_uj);
+		kp_jw_close(w, '}');
 	}
-	c.json = json_object();
-	kp_map_each(a->members, save_member, &c);
-	return json_pack("{s:o,s:o}", "levels", lvs, "members", c.json);
+	kp_jw_close(w, '}');
+	kp_jw_key(w, "members");
+	kp_jw_open(w, '{');
+	kp_map_each_sorted(a->members, save_member, &c);
+	kp_jw_close(w, '}');
+	kp_jw_close(w, '}');
 }
 
 /* Whether a stored id is one JSON value, as a group's id is written. */
@@ -94,31 +127,42 @@ rest_load(struct group *g, json_t *rest)
 	g->rest_us = us;
 }
 
-/* A level's stored groups, their totals and pods. */
+/* A stored group, its totals and pod. */
 static void
-load_groups(struct agg *a, struct level *lv, json_t *gs, const char *path)
+load_group(struct agg *a, struct level *lv, json_t *v, const char *path)
 {
 	const char *id, *pod;
 	struct group *g;
-	json_t *v;
+
+	if ((id = kp_json_str(v, "id")) == NULL)
+		return;
+	pod = kp_json_str(v, "pod");
+	if (!value_ok(id) || (pod != NULL && !value_ok(pod))) {
+		warnx("%s: a group whose id is not a JSON value in the "
+		    "state file, left out", path);
+		return;
+	}
+	g = group_get(lv, id, strlen(id));
+	kp_zones_load(&a->zones, json_object_get(v, "totals"), g->total_uj);
+	rest_load(g, json_object_get(v, "rest_us"));
+	/* A group stored twice keeps its first pod. */
+	if (pod != NULL && g->pod == NULL)
+		g->pod = kp_strdup(pod);
+}
+
+/*
+ * A level's stored groups.  Each is released from the tree once taken,
+ * and so are the members below: the tree, many times the file, and what
+ * it becomes never stand whole side by side (kp-aggregate(1), --state).
+ */
+static void
+load_groups(struct agg *a, struct level *lv, json_t *gs, const char *path)
+{
 	size_t i;
 
-	json_array_foreach(gs, i, v) {
-		if ((id = kp_json_str(v, "id")) == NULL)
-			continue;
-		pod = kp_json_str(v, "pod");
-		if (!value_ok(id) || (pod != NULL && !value_ok(pod))) {
-			warnx("%s: a group whose id is not a JSON value in the "
-			    "state file, left out", path);
-			continue;
-		}
-		g = group_get(lv, id, strlen(id));
-		kp_zones_load(&a->zones, json_object_get(v, "totals"),
-		    g->total_uj);
-		rest_load(g, json_object_get(v, "rest_us"));
-		/* A group stored twice keeps its first pod. */
-		if (pod != NULL && g->pod == NULL)
-			g->pod = kp_strdup(pod);
+	for (i = 0; i < json_array_size(gs); i++) {
+		load_group(a, lv, json_array_get(gs, i), path);
+		json_array_set_new(gs, i, json_null());
 	}
 }
 
@@ -133,9 +177,10 @@ load_members(struct agg *a, json_t *mem)
 	struct member *m;
 	const char *key, *id;
 	json_t *ids;
+	void *next;
 	size_t l;
 
-	json_object_foreach(mem, key, ids) {
+	json_object_foreach_safe(mem, next, key, ids) {
 		m = kp_calloc(1, sizeof(*m));
 		for (l = 0; l < a->nlevels; l++) {
 			id = kp_json_str(ids, a->levels[l].field);
@@ -146,6 +191,7 @@ load_members(struct agg *a, json_t *mem)
 			}
 		}
 		kp_map_put(a->members, key, m);
+		json_object_del(mem, key);	/* as load_groups does */
 	}
 }
 

@@ -182,6 +182,10 @@ void workload_totals(const struct workload *w, int64_t *total_uj);
 int id_ok(const char *id);
 void load_state(struct attr *a, struct kp_state *st, const char *path,
     struct kp_sampler *s);
-json_t *state_data(const struct attr *a, struct kp_sampler *s);
+struct state_arg {		/* what state_write saves */
+	const struct attr *a;
+	struct kp_sampler *s;
+};
+void state_write(struct kp_jw *w, void *arg);
 
 #endif

@@ -99,6 +99,7 @@ run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
 	struct listen l = { NULL, { 0 }, st != NULL };
 	struct interval iv;
 	struct kp_record rec;
+	struct state_arg sa = { a, s };
 
 	memset(&iv, 0, sizeof(iv));
 	iv.seq = -1;
@@ -114,8 +115,8 @@ run(struct attr *a, struct kp_reader *r, struct kp_sampler *s,
 			if (!iv.has_cpu)
 				listen_once(a, &l, r, s);
 			end_interval(a, r, &iv, &rec, s);
-			kp_state_interval_end(st, kp_state_due(st) ?
-			    state_data(a, s) : NULL);
+			kp_state_interval_end_by(st, kp_state_due(st) ?
+			    state_write : NULL, &sa);
 		} else if (consumed(&rec))
 			hold(a, r, &rec, &iv);
 		else {
@@ -236,6 +237,7 @@ main(int argc, char *argv[])
 	struct kp_state *st = NULL;
 	struct kp_sampler *s;
 	struct kp_reader *r;
+	struct state_arg sa;
 	int status;
 	size_t i;
 
@@ -249,6 +251,7 @@ main(int argc, char *argv[])
 		st = kp_state_open(statepath, a.opt.sample.procdir,
 		    "kp-attribute");
 		load_state(&a, st, statepath, s);
+		kp_state_loaded(st);
 	}
 	/* The baseline for sampling /proc here, should upstream bring no CPU. */
 	if (!kp_sampler_has_baseline(s))
@@ -258,7 +261,9 @@ main(int argc, char *argv[])
 	run(&a, r, s, st);
 	status = kp_reader_errors(r) ? KP_EXIT_DATAERR : KP_EXIT_OK;
 	kp_state_need_input(st, kp_reader_lineno(r));
-	kp_state_end(st, kp_state_pending(st) ? state_data(&a, s) : NULL);
+	sa.a = &a;
+	sa.s = s;
+	kp_state_end_by(st, kp_state_pending(st) ? state_write : NULL, &sa);
 	kp_reader_close(r);
 	kp_state_close(st);
 	kp_sampler_free(s);

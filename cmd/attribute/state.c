@@ -8,6 +8,12 @@
 
 #include "attribute.h"
 
+/* What is being saved: of the run, into w. */
+struct save_ctx {
+	const struct attr *a;
+	struct kp_jw *w;
+};
+
 /*
  * Totals from a state file are checked before they are used: a process's
  * or the unattributed total is a part of its zone's node total, so that
@@ -155,12 +161,12 @@ load_state(struct attr *a, struct kp_state *st, const char *path,
 		    "starting a new baseline", path);
 }
 
-/* A process's totals, saved into the procs of a state. */
-struct save_ctx {
-	const struct attr *a;
-	json_t *procs;
-};
-
+/*
+ * The state's data, written as text entry by entry (kp-attribute(1),
+ * Memory): a tree of it was some 500 bytes a process, many times the
+ * file.  Processes in the order of their keys, so that the same totals
+ * give the same bytes.
+ */
 static void
 save_workload(const char *key, void *val, void *arg)
 {
@@ -168,12 +174,12 @@ save_workload(const char *key, void *val, void *arg)
 	int64_t total_uj[KP_ZONES_MAX];
 
 	workload_totals(val, total_uj);
-	json_object_set_new(c->procs, key,
-	    kp_zones_save(&c->a->zones, total_uj));
+	kp_jw_key(c->w, key);
+	kp_zones_write(c->w, &c->a->zones, total_uj);
 }
 
-static json_t *
-save_node(const struct attr *a)
+static void
+save_node(struct kp_jw *w, const struct attr *a)
 {
 	const struct node_totals *t;
 	json_t *node = json_object();
@@ -187,26 +193,51 @@ save_node(const struct attr *a)
 		    (json_int_t)t->active_total_uj, "idle_total_uj",
 		    (json_int_t)t->idle_total_uj));
 	}
-	return node;
+	kp_jw_json(w, node);	/* a few zones: small */
+	json_decref(node);
 }
 
-json_t *
-state_data(const struct attr *a, struct kp_sampler *s)
+static void
+save_ended(struct kp_jw *w, const struct attr *a)
 {
-	struct save_ctx c = { a, json_object() };
-	json_t *data, *list;
 	size_t i;
 
-	kp_map_each(a->workloads, save_workload, &c);
-	list = json_array();
-	for (i = 0; i < a->nended; i++)
-		json_array_append_new(list, json_pack("{s:s%,s:o}",
-		    "id", a->ended[i].id, a->ended[i].id_len, "totals",
-		    kp_zones_save(&a->zones, a->ended[i].total_uj)));
-	data = json_pack("{s:o,s:o,s:o,s:o}", "node", save_node(a),
-	    "unattributed", kp_zones_save(&a->zones, a->unattributed_total),
-	    "procs", c.procs, "terminated", list);
-	if (kp_sampler_has_baseline(s))
-		json_object_set_new(data, "sampler", kp_sampler_save(s));
-	return data;
+	kp_jw_open(w, '[');
+	for (i = 0; i < a->nended; i++) {
+		kp_jw_open(w, '{');
+		kp_jw_key(w, "id");
+		kp_jw_string(w, a->ended[i].id);
+		kp_jw_key(w, "totals");
+		kp_zones_write(w, &a->zones, a->ended[i].total_uj);
+		kp_jw_close(w, '}');
+	}
+	kp_jw_close(w, ']');
+}
+
+/* state_arg's run, as a kp_state_writer. */
+void
+state_write(struct kp_jw *w, void *arg)
+{
+	struct state_arg *sa = arg;
+	struct save_ctx c = { sa->a, w };
+	json_t *saved;
+
+	kp_jw_open(w, '{');
+	kp_jw_key(w, "node");
+	save_node(w, sa->a);
+	kp_jw_key(w, "procs");
+	kp_jw_open(w, '{');
+	kp_map_each_sorted(sa->a->workloads, save_workload, &c);
+	kp_jw_close(w, '}');
+	if (kp_sampler_has_baseline(sa->s)) {
+		kp_jw_key(w, "sampler");
+		saved = kp_sampler_save(sa->s);
+		kp_jw_json(w, saved);
+		json_decref(saved);
+	}
+	kp_jw_key(w, "terminated");
+	save_ended(w, sa->a);
+	kp_jw_key(w, "unattributed");
+	kp_zones_write(w, &sa->a->zones, sa->a->unattributed_total);
+	kp_jw_close(w, '}');
 }

@@ -14,6 +14,7 @@
 #undef main
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
+#include "written.h"
 
 static char dir[PATH_MAX], fixture[PATH_MAX], path[PATH_MAX];
 static char boot_id[64];
@@ -37,7 +38,6 @@ static char *
 load_and_save(const char *data, size_t len)
 {
 	struct kp_state *st;
-	json_t *saved;
 	char *text;
 	FILE *f;
 	size_t l, z;
@@ -54,9 +54,7 @@ load_and_save(const char *data, size_t len)
 		for (z = 0; z < KP_ZONES_MAX; z++)
 			CHECK(a.levels[l].host_total_uj[z] >= 0);
 	}
-	saved = state_data(&a);
-	text = json_dumps(saved, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(saved);
+	text = written(state_write, &a);
 	agg_reset(&a);	/* so that the next load starts as a new run */
 	return text;
 }

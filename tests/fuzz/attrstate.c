@@ -19,6 +19,7 @@
 #undef main
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
+#include "written.h"
 
 static char dir[PATH_MAX], fixture[PATH_MAX], path[PATH_MAX];
 static char boot_id[64];
@@ -101,7 +102,7 @@ load_and_save(const char *data, size_t len, const char *boot)
 	FILE *f, *real = stderr;
 	char *said = NULL, *text;
 	size_t saidlen = 0;
-	json_t *saved;
+	struct state_arg sa;
 
 	CHECK((f = fopen(path, "w")) != NULL);
 	fprintf(f, "{\"kind\":\"kp-attribute\",\"version\":1,\"boot_id\":\"%s\","
@@ -116,9 +117,9 @@ load_and_save(const char *data, size_t len, const char *boot)
 	CHECK(takes(data, len) == 1 || saidlen > 0);
 	free(said);
 	check_loaded();
-	saved = state_data(&a, s);
-	text = json_dumps(saved, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(saved);
+	sa.a = &a;
+	sa.s = s;
+	text = written(state_write, &sa);
 	kp_sampler_free(s);
 	attr_reset(&a);	/* so that the next load starts as a new run */
 	return text;

@@ -12,6 +12,7 @@
 #include "proc/proc.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
+#include "written.h"
 
 /* No integer anywhere in a saved value is negative. */
 static void
@@ -65,11 +66,28 @@ fuzz_sampler(json_t *in)
 	json_decref(saved);
 }
 
+/* kp_zones_write as a kp_state_writer */
+struct zones_arg {
+	const struct kp_zones *zs;
+	const int64_t *v;
+};
+
+static void
+zones_write(struct kp_jw *w, void *arg)
+{
+	struct zones_arg *za = arg;
+
+	kp_zones_write(w, za->zs, za->v);
+}
+
 static json_t *
 zones_round(json_t *in, int socket_keys)
 {
 	struct kp_zones zs;
 	int64_t v[KP_ZONES_MAX] = { 0 };
+	struct zones_arg zw;
+	json_t *saved;
+	char *text;
 	size_t z;
 
 	memset(&zs, 0, sizeof(zs));
@@ -81,7 +99,12 @@ zones_round(json_t *in, int socket_keys)
 		CHECK(kp_zone_index(&zs, zs.name[z], strlen(zs.name[z])) ==
 		    (int)z);
 	}
-	return kp_zones_save(&zs, v);
+	zw.zs = &zs;
+	zw.v = v;
+	text = written(zones_write, &zw);
+	CHECK((saved = json_loads(text, 0, NULL)) != NULL);
+	free(text);
+	return saved;
 }
 
 static void
