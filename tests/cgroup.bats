@@ -22,9 +22,7 @@ teardown() {
 		# shellcheck disable=SC2086 # two pids
 		kill $SLEEPERS 2>/dev/null || true
 	fi
-	if [ -n "${NOBODY_DIR:-}" ]; then
-		rm -rf "$NOBODY_DIR"
-	fi
+	nobody_dir_remove
 }
 
 # The identity fields of process $1 in file $2 (the setup's run), in the
@@ -349,8 +347,7 @@ vm_ids() {
 }
 
 @test "a name source that cannot be read is named once on standard error; its names are left out" {
-	NOBODY_DIR=$(mktemp -d /tmp/proc-cputime.XXXXXX)
-	chmod 755 "$NOBODY_DIR"
+	nobody_dir proc-cputime
 	cp -R "$FIXTURES/proc-identity" "$NOBODY_DIR/proc"
 	cp -R "$FIXTURES/node-root" "$NOBODY_DIR/root"
 	chmod -R a+rX "$NOBODY_DIR"

@@ -18,9 +18,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${NOBODY_DIR:-}" ]; then
-		rm -rf "$NOBODY_DIR"
-	fi
+	nobody_dir_remove
 }
 
 run_state() {
@@ -174,8 +172,7 @@ two_samples() {
 }
 
 @test "another user's descriptors without ptrace access: said once, their GPU time in no record" {
-	NOBODY_DIR=$(mktemp -d /tmp/proc-cputime-gpu.XXXXXX)
-	chmod 755 "$NOBODY_DIR"
+	nobody_dir proc-cputime-gpu
 	cp -R "$P" "$NOBODY_DIR/proc"
 	cp -R "$SY" "$NOBODY_DIR/sys"
 	mkdir -m 777 "$NOBODY_DIR/st"

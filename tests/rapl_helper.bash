@@ -12,9 +12,7 @@ rapl_tree() {
 # The tree of nobody_tree lies outside BATS_TEST_TMPDIR, which nobody
 # cannot enter; it is removed here.
 teardown() {
-	if [ -n "${NOBODY_DIR:-}" ]; then
-		rm -rf "$NOBODY_DIR"
-	fi
+	nobody_dir_remove
 }
 
 run_state() {
@@ -51,8 +49,7 @@ add_zone() {
 # nobody_tree DIR: a copy of sysfs tree DIR at $NOBODY_DIR/sys that
 # everyone may enter, with its counters and meters readable by root only.
 nobody_tree() {
-	NOBODY_DIR=$(mktemp -d /tmp/rapl-read.XXXXXX)
-	chmod 755 "$NOBODY_DIR"
+	nobody_dir rapl-read
 	cp -R "$1" "$NOBODY_DIR/sys"
 	chmod -R a+rX "$NOBODY_DIR/sys"
 	find "$NOBODY_DIR/sys/devices" \( -name energy_uj -o -name 'power1_*' \) \

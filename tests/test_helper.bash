@@ -139,3 +139,17 @@ state_spool_missing() {
 	assert_equal "$stderr" "$1: spooling an interval to $BATS_TEST_TMPDIR/missing: No such file or directory"
 	assert_equal "$output" ""
 }
+
+# nobody_dir NAME: sets NOBODY_DIR to a new directory under /tmp that user
+# nobody may enter, as BATS_TEST_TMPDIR is not; nobody_dir_remove, from a
+# teardown, removes it.
+nobody_dir() {
+	NOBODY_DIR=$(mktemp -d "/tmp/$1.XXXXXX")
+	chmod 755 "$NOBODY_DIR"
+}
+
+nobody_dir_remove() {
+	if [ -n "${NOBODY_DIR:-}" ]; then
+		rm -rf "$NOBODY_DIR"
+	fi
+}
