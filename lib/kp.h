@@ -151,7 +151,6 @@ void kp_out_flush(void);
 void kp_out_hold(void);		/* until kp_out_release: written then */
 void kp_out_release(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
-json_t *kp_rec_new(const char *type, int64_t seq);
 struct kp_node;
 void kp_out_header(const char *producer, const struct kp_node *node);
 void kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us);
@@ -262,7 +261,6 @@ void kp_warn_line(const char *name, long lineno, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int kp_reader_errors(const struct kp_reader *r);
 long kp_reader_lineno(const struct kp_reader *r);
-int64_t kp_reader_open_seq(const struct kp_reader *r);	/* -1: none open */
 void kp_reader_close(struct kp_reader *r);
 /* Members of a record read; NULL, 0 or NAN when absent or of another kind. */
 const struct kp_field *kp_rec_get(const struct kp_record *rec,

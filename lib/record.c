@@ -1049,12 +1049,6 @@ kp_reader_lineno(const struct kp_reader *r)
 	return r->lineno;
 }
 
-int64_t
-kp_reader_open_seq(const struct kp_reader *r)
-{
-	return r->order.open_seq;
-}
-
 /*
  * How many JSON members text holds, each written ,"key":value as a stage
  * writes them into a record, by the rules of a record; -1 if it is not

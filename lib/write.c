@@ -118,17 +118,6 @@ kp_out_finish(int status)
 	return status;
 }
 
-json_t *
-kp_rec_new(const char *type, int64_t seq)
-{
-	json_t *rec;
-
-	rec = json_object();
-	json_object_set_new(rec, "type", json_string(type));
-	json_object_set_new(rec, "seq", json_integer(seq));
-	return rec;
-}
-
 static void buf_key(struct kp_buf *b, const char *key);
 
 /* ,"cpu_info":[{"processor":0,...},...], what is unknown left out. */
