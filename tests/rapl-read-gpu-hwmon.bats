@@ -98,3 +98,17 @@ dt_us() {
 	run jq -sc 'map(select(.type == "energy") | .device)' <<< "$output"
 	assert_output '["0000:03:00.0"]'
 }
+
+@test "hwmon and nvml together: each GPU is a zone of its own, so both give gpu records, one a device" {
+	# The stub libnvidia-ml of tests/nvml-stub.c, with one GPU.
+	export KP_NVML_TRACE=$BATS_TEST_TMPDIR/nvml.trace
+	export LD_LIBRARY_PATH=$KP_ROOT/tests/nvml/full
+	echo 'device GPU-5f3c0c55-8d1e-4c1b-9a3e-0d1f2a3b4c5d NVIDIA A100-SXM4-40GB' > "$KP_NVML_TRACE"
+	echo 'energy 0 1000 1500' >> "$KP_NVML_TRACE"
+	run --separate-stderr rapl-read --sysfs "$SY" --proc "$P" \
+	    --source hwmon,nvml -z gpu -n 1 -i 10ms
+	assert_success
+	assert_equal "$stderr" ""
+	run jq -sc 'map(select(.type == "energy") | [.device, .source]) | sort' <<< "$output"
+	assert_output '[["0","nvml"],["0000:00:02.0","hwmon"],["0000:03:00.0","hwmon"],["0000:04:00.0","hwmon"]]'
+}
