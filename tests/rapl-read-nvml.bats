@@ -79,13 +79,16 @@ nvmlShutdown"
 	refute_line --partial nvidia
 }
 
-# gpu_records: the gpu records of $output as "seq device energy_uj", one a
-# line; a power's energy, as "Nx dt", N its watts times its interval's dt_us.
+# gpu_records [DEVICE]: the gpu records of $output as "seq device
+# energy_uj", one a line; the energy of DEVICE (default 1, the T4 measured by
+# its power), as "Nx dt", N its watts times its interval's dt_us.  Name no
+# device ("") where every GPU has a counter: a counter's step is no multiple
+# of dt_us, however often it may happen to divide by it.
 gpu_records() {
-	jq -rs '(map(select(.type == "interval") | {(.seq | tostring): .dt_us})
+	jq -rs --arg power "${1-1}" '(map(select(.type == "interval") | {(.seq | tostring): .dt_us})
 	    | add) as $dt | .[] | select(.type == "energy" and .zone == "gpu") |
 	    "\(.seq) \(.device) " + (if .energy_uj % $dt[.seq | tostring] == 0
-	    and .device == "1" then "\(.energy_uj / $dt[.seq | tostring])x dt"
+	    and .device == $power then "\(.energy_uj / $dt[.seq | tostring])x dt"
 	    else "\(.energy_uj)" end)' <<< "$output"
 }
 
@@ -157,7 +160,7 @@ rapl-read: GPU 0: energy counter went back from 700 to 300 mJ: the driver was re
 	    "energy 0 1000 1500 GPU_IS_LOST" "energy 1 100 200 300 400"
 	run -0 --separate-stderr rapl-read --source nvml -n 3 -i 10ms
 	assert_equal "$stderr" "rapl-read: GPU 0: GPU is lost: its records stop, the other GPUs' go on"
-	run -0 gpu_records
+	run -0 gpu_records ""
 	assert_output "1 0 500000
 1 1 100000
 2 1 100000
