@@ -56,7 +56,7 @@ out_header(const struct options *o)
 	struct kp_node node;
 
 	kp_node_identify(&node, o->node_name, o->sample.procdir);
-	kp_out_header("proc-cputime", &node);
+	kp_out_header("proc-cputime", &node, NULL);
 	kp_node_free(&node);
 }
 

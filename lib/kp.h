@@ -152,7 +152,8 @@ void kp_out_hold(void);		/* until kp_out_release: written then */
 void kp_out_release(void);
 int kp_out_finish(int status);			/* checks stdout; exit code */
 struct kp_node;
-void kp_out_header(const char *producer, const struct kp_node *node);
+void kp_out_header(const char *producer, const struct kp_node *node,
+    const char *command);	/* command: NULL but for rapl-read -- CMD */
 void kp_out_interval(int64_t seq, int64_t wall_us, int64_t dt_us);
 struct kp_buf {			/* one record being built by hand */
 	char *s;

@@ -146,7 +146,8 @@ buf_cpu_info(struct kp_buf *b, const struct kp_cpu *cpus, size_t n)
 
 /* The header that starts a stream, with the node's identity if known. */
 void
-kp_out_header(const char *producer, const struct kp_node *node)
+kp_out_header(const char *producer, const struct kp_node *node,
+    const char *command)
 {
 	struct kp_buf b = { NULL, 0, 0 };
 	char version[32];
@@ -156,6 +157,8 @@ kp_out_header(const char *producer, const struct kp_node *node)
 	kp_buf_rec(&b, "header", 0);
 	kp_buf_text(&b, "version", version);
 	kp_buf_text(&b, "producer", producer);
+	if (command != NULL)
+		kp_buf_text(&b, "command", command);
 	if (node != NULL && node->name != NULL)
 		kp_buf_text(&b, "node_name", node->name);
 	if (node != NULL && node->ncpus > 0)

@@ -295,6 +295,33 @@ tree_stream() {
 	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ""
 }
 
+@test "--summary: only a run that measures a command keeps its records for the tree, as its header names the command (kp-fmt(1), Memory)" {
+	# A day's log at 1 Hz keeps no tuple for a tree: over a MiB of them
+	# would need TMPDIR, which is missing here.
+	local seq
+	for ((seq = 1; seq <= 20000; seq++)); do
+		printf '{"type":"process","seq":%d,"zone":"package","pid":9,"ppid":1,"starttime":50,"comm":"bash","state":"running","cgroup":"/user.slice","cpu_us":1,"energy_uj":1}\n{"type":"interval","seq":%d,"dt_us":1}\n' "$seq" "$seq"
+	done > "$BATS_TEST_TMPDIR/day"
+	{ echo '{"type":"header","seq":0,"version":"1.2","producer":"rapl-read"}'
+	  cat "$BATS_TEST_TMPDIR/day"; } > "$BATS_TEST_TMPDIR/log"
+	TMPDIR=$BATS_TEST_TMPDIR/missing run -0 --separate-stderr \
+	    kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/log"
+	run -0 jq -s 'map(select(.type == "process")) | .[0].energy_uj' <<< "$output"
+	assert_output 20000
+	# rapl-read -- CMD's header names the command: its records are kept.
+	{ echo '{"type":"header","seq":0,"version":"1.2","producer":"rapl-read","command":"sh"}'
+	  cat "$BATS_TEST_TMPDIR/day"; } > "$BATS_TEST_TMPDIR/log"
+	TMPDIR=$BATS_TEST_TMPDIR/missing run -1 --separate-stderr \
+	    kp-fmt -f json --summary < "$BATS_TEST_TMPDIR/log"
+	assert_equal "$output" ""
+	# The header rapl-read -- CMD writes names it, passed on by each stage.
+	run -0 bash -c 'rapl-read --source model -i 10ms -- /bin/true 2>/dev/null |
+	    proc-cputime | kp-attribute | head -1 | jq -r .command'
+	assert_output true
+	run -0 bash -c 'rapl-read --source model -i 10ms -n 1 | head -1 | jq -r ".command // \"none\""'
+	assert_output none
+}
+
 @test "--summary: a stream of no process records tells no share of the command's, and says why" {
 	command_stream
 	grep -v '"process"\|"exited"' "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/bare"

@@ -34,6 +34,8 @@ struct cmd_energy {
 	size_t ntrees;
 	struct cmd_tree *parents;	/* every process and exited record's */
 	struct tree by_parents;	/* the command's tree among them */
+	int headers;		/* headers read */
+	int runs_command;	/* the last one named rapl-read's command */
 	int have_command;	/* the command record has come */
 	int64_t pid, status, cpu_us;	/* its, wait4's tree CPU time */
 	int64_t ppid, starttime;	/* rapl-read's pid; its start, in ticks */
@@ -126,6 +128,18 @@ take_command(struct cmd_energy *c, const struct kp_record *rec)
 }
 
 /*
+ * A header: whether its run measures a command.  Only such a run's
+ * process and exited records are kept for the tree by parents; a stream
+ * without a header, such as grep's output, may be one, and keeps them.
+ */
+void
+cmd_energy_header(struct cmd_energy *c, const struct kp_record *rec)
+{
+	c->headers++;
+	c->runs_command = kp_rec_str(rec, "command") != NULL;
+}
+
+/*
  * One record of a whole interval.  1 if it is the command record, which
  * the block stands for; 0 for the others, summed as they are too.
  */
@@ -147,7 +161,8 @@ cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec)
 		if (command_cgroup(kp_rec_str(rec, "cgroup")))
 			add_tree(c, rec, z);
 		/* the tree by parents, should the command have no cgroup */
-		cmd_tree_keep(c->parents, rec, z);
+		if (c->headers == 0 || c->runs_command)
+			cmd_tree_keep(c->parents, rec, z);
 	} else if (rec_is(rec, "node") && kp_rec_int(rec, "energy_uj", &uj))
 		c->zone[z].machine_uj = cmd_add_held(c->zone[z].machine_uj, uj);
 	else if (rec_is(rec, "energy") && kp_rec_int(rec, "energy_uj", &uj))

@@ -53,6 +53,7 @@ void texts_free(struct texts *t);
 /* cmdblock.c: --summary's block for rapl-read -- CMD's command. */
 struct cmd_energy;
 struct cmd_energy *cmd_energy_new(void);
+void cmd_energy_header(struct cmd_energy *c, const struct kp_record *rec);
 int cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec);
 void cmd_energy_lines(struct cmd_energy *c, struct kp_buf *b,
     int64_t seq, int64_t dt_us);

@@ -1364,6 +1364,7 @@ summary_header(struct fmt *ctx, void *st, const struct kp_record *rec)
 	(void)ctx;
 	block_clear(&s->header);
 	block_add(&s->header, rec);
+	cmd_energy_header(s->cmd, rec);
 }
 
 const struct format fmt_summary = {

@@ -264,6 +264,15 @@ tree_end(struct tree *t)
 		close(t->procfd);
 }
 
+/* The command's name, as the kernel's comm: argv0's last part, 15 bytes. */
+static void
+command_name(const char *argv0, char name[16])
+{
+	const char *slash = strrchr(argv0, '/');
+
+	snprintf(name, 16, "%s", slash != NULL ? slash + 1 : argv0);
+}
+
 /*
  * The command's tree has ended, in interval seq: its CPU time, from the
  * rusage of every child reaped (the command, its waited-for descendants,
@@ -278,12 +287,10 @@ command_record(int64_t seq, uint64_t starttime, const char *argv0,
     int status, int64_t command_cpu_us, const struct tree *t)
 {
 	struct kp_buf b = { NULL, 0, 0 };
-	const char *comm = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 :
-	    argv0;
 	char name[16];
 	int64_t usage_us, cpu_us;
 
-	snprintf(name, sizeof(name), "%s", comm);	/* as the kernel's comm */
+	command_name(argv0, name);
 	kp_buf_rec(&b, "command", seq);
 	kp_buf_int(&b, "pid", t->pid);
 	kp_buf_int(&b, "ppid", getpid());
@@ -410,6 +417,7 @@ run_command(struct meter *m, int64_t interval_us, char *argv[])
 	sigaddset(&set, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &set, &old) < 0)
 		err(KP_EXIT_FAILURE, "sigprocmask");
+	command_name(argv[0], m->command);	/* the header names it */
 	start_clock(m, &clk, interval_us);
 	tally_cpu(m->tally, m->procdir, 0);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)

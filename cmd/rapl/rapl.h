@@ -124,6 +124,7 @@ struct meter {
 	size_t nzones;
 	int per_socket;
 	int command_stdout;		/* -- CMD: its stdout, -1: stderr */
+	char command[16];		/* -- CMD: its name; "" without */
 	struct tally *tally;		/* -- CMD alone: the run's energy, */
 					/* or NULL */
 	char host[256];			/* kp-host's node: a guest's tree */

@@ -325,7 +325,8 @@ out_header(const struct meter *m)
 	struct kp_node node;
 
 	kp_node_identify(&node, m->node_name, m->procdir);
-	kp_out_header("rapl-read", &node);
+	kp_out_header("rapl-read", &node,
+	    m->command[0] != '\0' ? m->command : NULL);
 	kp_node_free(&node);
 }
 
