@@ -171,17 +171,6 @@ two_samples() {
 	refute_output --partial gpu_us
 }
 
-# The GPUs' own idle residency (proc-cputime(1), GPU time), as the
-# fixture lays it out: i915's card0/gt/gt0/rc6_residency_ms, xe's
-# card2/device/tile0/gt{0,1}/gtidle/idle_residency_ms; amdgpu keeps none.
-I915_RC6=devices/pci0000:00/0000:00:02.0/drm/card0/gt/gt0/rc6_residency_ms
-XE_GT=devices/pci0000:00/0000:00:01.2/0000:04:00.0/tile0
-
-# idle_ms SYSFS FILE MS: the residency FILE of SYSFS grown by MS.
-idle_ms() {
-	echo $(($(cat "$1/$2") + $3)) > "$1/$2"
-}
-
 # The second sample's residency: in its 10 s, i915's GT idled 9 s (busy
 # 1 s); xe's gt0 7.5 s and its gt1 9.5 s (busy 2.5 s + 0.5 s).
 second_idle() {
@@ -229,7 +218,7 @@ run_nobody() {
 	    '{"0000:00:02.0":1000000,"0000:03:00.0":10000000,"0000:04:00.0":3000000}'
 }
 
-@test "unreadable processes: a GPU's residency never below its readable clients, nor one whose GTs changed" {
+@test "unreadable processes: a GPU's residency never below its readable clients, nor one whose GTs changed; one that ended is none" {
 	nobody_tree
 	chmod 0500 "$P/600/fd"
 	run_nobody
@@ -246,19 +235,16 @@ run_nobody() {
 	assert_equal "$(proc_gpu 500)" '{"0000:00:02.0":450000}'
 	assert_equal "$(node_gpu)" \
 	    '{"0000:00:02.0":450000,"0000:03:00.0":10000000,"0000:04:00.0":10000000}'
-}
-
-@test "a process whose descriptors are gone (it ended) is not unreadable: the GPUs' time stays their clients'" {
-	nobody_tree
-	run_nobody
-	second_sample
-	second_idle "$SY"
+	# 600 ends as it is read (its fd is gone, ENOENT): that is no
+	# unreadable process; the GPUs' time is their clients' again.
 	rm -r "${P:?}/600/fd" "${P:?}/600/fdinfo"
+	echo "1020.00 1820.00" > "$P/uptime"
+	idle_ms "$SY" "$I915_RC6" 9000
 	run_nobody
 	assert_success
 	assert_equal "$stderr" ""
 	assert_equal "$(node_gpu)" \
-	    '{"0000:00:02.0":450000,"0000:03:00.0":800000,"0000:04:00.0":0}'
+	    '{"0000:00:02.0":0,"0000:03:00.0":0,"0000:04:00.0":0}'
 }
 
 @test "kp-attribute's own sampling reads GPU time as proc-cputime does, and takes --no-gpu" {
