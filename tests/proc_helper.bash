@@ -65,7 +65,9 @@ new_amdgpu_process() {
 # The GPUs' own idle residency (proc-cputime(1), GPU time), as sysfs-drm
 # lays it out: i915's card0/gt/gt0/rc6_residency_ms, xe's
 # card2/device/tile0/gt{0,1}/gtidle/idle_residency_ms; amdgpu keeps none.
+# shellcheck disable=SC2034 # the tests use them
 I915_RC6=devices/pci0000:00/0000:00:02.0/drm/card0/gt/gt0/rc6_residency_ms
+# shellcheck disable=SC2034
 XE_GT=devices/pci0000:00/0000:00:01.2/0000:04:00.0/tile0
 
 # idle_ms SYSFS FILE MS: the residency FILE of SYSFS grown by MS.
