@@ -66,6 +66,17 @@ conserved() {
 	    "$D/out"
 }
 
+# split DEVICE: the device's energy and idle part, each process's energy
+# and the unattributed, on one line: "ENERGY IDLE PID:UJ,... UNATTRIBUTED".
+split() {
+	jq -rs --arg d "$1" 'map(select(.zone == "gpu" and .device == $d))
+	    | (map(select(.type == "node"))[0]) as $n
+	    | (map(select(.type == "process") | "\(.pid):\(.energy_uj)")
+	    | join(",")) as $procs
+	    | "\($n.energy_uj) \($n.idle_uj) \($procs) \(map(select(.type ==
+	    "unattributed"))[0].energy_uj)"' "$D/out"
+}
+
 # nvml_trace FROM TO MJ [PID SM]: the stub's trace (tests/nvml-stub.c):
 # an A100 whose energy counter reads MJ, and its sample buffer every 200 ms
 # from step FROM to step TO: pid 400 at 40 % of the SMs, 500 at 20 %, and
@@ -174,20 +185,23 @@ drm_two() {
 	echo $(($(cat "$i915/energy1_input") + 5000000)) > "$i915/energy1_input"
 }
 
+# drm_runs SETUP TWO AMDGPU I915: SETUP, then the two runs, TWO changing
+# the trees, of rapl-read's hwmon meters; AMDGPU and I915 are each GPU's
+# split, and both add up.
+drm_runs() {
+	"$1"
+	two_runs "$2" --sysfs "$HW" --source hwmon
+	assert_equal "$(split 0000:03:00.0)" "$3"
+	assert_equal "$(split 0000:00:02.0)" "$4"
+	assert_equal "$(conserved 0000:03:00.0) $(conserved 0000:00:02.0)" \
+	    "OK OK"
+}
+
 @test "hwmon and DRM: amdgpu's and i915's meters joined to their clients by PCI address, exact" {
-	drm_setup
-	two_runs drm_two --sysfs "$HW" --source hwmon
-	local amd=0000:03:00.0 i915=0000:00:02.0
-	assert_equal "$(gpu node '"\(.energy_uj) \(.idle_uj)"' "$amd")" \
-	    "300000000 120000000"
-	assert_equal "$(gpu process '"\(.pid) \(.energy_uj)"' "$amd" |
-	    tr '\n' ' ')" "400 120000000 402 60000000 "
-	assert_equal "$(gpu unattributed .energy_uj "$amd")" 0
-	assert_equal "$(gpu node '"\(.energy_uj) \(.idle_uj)"' "$i915")" \
-	    "5000000 4000000"
-	assert_equal "$(gpu process '"\(.pid) \(.energy_uj)"' "$i915")" \
-	    "500 1000000"
-	assert_equal "$(conserved "$amd") $(conserved "$i915")" "OK OK"
+	local amd=0000:03:00.0
+	drm_runs drm_setup drm_two \
+	    "300000000 120000000 400:120000000,402:60000000 0" \
+	    "5000000 4000000 500:1000000 0"
 	# xe's meter did not move, nor did its client: 0 J, no process's.
 	assert_equal "$(gpu node .energy_uj 0000:04:00.0)" 0
 	assert_equal "$(gpu process .pid 0000:04:00.0)" ""
@@ -220,23 +234,13 @@ drm_nobody_two() {
 }
 
 @test "hwmon and DRM, proc-cputime unprivileged: unreadable clients' time unattributed by the GPUs' residency, exact" {
-	drm_nobody_setup
-	two_runs drm_nobody_two --sysfs "$HW" --source hwmon
-	local amd=0000:03:00.0 i915=0000:00:02.0
 	# i915: busy 3 s of 10 by its RC6 residency, its one client unread:
-	# 1.5 J of its 5 J active and unattributed, 3.5 J idle.
-	assert_equal "$(gpu node '"\(.energy_uj) \(.idle_uj)"' "$i915")" \
-	    "5000000 3500000"
-	assert_equal "$(gpu process .pid "$i915")" ""
-	assert_equal "$(gpu unattributed .energy_uj "$i915")" 1500000
-	# amdgpu keeps no residency: all 300 J active; its readable clients
-	# keep their 4 s and 2 s of the 10, the rest is unattributed.
-	assert_equal "$(gpu node '"\(.energy_uj) \(.idle_uj)"' "$amd")" \
-	    "300000000 0"
-	assert_equal "$(gpu process '"\(.pid) \(.energy_uj)"' "$amd" |
-	    tr '\n' ' ')" "400 120000000 402 60000000 "
-	assert_equal "$(gpu unattributed .energy_uj "$amd")" 120000000
-	assert_equal "$(conserved "$amd") $(conserved "$i915")" "OK OK"
+	# 1.5 J of its 5 J active and unattributed, 3.5 J idle.  amdgpu keeps
+	# no residency: all 300 J active; its readable clients keep their 4 s
+	# and 2 s of the 10, the rest is unattributed.
+	drm_runs drm_nobody_setup drm_nobody_two \
+	    "300000000 0 400:120000000,402:60000000 120000000" \
+	    "5000000 3500000  1500000"
 	run -0 grep '^kp_unattributed_gpu_joules_total{gpu="0000:00:02.0"' "$D/prom"
 	assert_output --partial '} 1.500000'
 }
