@@ -223,7 +223,7 @@ drm_nobody_setup() {
 	chmod 0500 "$NOBODY_DIR/proc/500/fdinfo"
 	P=$NOBODY_DIR/proc PC_SYSFS=$NOBODY_DIR/sys
 	PC_STATE=$NOBODY_DIR/st/pc.state PC_AS=as_nobody
-	PC_SAYS="proc-cputime: $P: 1 process whose descriptors this user may not read (Permission denied; another user's need ptrace access): their GPU time is unattributed, and each DRM GPU's busy time the GPU's own (proc-cputime(1), GPU time)"
+	PC_SAYS=$(unreadable_said proc-cputime 1)
 }
 
 # As drm_two; i915's GT idles 7 s of the 10: busy 3 s, pid 500's 2 s in it.

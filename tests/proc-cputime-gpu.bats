@@ -204,7 +204,7 @@ run_nobody() {
 	chmod 0500 "$P/600/fd" "$P/500/fdinfo"
 	run_nobody
 	assert_success
-	assert_equal "$stderr" "proc-cputime: $P: 2 processes whose descriptors this user may not read (Permission denied; another user's need ptrace access): their GPU time is unattributed, and each DRM GPU's busy time the GPU's own (proc-cputime(1), GPU time)"
+	assert_equal "$stderr" "$(unreadable_said proc-cputime 2)"
 	second_sample
 	second_idle "$SY"
 	run_nobody
@@ -223,7 +223,7 @@ run_nobody() {
 	chmod 0500 "$P/600/fd"
 	run_nobody
 	assert_success
-	assert_equal "$stderr" "proc-cputime: $P: 1 process whose descriptors this user may not read (Permission denied; another user's need ptrace access): their GPU time is unattributed, and each DRM GPU's busy time the GPU's own (proc-cputime(1), GPU time)"
+	assert_equal "$stderr" "$(unreadable_said proc-cputime 1)"
 	second_sample
 	# i915's GT idled 9.8 s: 0.2 s busy, below its client's 0.45 s.
 	idle_ms "$SY" "$I915_RC6" 9800
@@ -245,6 +245,20 @@ run_nobody() {
 	assert_equal "$stderr" ""
 	assert_equal "$(node_gpu)" \
 	    '{"0000:00:02.0":0,"0000:03:00.0":0,"0000:04:00.0":0}'
+}
+
+@test "a descriptor whose link this user may not read (as after a setuid exec) makes its process unreadable" {
+	nobody_tree
+	# Listed, but not searched: each readlink of 600's fds is denied.
+	chmod 0744 "$P/600/fd"
+	run_nobody
+	assert_success
+	assert_equal "$stderr" "$(unreadable_said proc-cputime 1)"
+	second_sample
+	second_idle "$SY"
+	run_nobody
+	assert_equal "$(node_gpu)" \
+	    '{"0000:00:02.0":1000000,"0000:03:00.0":10000000,"0000:04:00.0":3000000}'
 }
 
 @test "kp-attribute's own sampling reads GPU time as proc-cputime does, and takes --no-gpu" {
@@ -273,7 +287,7 @@ run_nobody() {
 	}
 	attribute_nobody
 	assert_success
-	assert_equal "$stderr" "kp-attribute: $P: 1 process whose descriptors this user may not read (Permission denied; another user's need ptrace access): their GPU time is unattributed, and each DRM GPU's busy time the GPU's own (proc-cputime(1), GPU time)"
+	assert_equal "$stderr" "$(unreadable_said kp-attribute 1)"
 	second_sample
 	second_idle "$SY"
 	# In the 10 s, i915 used 5 J, amdgpu 300 J.

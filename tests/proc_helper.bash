@@ -75,6 +75,14 @@ idle_ms() {
 	echo $(($(cat "$1/$2") + $3)) > "$1/$2"
 }
 
+# unreadable_said PROG N: what PROG says once of N processes of $P whose
+# descriptors it may not read (proc-cputime(1), GPU time).
+unreadable_said() {
+	local s=es
+	[ "$2" -ne 1 ] || s=
+	echo "$1: $P: $2 process$s whose descriptors this user may not read (Permission denied; another user's need ptrace access): their GPU time is unattributed, and each DRM GPU's busy time the GPU's own (proc-cputime(1), GPU time)"
+}
+
 # Microseconds in N clock ticks.
 ticks_us() {
 	echo $(($1 * 1000000 / HZ))

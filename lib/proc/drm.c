@@ -320,7 +320,10 @@ drm_scan_pid(struct kp_gpu *g, int procfd, pid_t pid)
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
-		n = readlinkat(fd, de->d_name, target, sizeof(target) - 1);
+		/* A process that execs a setuid file is checked again. */
+		if ((n = readlinkat(fd, de->d_name, target,
+		    sizeof(target) - 1)) < 0)
+			denied(g, pid);
 		if (n <= 9 || strncmp(target, "/dev/dri/", 9) != 0)
 			continue;
 		read_client(g, procfd, pid, de->d_name);
