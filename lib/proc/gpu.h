@@ -3,8 +3,9 @@
  * takes each interval's time by process and GPU from the two sources
  * below, and writes it; gpu_table.c holds the GPUs and those times, which
  * the sources fill: drm.c reads the kernel's DRM clients from
- * /proc/PID/fdinfo, gpu_nvml.c NVIDIA's per-process samples through
- * lib/nvml.  This header is theirs and sampler.c's alone.
+ * /proc/PID/fdinfo, drm_idle.c their GPUs' own idle residency, for when
+ * some clients cannot be read, gpu_nvml.c NVIDIA's per-process samples
+ * through lib/nvml.  This header is theirs and sampler.c's alone.
  */
 #ifndef GPU_H
 #define GPU_H
