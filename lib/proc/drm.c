@@ -16,17 +16,6 @@
 
 #include "gpu.h"
 
-/* Whether name is prefix and a number: "card0", "renderD128", "gt1". */
-int
-drm_numbered(const char *name, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	const char *digits = name + n;
-
-	return strncmp(name, prefix, n) == 0 && *digits != '\0' &&
-	    strspn(digits, "0123456789") == strlen(digits);
-}
-
 /* A DRM node under class/drm: a card or a render node, not a connector. */
 static int
 drm_node(const char *name)

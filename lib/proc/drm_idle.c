@@ -12,6 +12,20 @@
 
 #include "gpu.h"
 
+/*
+ * Whether a sysfs name is prefix and a number: "card0", "renderD128",
+ * "tile0", "gt1".  drm.c's nodes are named so too.
+ */
+int
+drm_numbered(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *digits = name + n;
+
+	return strncmp(name, prefix, n) == 0 && *digits != '\0' &&
+	    strspn(digits, "0123456789") == strlen(digits);
+}
+
 /* The whole of a small sysfs file as a count of ms, "123456\n"; or -1. */
 static int64_t
 file_ms(const char *path)

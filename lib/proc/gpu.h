@@ -88,7 +88,6 @@ size_t gpu_dev(struct kp_gpu *g, const char *key);
 void gpu_add_use(struct kp_gpu *g, pid_t pid, size_t dev, int64_t us);
 
 /* drm.c */
-int drm_numbered(const char *name, const char *prefix);
 int drm_present(const char *sysfs);
 void drm_devices(struct kp_gpu *g);
 void drm_scan_pid(struct kp_gpu *g, int procfd, pid_t pid);
@@ -98,6 +97,7 @@ json_t *drm_save(const struct kp_gpu *g);
 void drm_load(struct kp_gpu *g, json_t *saved);
 
 /* drm_idle.c */
+int drm_numbered(const char *name, const char *prefix);
 void drm_idle_read(const char *card, struct gpu_idle *idle);
 void drm_idle_account(struct kp_gpu *g, int64_t dt_us);
 json_t *drm_idle_save(const struct kp_gpu *g);
