@@ -38,9 +38,9 @@ PROTOOBJ = lib/alloc.o lib/clock.o lib/energy.o lib/fields.o lib/jsonfile.o \
 	lib/record.o lib/signal.o lib/spool.o lib/state.o lib/usage.o lib/utf8.o \
 	lib/write.o lib/zonekey.o lib/zones.o
 PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
-	lib/proc/drm.o lib/proc/exec_cgroups.o lib/proc/exit_account.o \
-	lib/proc/exit_queue.o lib/proc/exit_taskstats.o lib/proc/gpu.o \
-	lib/proc/gpu_nvml.o lib/proc/gpu_table.o lib/proc/identity.o \
+	lib/proc/drm.o lib/proc/drm_idle.o lib/proc/exec_cgroups.o \
+	lib/proc/exit_account.o lib/proc/exit_queue.o lib/proc/exit_taskstats.o \
+	lib/proc/gpu.o lib/proc/gpu_nvml.o lib/proc/gpu_table.o lib/proc/identity.o \
 	lib/proc/names.o lib/proc/options.o lib/proc/procfs.o \
 	lib/proc/proctable.o lib/proc/sampler.o lib/proc/vm_scope.o
 # lib/nvml.o: libnvidia-ml, opened at run time, for the GPU's figures.
@@ -72,8 +72,8 @@ $(PROCOBJ): lib/proc/proc.h
 $(GPUOBJ) cmd/rapl/nvml.o: lib/nvml.h
 lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o \
     lib/proc/command.o lib/proc/vm_scope.o: lib/proc/sampler.h
-lib/proc/sampler.o lib/proc/gpu.o lib/proc/drm.o lib/proc/gpu_nvml.o \
-    lib/proc/gpu_table.o: lib/proc/gpu.h
+lib/proc/sampler.o lib/proc/gpu.o lib/proc/drm.o lib/proc/drm_idle.o \
+    lib/proc/gpu_nvml.o lib/proc/gpu_table.o: lib/proc/gpu.h
 lib/proc/gpu_nvml.o: lib/nvml.h
 $(CMD1:=.o): lib/kp.h config.mk
 cmd/proc-cputime.o: lib/proc/proc.h

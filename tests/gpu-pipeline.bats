@@ -20,13 +20,18 @@ setup() {
 	export NODE_NAME=gpu-1
 }
 
+teardown() {
+	nobody_dir_remove
+}
+
 # pipeline MONO_S RAPL_OPTION...: the five stages with --state, rapl-read
 # sampling at MONO_S seconds of CLOCK_MONOTONIC, kp-fmt's records in
 # $D/out and its exposition in $D/prom; every stage succeeds, and says
-# nothing.
+# nothing but $PC_SAYS.  proc-cputime runs as $PC_AS, with its state in
+# $PC_STATE.
 pipeline() {
 	run -0 --separate-stderr stages "$@"
-	assert_equal "$stderr" ""
+	assert_equal "$stderr" "${PC_SAYS:-}"
 }
 
 stages() {
@@ -35,8 +40,8 @@ stages() {
 	set -o pipefail
 	LD_PRELOAD=$CLOCK KP_MONO_US=$mono_us rapl-read --proc "$P" \
 	    --state "$D/rr.state" "$@" |
-	    proc-cputime --proc "$P" ${PC_SYSFS:+--sysfs "$PC_SYSFS"} \
-	    --state "$D/pc.state" |
+	    ${PC_AS:-} proc-cputime --proc "$P" ${PC_SYSFS:+--sysfs "$PC_SYSFS"} \
+	    --state "${PC_STATE:-$D/pc.state}" |
 	    kp-attribute --proc "$P" --state "$D/ka.state" |
 	    kp-aggregate --state "$D/ag.state" | tee "$D/out" |
 	    kp-fmt -f prometheus > "$D/prom"
@@ -59,6 +64,17 @@ conserved() {
 	    | .energy_uj) | add) + $n.idle_uj) as $sum
 	    | if $sum == $n.energy_uj then "OK" else "\($sum) \($n.energy_uj)" end' \
 	    "$D/out"
+}
+
+# split DEVICE: the device's energy and idle part, each process's energy
+# and the unattributed, on one line: "ENERGY IDLE PID:UJ,... UNATTRIBUTED".
+split() {
+	jq -rs --arg d "$1" 'map(select(.zone == "gpu" and .device == $d))
+	    | (map(select(.type == "node"))[0]) as $n
+	    | (map(select(.type == "process") | "\(.pid):\(.energy_uj)")
+	    | join(",")) as $procs
+	    | "\($n.energy_uj) \($n.idle_uj) \($procs) \(map(select(.type ==
+	    "unattributed"))[0].energy_uj)"' "$D/out"
 }
 
 # nvml_trace FROM TO MJ [PID SM]: the stub's trace (tests/nvml-stub.c):
@@ -169,24 +185,62 @@ drm_two() {
 	echo $(($(cat "$i915/energy1_input") + 5000000)) > "$i915/energy1_input"
 }
 
+# drm_runs SETUP TWO AMDGPU I915: SETUP, then the two runs, TWO changing
+# the trees, of rapl-read's hwmon meters; AMDGPU and I915 are each GPU's
+# split, and both add up.
+drm_runs() {
+	"$1"
+	two_runs "$2" --sysfs "$HW" --source hwmon
+	assert_equal "$(split 0000:03:00.0)" "$3"
+	assert_equal "$(split 0000:00:02.0)" "$4"
+	assert_equal "$(conserved 0000:03:00.0) $(conserved 0000:00:02.0)" \
+	    "OK OK"
+}
+
 @test "hwmon and DRM: amdgpu's and i915's meters joined to their clients by PCI address, exact" {
-	drm_setup
-	two_runs drm_two --sysfs "$HW" --source hwmon
-	local amd=0000:03:00.0 i915=0000:00:02.0
-	assert_equal "$(gpu node '"\(.energy_uj) \(.idle_uj)"' "$amd")" \
-	    "300000000 120000000"
-	assert_equal "$(gpu process '"\(.pid) \(.energy_uj)"' "$amd" |
-	    tr '\n' ' ')" "400 120000000 402 60000000 "
-	assert_equal "$(gpu unattributed .energy_uj "$amd")" 0
-	assert_equal "$(gpu node '"\(.energy_uj) \(.idle_uj)"' "$i915")" \
-	    "5000000 4000000"
-	assert_equal "$(gpu process '"\(.pid) \(.energy_uj)"' "$i915")" \
-	    "500 1000000"
-	assert_equal "$(conserved "$amd") $(conserved "$i915")" "OK OK"
+	local amd=0000:03:00.0
+	drm_runs drm_setup drm_two \
+	    "300000000 120000000 400:120000000,402:60000000 0" \
+	    "5000000 4000000 500:1000000 0"
 	# xe's meter did not move, nor did its client: 0 J, no process's.
 	assert_equal "$(gpu node .energy_uj 0000:04:00.0)" 0
 	assert_equal "$(gpu process .pid 0000:04:00.0)" ""
 	run -0 grep '^kepler_process_gpu_joules_total{pid="400"' "$D/prom"
 	assert_output --regexp "gpu=\"$amd\",gpu_uuid=\"\",node_name=\"gpu-1\"\\} 120.000000\$"
 	run -0 promtool check metrics < "$D/prom"
+}
+
+# As drm_setup, with proc-cputime run as user nobody over copies of its
+# trees that nobody may read, but for 500's fdinfo (i915's client):
+# root's, mode 0500.
+drm_nobody_setup() {
+	drm_setup
+	nobody_dir gpu-pipeline
+	cp -R "$P" "$NOBODY_DIR/proc"
+	cp -R "$PC_SYSFS" "$NOBODY_DIR/sys"
+	mkdir -m 777 "$NOBODY_DIR/st"
+	chmod -R a+rX "$NOBODY_DIR"
+	chmod 0500 "$NOBODY_DIR/proc/500/fdinfo"
+	P=$NOBODY_DIR/proc PC_SYSFS=$NOBODY_DIR/sys
+	PC_STATE=$NOBODY_DIR/st/pc.state PC_AS=as_nobody
+	PC_SAYS=$(unreadable_said proc-cputime 1)
+}
+
+# As drm_two; i915's GT idles 7 s of the 10: busy 3 s, pid 500's 2 s in it.
+drm_nobody_two() {
+	drm_two "$1"
+	[ "$1" = second ] || return 0
+	idle_ms "$PC_SYSFS" "$I915_RC6" 7000
+}
+
+@test "hwmon and DRM, proc-cputime unprivileged: unreadable clients' time unattributed by the GPUs' residency, exact" {
+	# i915: busy 3 s of 10 by its RC6 residency, its one client unread:
+	# 1.5 J of its 5 J active and unattributed, 3.5 J idle.  amdgpu keeps
+	# no residency: all 300 J active; its readable clients keep their 4 s
+	# and 2 s of the 10, the rest is unattributed.
+	drm_runs drm_nobody_setup drm_nobody_two \
+	    "300000000 0 400:120000000,402:60000000 120000000" \
+	    "5000000 3500000  1500000"
+	run -0 grep '^kp_unattributed_gpu_joules_total{gpu="0000:00:02.0"' "$D/prom"
+	assert_output --partial '} 1.500000'
 }

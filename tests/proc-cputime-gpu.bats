@@ -171,36 +171,94 @@ two_samples() {
 	refute_output --partial gpu_us
 }
 
-@test "another user's descriptors without ptrace access: said once, their GPU time in no record" {
+# The second sample's residency: in its 10 s, i915's GT idled 9 s (busy
+# 1 s); xe's gt0 7.5 s and its gt1 9.5 s (busy 2.5 s + 0.5 s).
+second_idle() {
+	idle_ms "$1" "$I915_RC6" 9000
+	idle_ms "$1" "$XE_GT/gt0/gtidle/idle_residency_ms" 7500
+	idle_ms "$1" "$XE_GT/gt1/gtidle/idle_residency_ms" 9500
+}
+
+# nobody_tree: the fixtures copied where user nobody may read them,
+# with the state there too; run_nobody runs proc-cputime as nobody.
+nobody_tree() {
 	nobody_dir proc-cputime-gpu
 	cp -R "$P" "$NOBODY_DIR/proc"
 	cp -R "$SY" "$NOBODY_DIR/sys"
 	mkdir -m 777 "$NOBODY_DIR/st"
 	chmod -R a+rX "$NOBODY_DIR"
-	chmod 0500 "$NOBODY_DIR/proc/600/fd" "$NOBODY_DIR/proc/500/fdinfo"
 	P=$NOBODY_DIR/proc
+	SY=$NOBODY_DIR/sys
 	S=$NOBODY_DIR/st/pc.state
-	run_nobody() {
-		run --separate-stderr as_nobody proc-cputime --proc "$P" \
-		    --sysfs "$NOBODY_DIR/sys" --state "$S" </dev/null
-	}
+}
+
+run_nobody() {
+	run --separate-stderr as_nobody proc-cputime --proc "$P" \
+	    --sysfs "$SY" --state "$S" </dev/null
+}
+
+@test "another user's descriptors without ptrace access: said once, each DRM GPU's busy time its own, their time in no record" {
+	nobody_tree
+	# Root's, mode 0500: nobody may not list 600's descriptors (xe's
+	# client) nor read 500's fdinfo (i915's).
+	chmod 0500 "$P/600/fd" "$P/500/fdinfo"
 	run_nobody
 	assert_success
-	assert_equal "${#stderr_lines[@]}" 1
-	# Which of the two comes first is the directory's order.
-	local why=": Permission denied: the GPU time of processes this user may not trace is unknown, in neither their records nor their GPU's (proc-cputime(1), GPU time)"
-	if [ "$stderr" != "proc-cputime: $P/600/fd$why" ]; then
-		assert_equal "$stderr" "proc-cputime: $P/500/fdinfo/4$why"
-	fi
+	assert_equal "$stderr" "$(unreadable_said proc-cputime 2)"
 	second_sample
+	second_idle "$SY"
 	run_nobody
 	assert_success
 	assert_equal "${#stderr_lines[@]}" 1
 	assert_equal "$(proc_gpu 400)" '{"0000:03:00.0":800000}'
 	assert_equal "$(proc_gpu 500)" null
 	assert_equal "$(proc_gpu 600)" null
+	# i915 and xe by residency; amdgpu keeps none: the whole interval.
 	assert_equal "$(node_gpu)" \
-	    '{"0000:00:02.0":0,"0000:03:00.0":800000,"0000:04:00.0":0}'
+	    '{"0000:00:02.0":1000000,"0000:03:00.0":10000000,"0000:04:00.0":3000000}'
+}
+
+@test "unreadable processes: a GPU's residency never below its readable clients, nor one whose GTs changed; one that ended is none" {
+	nobody_tree
+	chmod 0500 "$P/600/fd"
+	run_nobody
+	assert_success
+	assert_equal "$stderr" "$(unreadable_said proc-cputime 1)"
+	second_sample
+	# i915's GT idled 9.8 s: 0.2 s busy, below its client's 0.45 s.
+	idle_ms "$SY" "$I915_RC6" 9800
+	# xe's media GT is gone: its residency is no figure, all 10 s busy.
+	idle_ms "$SY" "$XE_GT/gt0/gtidle/idle_residency_ms" 7500
+	rm -r "${SY:?}/$XE_GT/gt1"
+	run_nobody
+	assert_success
+	assert_equal "$(proc_gpu 500)" '{"0000:00:02.0":450000}'
+	assert_equal "$(node_gpu)" \
+	    '{"0000:00:02.0":450000,"0000:03:00.0":10000000,"0000:04:00.0":10000000}'
+	# 600 ends as it is read (its fd is gone, ENOENT): that is no
+	# unreadable process; the GPUs' time is their clients' again.
+	rm -r "${P:?}/600/fd" "${P:?}/600/fdinfo"
+	echo "1020.00 1820.00" > "$P/uptime"
+	idle_ms "$SY" "$I915_RC6" 9000
+	run_nobody
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(node_gpu)" \
+	    '{"0000:00:02.0":0,"0000:03:00.0":0,"0000:04:00.0":0}'
+}
+
+@test "a descriptor whose link this user may not read (as after a setuid exec) makes its process unreadable" {
+	nobody_tree
+	# Listed, but not searched: each readlink of 600's fds is denied.
+	chmod 0744 "$P/600/fd"
+	run_nobody
+	assert_success
+	assert_equal "$stderr" "$(unreadable_said proc-cputime 1)"
+	second_sample
+	second_idle "$SY"
+	run_nobody
+	assert_equal "$(node_gpu)" \
+	    '{"0000:00:02.0":1000000,"0000:03:00.0":10000000,"0000:04:00.0":3000000}'
 }
 
 @test "kp-attribute's own sampling reads GPU time as proc-cputime does, and takes --no-gpu" {
@@ -216,6 +274,39 @@ two_samples() {
 	assert_equal "$stderr" ""
 	assert_line --partial '"type":"node"'
 	run -2 --separate-stderr kp-attribute --no-gpu=1
+}
+
+@test "kp-attribute's own sampling, unprivileged: an unreadable client's GPU time unattributed, not idle" {
+	nobody_tree
+	chmod 0500 "$P/500/fdinfo"
+	local in=$NOBODY_DIR/in gpu='{"type":"energy","seq":1,"zone":"gpu","device":"%s","energy_uj":%s,"watts":0,"source":"hwmon","estimated":false,"sockets":1}\n'
+	printf '%s\n' '{"type":"header","seq":0,"version":"1.2","producer":"test"}' > "$in"
+	attribute_nobody() {
+		run --separate-stderr as_nobody kp-attribute --proc "$P" \
+		    --sysfs "$SY" --state "$S" < "$in"
+	}
+	attribute_nobody
+	assert_success
+	assert_equal "$stderr" "$(unreadable_said kp-attribute 1)"
+	second_sample
+	second_idle "$SY"
+	# In the 10 s, i915 used 5 J, amdgpu 300 J.
+	printf "$gpu" 0000:00:02.0 5000000 0000:03:00.0 300000000 >> "$in"
+	printf '%s\n' '{"type":"interval","seq":1,"dt_us":10000000}' >> "$in"
+	attribute_nobody
+	assert_success
+	# i915: busy 1 s of 10 by its residency, no readable client: 0.5 J
+	# active, all unattributed.  amdgpu, without residency: all 300 J
+	# active, pid 400's 0.8 s of the 10 s its 24 J, the rest unattributed.
+	run jq -rs 'map(select(.zone == "gpu")) | group_by(.device)[]
+	    | (map(select(.type == "node"))[0]) as $n
+	    | "\($n.device) \($n.idle_uj) \(map(select(.type == "process")
+	    | "\(.pid):\(.energy_uj)") | join(",")) \(map(select(.type ==
+	    "unattributed"))[0].energy_uj)"' <<< "$output"
+	assert_output - <<-'EOF'
+		0000:00:02.0 4500000  500000
+		0000:03:00.0 0 400:24000000 276000000
+	EOF
 }
 
 # NVIDIA GPUs, through the tests' stub of libnvidia-ml.so.1 replaying

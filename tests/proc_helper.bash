@@ -62,6 +62,27 @@ new_amdgpu_process() {
 	    > "$P/402/fdinfo/3"
 }
 
+# The GPUs' own idle residency (proc-cputime(1), GPU time), as sysfs-drm
+# lays it out: i915's card0/gt/gt0/rc6_residency_ms, xe's
+# card2/device/tile0/gt{0,1}/gtidle/idle_residency_ms; amdgpu keeps none.
+# shellcheck disable=SC2034 # the tests use them
+I915_RC6=devices/pci0000:00/0000:00:02.0/drm/card0/gt/gt0/rc6_residency_ms
+# shellcheck disable=SC2034
+XE_GT=devices/pci0000:00/0000:00:01.2/0000:04:00.0/tile0
+
+# idle_ms SYSFS FILE MS: the residency FILE of SYSFS grown by MS.
+idle_ms() {
+	echo $(($(cat "$1/$2") + $3)) > "$1/$2"
+}
+
+# unreadable_said PROG N: what PROG says once of N processes of $P whose
+# descriptors it may not read (proc-cputime(1), GPU time).
+unreadable_said() {
+	local s=es
+	[ "$2" -ne 1 ] || s=
+	echo "$1: $P: $2 process$s whose descriptors this user may not read (Permission denied; another user's need ptrace access): their GPU time is unattributed, and each DRM GPU's busy time the GPU's own (proc-cputime(1), GPU time)"
+}
+
 # Microseconds in N clock ticks.
 ticks_us() {
 	echo $(($1 * 1000000 / HZ))

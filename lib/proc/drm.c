@@ -20,16 +20,7 @@
 static int
 drm_node(const char *name)
 {
-	const char *digits;
-
-	if (strncmp(name, "card", 4) == 0)
-		digits = name + 4;
-	else if (strncmp(name, "renderD", 7) == 0)
-		digits = name + 7;
-	else
-		return 0;
-	return *digits != '\0' && strspn(digits, "0123456789") ==
-	    strlen(digits);
+	return drm_numbered(name, "card") || drm_numbered(name, "renderD");
 }
 
 /*
@@ -46,6 +37,23 @@ key_ok(const char *key)
 	return n > 0 && n < GPU_KEY_MAX && strspn(key,
 	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    ":._-") == n;
+}
+
+/*
+ * A GPU found through node, under class/drm dir: its residency read
+ * where the node is its card (a render node is the same GPU's).
+ */
+static void
+found_dev(struct kp_gpu *g, size_t dev, const char *dir, const char *node)
+{
+	char *card;
+
+	g->devs[dev].drm = 1;
+	if (!drm_numbered(node, "card"))
+		return;
+	card = kp_asprintf("%s/%s", dir, node);
+	drm_idle_read(card, &g->devs[dev].idle);
+	free(card);
 }
 
 /* Each DRM node of sysfs/class/drm, or only whether there is one (g NULL). */
@@ -74,7 +82,8 @@ each_node(const char *sysfs, struct kp_gpu *g)
 		link[n] = '\0';
 		slash = strrchr(link, '/');
 		if (key_ok(slash != NULL ? slash + 1 : link))
-			gpu_dev(g, slash != NULL ? slash + 1 : link);
+			found_dev(g, gpu_dev(g, slash != NULL ? slash + 1 :
+			    link), dir, de->d_name);
 	}
 	closedir(d);
 	free(dir);
@@ -87,22 +96,49 @@ drm_present(const char *sysfs)
 	return each_node(sysfs, NULL);
 }
 
-/* The GPUs of the DRM nodes there now: one that went away has no figure. */
+/*
+ * The GPUs of the DRM nodes there now: one that went away has no figure.
+ * Their residency is this scan's, or none.
+ */
 void
 drm_devices(struct kp_gpu *g)
 {
+	size_t i;
+
+	for (i = 0; i < g->ndevs; i++)
+		g->devs[i].idle = (struct gpu_idle){ 0, 0 };
 	each_node(g->sysfs, g);
 }
 
-/* Said once: another user's processes, unreadable without ptrace access. */
+/*
+ * A process whose descriptors could not be read (no ptrace access):
+ * counted once per scan, which reads pid after pid, with the first
+ * reason.  One that ended meanwhile (ENOENT, ESRCH) is none.
+ */
 static void
-denied(struct kp_gpu *g, const char *path)
+denied(struct kp_gpu *g, pid_t pid)
 {
-	if (g->warned_denied)
+	if (errno != EACCES && errno != EPERM)
 		return;
-	warnx("%s/%s: %s: the GPU time of processes this user may not trace "
-	    "is unknown, in neither their records nor their GPU's "
-	    "(proc-cputime(1), GPU time)", g->procdir, path, strerror(errno));
+	if (g->denied_pids > 0 && g->denied_pid == pid)
+		return;
+	if (g->denied_pids == 0)
+		g->denied_errno = errno;
+	g->denied_pids++;
+	g->denied_pid = pid;
+}
+
+/* Said once: how many processes could not be read, why, what follows. */
+void
+drm_said_denied(struct kp_gpu *g)
+{
+	if (g->denied_pids == 0 || g->warned_denied)
+		return;
+	warnx("%s: %d process%s whose descriptors this user may not read "
+	    "(%s; another user's need ptrace access): their GPU time is "
+	    "unattributed, and each DRM GPU's busy time the GPU's own "
+	    "(proc-cputime(1), GPU time)", g->procdir, g->denied_pids,
+	    g->denied_pids == 1 ? "" : "es", strerror(g->denied_errno));
 	g->warned_denied = 1;
 }
 
@@ -240,8 +276,7 @@ read_client(struct kp_gpu *g, int procfd, pid_t pid, const char *fd)
 
 	snprintf(path, sizeof(path), "%ld/fdinfo/%s", (long)pid, fd);
 	if (kp_read_proc(procfd, path, text, sizeof(text)) < 0) {
-		if (errno == EACCES || errno == EPERM)
-			denied(g, path);
+		denied(g, pid);
 		return;
 	}
 	if (parse_fdinfo(text, pdev, &id, e, &n) < 0)
@@ -268,14 +303,16 @@ drm_scan_pid(struct kp_gpu *g, int procfd, pid_t pid)
 	snprintf(path, sizeof(path), "%ld/fd", (long)pid);
 	if ((fd = openat(procfd, path, O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) < 0 || (d = fdopendir(fd)) == NULL) {
-		if (errno == EACCES || errno == EPERM)
-			denied(g, path);
+		denied(g, pid);
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
-		n = readlinkat(fd, de->d_name, target, sizeof(target) - 1);
+		/* A process that execs a setuid file is checked again. */
+		if ((n = readlinkat(fd, de->d_name, target,
+		    sizeof(target) - 1)) < 0)
+			denied(g, pid);
 		if (n <= 9 || strncmp(target, "/dev/dri/", 9) != 0)
 			continue;
 		read_client(g, procfd, pid, de->d_name);

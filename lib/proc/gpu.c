@@ -50,6 +50,7 @@ kp_gpu_begin(struct kp_gpu *g)
 {
 	g->gen++;
 	g->nuses = 0;
+	g->denied_pids = 0;
 	if (g->sysfs != NULL)
 		drm_devices(g);
 }
@@ -91,11 +92,24 @@ merge_uses(struct kp_gpu *g)
 
 /*
  * Each GPU's busy time: its processes' times summed, which overlap where
- * engines run in parallel.  A sum above the interval (by /proc/uptime,
- * which a fixture tree sets) is brought down to it, and every process's
- * time on that GPU by the same ratio, rounded down, so that the
- * processes' shares stay as they were and never add up to more than the
- * GPU's figure.
+ * engines run in parallel.
+ */
+static void
+sum_busy(struct kp_gpu *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->ndevs; i++)
+		g->devs[i].busy_us = 0;
+	for (i = 0; i < g->nuses; i++)
+		g->devs[g->uses[i].dev].busy_us += g->uses[i].us;
+}
+
+/*
+ * A busy time above the interval (by /proc/uptime, which a fixture tree
+ * sets) is brought down to it, and every process's time on that GPU by
+ * the same ratio, rounded down, so that the processes' shares stay as
+ * they were and never add up to more than the GPU's figure.
  */
 static void
 cap_busy(struct kp_gpu *g, int64_t dt_us)
@@ -103,10 +117,6 @@ cap_busy(struct kp_gpu *g, int64_t dt_us)
 	struct gpu_dev *d;
 	size_t i;
 
-	for (i = 0; i < g->ndevs; i++)
-		g->devs[i].busy_us = 0;
-	for (i = 0; i < g->nuses; i++)
-		g->devs[g->uses[i].dev].busy_us += g->uses[i].us;
 	if (dt_us <= 0)		/* two scans in one tick of /proc/uptime */
 		return;
 	for (i = 0; i < g->nuses; i++) {
@@ -128,6 +138,11 @@ kp_gpu_end(struct kp_gpu *g, int64_t dt_us)
 	if (g->nv != NULL)
 		nvml_account(g, dt_us);
 	merge_uses(g);
+	sum_busy(g);
+	if (g->sysfs != NULL) {
+		drm_idle_account(g, dt_us);
+		drm_said_denied(g);
+	}
 	cap_busy(g, dt_us);
 	g->dt_us = dt_us;
 	g->scans++;
@@ -252,13 +267,17 @@ kp_gpu_node(const struct kp_gpu *g, struct kp_buf *b)
 	free(keep);
 }
 
-/* What the next run needs: the DRM clients' counters, NVML's last samples. */
+/*
+ * What the next run needs: the DRM clients' counters and GPUs'
+ * residencies, NVML's last samples.
+ */
 json_t *
 kp_gpu_save(const struct kp_gpu *g)
 {
 	json_t *saved = json_object();
 
 	json_object_set_new(saved, "drm_clients", drm_save(g));
+	json_object_set_new(saved, "drm_idle_ms", drm_idle_save(g));
 	if (g->nv != NULL)
 		json_object_set_new(saved, "nvml_last_seen", nvml_save(g));
 	return saved;
@@ -277,6 +296,7 @@ kp_gpu_load(struct kp_gpu *g, json_t *saved)
 	if (!json_is_object(saved))
 		return;
 	drm_load(g, json_object_get(saved, "drm_clients"));
+	drm_idle_load(g, json_object_get(saved, "drm_idle_ms"));
 	if (g->nv != NULL)
 		nvml_load(g, json_object_get(saved, "nvml_last_seen"));
 	g->scans = 1;
