@@ -189,3 +189,272 @@ kp_json_str(json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
 }
+
+/*
+ * A JSON file read piece by piece (kp_js_*): each value read alone, as
+ * jansson reads it inside the whole file, so that a state of 650,000
+ * processes is never a tree, some 14 times its file, beside the stage's
+ * own tables (kp-attribute(1), Memory).  Values are found by their
+ * brackets, strings and their escapes skipped; what a value holds is
+ * jansson's to judge.  Bytes are read with pread(2) from an offset, and
+ * kept from the value being read (the mark) on, else dropped.
+ */
+#define JS_BLOCK (1 << 16)
+#define JS_PIECE (1 << 16)	/* a larger container is checked by parts */
+#define JS_DEPTH 2048		/* jansson's JSON_PARSER_MAX_DEPTH */
+
+void
+kp_js_init(struct kp_js *s, int fd, off_t off)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->off = off;
+	s->mark = (size_t)-1;
+}
+
+void
+kp_js_free(struct kp_js *s)
+{
+	free(s->buf);
+	s->buf = NULL;
+}
+
+/* More bytes after len, those before the mark (or pos) dropped: -1 at EOF. */
+static int
+js_refill(struct kp_js *s)
+{
+	size_t keep = s->mark != (size_t)-1 ? s->mark : s->pos;
+	ssize_t n;
+
+	memmove(s->buf, s->buf + keep, s->len - keep);
+	s->len -= keep;
+	s->pos -= keep;
+	if (s->mark != (size_t)-1)
+		s->mark = 0;
+	s->off += (off_t)keep;
+	if (s->cap - s->len < JS_BLOCK) {
+		s->cap = s->len + 2 * JS_BLOCK > 2 * s->cap ?
+		    s->len + 2 * JS_BLOCK : 2 * s->cap;
+		s->buf = kp_reallocarray(s->buf, s->cap, 1);
+	}
+	while ((n = pread(s->fd, s->buf + s->len, s->cap - s->len,
+	    s->off + (off_t)s->len)) < 0 && errno == EINTR)
+		;
+	if (n <= 0) {
+		s->failed |= n < 0;
+		return -1;
+	}
+	s->len += (size_t)n;
+	return 0;
+}
+
+static int
+js_byte(struct kp_js *s)
+{
+	if (s->pos == s->len && js_refill(s) < 0)
+		return -1;
+	return (unsigned char)s->buf[s->pos++];
+}
+
+/* The next byte that is not JSON's white space, read; -1 at EOF. */
+static int
+js_token(struct kp_js *s)
+{
+	int c;
+
+	while ((c = js_byte(s)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+		;
+	return c;
+}
+
+/* Past a string's closing quote, its opening one read: -1 at EOF. */
+static int
+js_past_string(struct kp_js *s)
+{
+	int c;
+
+	while ((c = js_byte(s)) != '"')
+		if (c < 0 || (c == '\\' && js_byte(s) < 0))
+			return -1;
+	return 0;
+}
+
+/* Past a number or a literal: up to the byte that ends it, left unread. */
+static void
+js_past_scalar(struct kp_js *s)
+{
+	int c;
+
+	while ((c = js_byte(s)) >= 0 && strchr(",:]} \t\n\r\"{[", c) == NULL)
+		;
+	if (c >= 0)
+		s->pos--;
+}
+
+/*
+ * Past the value whose first byte c was read: 0; 1 if it is an object or
+ * an array longer than limit bytes from the mark (0: no limit), not read
+ * to its end; -1 if it is no value or the file ends inside it.
+ */
+static int
+js_past(struct kp_js *s, int c, size_t limit)
+{
+	long depth = 0;
+
+	if (c < 0 || strchr(",:]}", c) != NULL)
+		return -1;
+	if (c != '"' && c != '{' && c != '[') {
+		js_past_scalar(s);
+		return 0;
+	}
+	do {
+		if (c == '"' && js_past_string(s) < 0)
+			return -1;
+		else if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']')
+			depth--;
+		if (depth == 0)
+			return 0;
+		if (limit > 0 && s->pos - s->mark > limit)
+			return 1;
+	} while ((c = js_byte(s)) >= 0);
+	return -1;
+}
+
+/* The file offset of the next value. */
+off_t
+kp_js_tell(struct kp_js *s)
+{
+	if (js_token(s) >= 0)
+		s->pos--;
+	return s->off + (off_t)s->pos;
+}
+
+/* The piece from the mark to pos, parsed; the mark let go. */
+static json_t *
+js_piece(struct kp_js *s)
+{
+	json_error_t jerr;
+	json_t *v;
+
+	v = json_loadb(s->buf + s->mark, s->pos - s->mark, JSON_DECODE_ANY,
+	    &jerr);
+	s->mark = (size_t)-1;
+	return v;
+}
+
+/* The next value, parsed alone (new), or NULL where it is not JSON. */
+json_t *
+kp_js_value(struct kp_js *s)
+{
+	int c = js_token(s);
+
+	s->mark = s->pos - 1;
+	if (js_past(s, c, 0) < 0) {
+		s->mark = (size_t)-1;
+		return NULL;
+	}
+	return js_piece(s);
+}
+
+/* Past the next value, unparsed and unkept: 0, or -1 where it ends early. */
+int
+kp_js_skip(struct kp_js *s)
+{
+	return js_past(s, js_token(s), 0) < 0 ? -1 : 0;
+}
+
+/*
+ * The members or elements of the object or array whose opening byte was
+ * read: fn given each, key NULL in an array, s at its value, which fn
+ * reads or skips.  0, or -1 where the syntax is broken or fn says -1.
+ */
+static int
+js_entries(struct kp_js *s, int open, kp_js_entry *fn, void *arg)
+{
+	int close = open == '{' ? '}' : ']', c, r;
+	json_t *key = NULL;
+
+	if ((c = js_token(s)) == close)
+		return 0;
+	for (;;) {
+		if (open == '{') {
+			s->mark = s->pos - 1;
+			if (c != '"' || js_past_string(s) < 0 ||
+			    (key = js_piece(s)) == NULL || js_token(s) != ':') {
+				s->mark = (size_t)-1;
+				json_decref(key);
+				return -1;
+			}
+		} else if (c >= 0) {
+			s->pos--;
+		}
+		r = fn(s, json_string_value(key), arg);
+		json_decref(key);
+		key = NULL;
+		if (r < 0 || (c = js_token(s)) == close)
+			return r < 0 ? -1 : 0;
+		if (c != ',')
+			return -1;
+		c = js_token(s);
+	}
+}
+
+/* The same for the next value: -1 also if it is no object or array. */
+int
+kp_js_each(struct kp_js *s, kp_js_entry *fn, void *arg)
+{
+	int c = js_token(s);
+
+	return c == '{' || c == '[' ? js_entries(s, c, fn, arg) : -1;
+}
+
+static int js_check_depth(struct kp_js *s, long depth);
+
+static int
+js_check_entry(struct kp_js *s, const char *key, void *arg)
+{
+	(void)key;
+	return js_check_depth(s, *(long *)arg + 1);
+}
+
+/*
+ * The next value checked: parsed alone where it is short, else its
+ * entries each checked so, never more than a piece in memory.
+ */
+static int
+js_check_depth(struct kp_js *s, long depth)
+{
+	int c = js_token(s), r;
+	json_t *v;
+
+	if (depth > JS_DEPTH)
+		return -1;
+	s->mark = s->pos - 1;
+	if ((r = js_past(s, c, JS_PIECE)) == 1) {
+		s->pos = s->mark + 1;
+		s->mark = (size_t)-1;
+		return js_entries(s, c, js_check_entry, &depth);
+	}
+	if (r < 0 || (v = js_piece(s)) == NULL) {
+		s->mark = (size_t)-1;
+		return -1;
+	}
+	json_decref(v);
+	return 0;
+}
+
+/* Whether the next value is JSON as jansson decides: 0, or -1. */
+int
+kp_js_check(struct kp_js *s)
+{
+	return js_check_depth(s, 1);
+}
+
+/* Whether only white space is left, all of it read: 0, or -1. */
+int
+kp_js_end(struct kp_js *s)
+{
+	return js_token(s) < 0 && !s->failed ? 0 : -1;
+}
