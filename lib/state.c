@@ -31,6 +31,19 @@
 #define STATE_VERSION 1
 #define LOCK_WAIT_S 10		/* unless KP_LOCK_WAIT says otherwise */
 
+/*
+ * The stages' paths go through the same few objects (the data, its levels)
+ * many times: each such object is read once, its members' offsets kept,
+ * the last where a name is given twice, as in a tree.  An object of more
+ * members than fit here is read again each time.
+ */
+#define KNOWN_MAX 64
+
+struct known {
+	off_t in, at;		/* the object's offset, the member's */
+	char *name;
+};
+
 struct kp_state {
 	char *path;
 	char *dir;		/* path's directory */
@@ -41,6 +54,8 @@ struct kp_state {
 	char kind[32];
 	int fd;			/* the file loaded, checked whole; or -1 */
 	off_t data_off;		/* its data's offset in it */
+	struct known known[KNOWN_MAX];
+	size_t nknown;
 	json_t *data;		/* kp_state_data's tree, made when asked */
 	int rebooted;		/* data is from an earlier boot */
 	int uncommitted;	/* an interval ended since the last commit */
@@ -422,52 +437,85 @@ kp_state_has(const struct kp_state *st, int any_boot)
 }
 
 struct find {
+	struct kp_state *st;
 	const char *name;
-	off_t off;		/* -1: not yet */
+	off_t in, at;		/* at: -1 until name is found */
+	int overflow;
 };
 
-/* A member named name: its offset; the last of two, as in a tree. */
+static void
+forget_known(struct kp_state *st, size_t from)
+{
+	while (st->nknown > from)
+		free(st->known[--st->nknown].name);
+}
+
+/* A member of the object being read: its offset noted, its value skipped. */
 static int
-find_member(struct kp_js *s, const char *key, void *arg)
+note_member(struct kp_js *s, const char *key, void *arg)
 {
 	struct find *f = arg;
+	struct kp_state *st = f->st;
+	off_t at = kp_js_tell(s);
 
-	if (key != NULL && strcmp(key, f->name) == 0)
-		f->off = kp_js_tell(s);
+	if (key == NULL)
+		return -1;	/* an array: no members */
+	if (strcmp(key, f->name) == 0)
+		f->at = at;
+	if (st->nknown < KNOWN_MAX) {
+		st->known[st->nknown].in = f->in;
+		st->known[st->nknown].at = at;
+		st->known[st->nknown++].name = kp_strdup(key);
+	} else {
+		f->overflow = 1;
+	}
 	return kp_js_skip(s);
 }
 
-/* s at path's value: 0, or -1 where there is none. */
-static int
-seek_path(struct kp_state *st, struct kp_js *s, const char *const *path)
+/* The offset of member name of the object at in, or -1: none. */
+static off_t
+member_at(struct kp_state *st, off_t in, const char *name)
 {
-	struct find f;
+	struct find f = { st, name, in, -1, 0 };
+	size_t i, first = st->nknown;
+	int known = 0;
+	struct kp_js s;
 
-	kp_js_init(s, st->fd, st->data_off);
-	for (; *path != NULL; path++) {
-		f.name = *path;
-		f.off = -1;
-		if (kp_js_each(s, find_member, &f) < 0 || f.off < 0)
-			return -1;
-		kp_js_free(s);
-		kp_js_init(s, st->fd, f.off);
-	}
-	return 0;
+	for (i = 0; i < st->nknown; i++)
+		if (st->known[i].in == in) {
+			known = 1;
+			if (strcmp(st->known[i].name, name) == 0)
+				f.at = st->known[i].at;
+		}
+	if (known)
+		return f.at;
+	kp_js_init(&s, st->fd, in);
+	if (kp_js_each(&s, note_member, &f) < 0 || f.overflow)
+		forget_known(st, first);
+	kp_js_free(&s);
+	return f.at;
+}
+
+/* The offset of path's value, or -1: none. */
+static off_t
+path_at(struct kp_state *st, const char *const *path)
+{
+	off_t at = st->fd >= 0 ? st->data_off : -1;
+
+	for (; *path != NULL && at >= 0; path++)
+		at = member_at(st, at, *path);
+	return at;
 }
 
 /* The first byte of path's value: '{' an object, '[' an array; 0: none. */
 int
 kp_state_opens(struct kp_state *st, const char *const *path)
 {
-	struct kp_js s;
+	off_t at = path_at(st, path);
 	char c = 0;
 
-	if (st->fd < 0)
-		return 0;
-	if (seek_path(st, &s, path) == 0 &&
-	    pread(st->fd, &c, 1, kp_js_tell(&s)) != 1)
+	if (at >= 0 && pread(st->fd, &c, 1, at) != 1)
 		changed(st);
-	kp_js_free(&s);
 	return c;
 }
 
@@ -475,12 +523,14 @@ kp_state_opens(struct kp_state *st, const char *const *path)
 json_t *
 kp_state_get(struct kp_state *st, const char *const *path)
 {
+	off_t at = path_at(st, path);
 	struct kp_js s;
-	json_t *v = NULL;
+	json_t *v;
 
-	if (st->fd < 0)
+	if (at < 0)
 		return NULL;
-	if (seek_path(st, &s, path) == 0 && (v = kp_js_value(&s)) == NULL)
+	kp_js_init(&s, st->fd, at);
+	if ((v = kp_js_value(&s)) == NULL)
 		changed(st);
 	kp_js_free(&s);
 	return v;
@@ -520,7 +570,8 @@ kp_state_each(struct kp_state *st, const char *const *path,
 
 	if (c != '{' && c != '[')
 		return -1;
-	if (seek_path(st, &s, path) < 0 || kp_js_each(&s, each_entry, &e) < 0)
+	kp_js_init(&s, st->fd, path_at(st, path));
+	if (kp_js_each(&s, each_entry, &e) < 0)
 		changed(st);
 	kp_js_free(&s);
 	return 0;
@@ -559,6 +610,7 @@ kp_state_loaded(struct kp_state *st)
 		return;
 	json_decref(st->data);
 	st->data = NULL;
+	forget_known(st, 0);
 	if (st->fd >= 0)
 		close(st->fd);
 	st->fd = -1;
