@@ -222,6 +222,19 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	cmp "$BATS_TEST_TMPDIR/a.state" "$BATS_TEST_TMPDIR/b.state"
 }
 
+# second_interval CONTAINER POD: process 4's second interval, its
+# container and pod as records write them, with --state $S: both totals go
+# on from the 2^60 + 1 of the first.
+second_interval() {
+	head -n 1 "$IN" > "$IN.2"; mv "$IN.2" "$IN"
+	process 2 package 4 1 "\"container_id\":\"$1\",\"pod_id\":\"$2\",\"state\":\"running\""
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
+	assert_equal "$stderr" ""
+	assert_line "{\"type\":\"container\",\"seq\":2,\"zone\":\"package\",\"container_id\":\"$1\",\"pod_id\":\"$2\",\"processes\":1,\"cpu_us\":10,\"energy_uj\":1,\"watts\":1e-6,\"total_uj\":1152921504606846002,\"state\":\"running\"}"
+	assert_line "{\"type\":\"pod\",\"seq\":2,\"zone\":\"package\",\"pod_id\":\"$2\",\"processes\":1,\"cpu_us\":10,\"energy_uj\":1,\"watts\":1e-6,\"total_uj\":1152921504606846002,\"state\":\"running\"}"
+}
+
 @test "--state: what is written is what is read back: integers past 2^53, escaped and UTF-8 ids, byte for byte (kp-aggregate(1), --state)" {
 	S=$BATS_TEST_TMPDIR/ag.state
 	# a total a double would round (2^60 + 1), ids with quotes, a
@@ -230,13 +243,7 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	process 1 package 4 1152921504606846001 "$ids"
 	interval 1
 	run -0 kp-aggregate --level container,pod --state "$S" < "$IN"
-	head -n 1 "$IN" > "$IN.2"; mv "$IN.2" "$IN"
-	process 2 package 4 1 "$ids"
-	interval 2
-	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
-	assert_equal "$stderr" ""
-	assert_line '{"type":"container","seq":2,"zone":"package","container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
-	assert_line '{"type":"pod","seq":2,"zone":"package","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	second_interval 'c\"q\\b\u0001é😀\t' 'p\u00e9\\'
 	# loaded and written again unchanged, the same bytes
 	cp "$S" "$BATS_TEST_TMPDIR/before"
 	sed -i 's/"seq":2/"seq":3/; s/"energy_uj":1,/"energy_uj":0,/' "$IN"
@@ -263,13 +270,7 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	    -e 's/"\([0-9]\)\([0-9]*:1":\)/"\\u003\1\2/g' "$S" > "$other"
 	[ "$(grep -o '"\\u003[0-9][0-9]*:1":' "$other" | wc -l)" -eq 4001 ]
 	[ "$(grep -o '}, {' "$other" | wc -l)" -ge 4000 ]
-	head -n 1 "$IN" > "$IN.2"; mv "$IN.2" "$IN"
-	process 2 package 4 1 "$ids"
-	interval 2
-	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
-	assert_equal "$stderr" ""
-	assert_line '{"type":"container","seq":2,"zone":"package","container_id":"c}]\"{[,:\\\u0001é😀\t","pod_id":"p]\u00e9\\}","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
-	assert_line '{"type":"pod","seq":2,"zone":"package","pod_id":"p]\u00e9\\}","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	second_interval 'c}]\"{[,:\\\u0001é😀\t' 'p]\u00e9\\}'
 	from_s=$output
 	run -0 --separate-stderr kp-aggregate --level container,pod --state "$other" < "$IN"
 	assert_equal "$stderr" ""
@@ -288,12 +289,7 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	# kp-aggregate --level container,pod; its boot id made this boot's
 	sed "s/BOOT_ID/$(cat /proc/sys/kernel/random/boot_id)/" \
 	    "$FIXTURES/state/kp-aggregate-663a549.state" > "$S"
-	process 2 package 4 1 '"container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","state":"running"'
-	interval 2
-	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
-	assert_equal "$stderr" ""
-	assert_line '{"type":"container","seq":2,"zone":"package","container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
-	assert_line '{"type":"pod","seq":2,"zone":"package","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	second_interval 'c\"q\\b\u0001é😀\t' 'p\u00e9\\'
 }
 
 @test "at every level and zone: groups + host + unattributed = node energy - idle kept; a pod is the sum of its containers" {
