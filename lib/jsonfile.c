@@ -202,6 +202,7 @@ kp_json_str(json_t *obj, const char *key)
 #define JS_BLOCK (1 << 16)
 #define JS_PIECE (1 << 16)	/* a larger container is checked by parts */
 #define JS_DEPTH 2048		/* jansson's JSON_PARSER_MAX_DEPTH */
+#define JS_NONE ((size_t)-1)	/* no mark */
 
 void
 kp_js_init(struct kp_js *s, int fd, off_t off)
@@ -209,7 +210,7 @@ kp_js_init(struct kp_js *s, int fd, off_t off)
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	s->off = off;
-	s->mark = (size_t)-1;
+	s->mark = JS_NONE;
 }
 
 void
@@ -223,13 +224,13 @@ kp_js_free(struct kp_js *s)
 static int
 js_refill(struct kp_js *s)
 {
-	size_t keep = s->mark != (size_t)-1 ? s->mark : s->pos;
+	size_t keep = s->mark != JS_NONE ? s->mark : s->pos;
 	ssize_t n;
 
 	memmove(s->buf, s->buf + keep, s->len - keep);
 	s->len -= keep;
 	s->pos -= keep;
-	if (s->mark != (size_t)-1)
+	if (s->mark != JS_NONE)
 		s->mark = 0;
 	s->off += (off_t)keep;
 	if (s->cap - s->len < JS_BLOCK) {
@@ -291,31 +292,46 @@ js_past_scalar(struct kp_js *s)
 		s->pos--;
 }
 
+/* d, if deeper than the deepest value of the piece yet. */
+static void
+js_deepest(struct kp_js *s, long d)
+{
+	if (s->piece_depth < d)
+		s->piece_depth = d;
+}
+
 /*
  * Past the value whose first byte c was read: 0; 1 if it is an object or
  * an array longer than limit bytes from the mark (0: no limit), not read
- * to its end; -1 if it is no value or the file ends inside it.
+ * to its end; -1 if it is no value or the file ends inside it.  How deep
+ * it nests, as jansson counts (a value inside n others at n + 1), goes
+ * to s->piece_depth.
  */
 static int
 js_past(struct kp_js *s, int c, size_t limit)
 {
-	long depth = 0;
+	long open = 0;
 
+	s->piece_depth = 1;
 	if (c < 0 || strchr(",:]}", c) != NULL)
 		return -1;
-	if (c != '"' && c != '{' && c != '[') {
+	if (c == '"')
+		return js_past_string(s);
+	if (c != '{' && c != '[') {
 		js_past_scalar(s);
 		return 0;
 	}
 	do {
-		if (c == '"' && js_past_string(s) < 0)
-			return -1;
-		else if (c == '{' || c == '[')
-			depth++;
-		else if (c == '}' || c == ']')
-			depth--;
-		if (depth == 0)
-			return 0;
+		if (c == '{' || c == '[') {
+			js_deepest(s, ++open);
+		} else if (c == '}' || c == ']') {
+			if (--open == 0)
+				return 0;
+		} else if (c == '"' || (c > ' ' && c != ',' && c != ':')) {
+			js_deepest(s, open + 1);	/* a string, a scalar */
+			if (c == '"' && js_past_string(s) < 0)
+				return -1;
+		}
 		if (limit > 0 && s->pos - s->mark > limit)
 			return 1;
 	} while ((c = js_byte(s)) >= 0);
@@ -340,7 +356,7 @@ js_piece(struct kp_js *s)
 
 	v = json_loadb(s->buf + s->mark, s->pos - s->mark, JSON_DECODE_ANY,
 	    &jerr);
-	s->mark = (size_t)-1;
+	s->mark = JS_NONE;
 	return v;
 }
 
@@ -352,7 +368,7 @@ kp_js_value(struct kp_js *s)
 
 	s->mark = s->pos - 1;
 	if (js_past(s, c, 0) < 0) {
-		s->mark = (size_t)-1;
+		s->mark = JS_NONE;
 		return NULL;
 	}
 	return js_piece(s);
@@ -371,7 +387,7 @@ kp_js_skip(struct kp_js *s)
  * reads or skips.  0, or -1 where the syntax is broken or fn says -1.
  */
 static int
-js_entries(struct kp_js *s, int open, kp_js_entry *fn, void *arg)
+js_entries_in(struct kp_js *s, int open, kp_js_entry *fn, void *arg)
 {
 	int close = open == '{' ? '}' : ']', c, r;
 	json_t *key = NULL;
@@ -383,7 +399,7 @@ js_entries(struct kp_js *s, int open, kp_js_entry *fn, void *arg)
 			s->mark = s->pos - 1;
 			if (c != '"' || js_past_string(s) < 0 ||
 			    (key = js_piece(s)) == NULL || js_token(s) != ':') {
-				s->mark = (size_t)-1;
+				s->mark = JS_NONE;
 				json_decref(key);
 				return -1;
 			}
@@ -401,6 +417,18 @@ js_entries(struct kp_js *s, int open, kp_js_entry *fn, void *arg)
 	}
 }
 
+/* The same, s->depth the number of objects and arrays s is inside. */
+static int
+js_entries(struct kp_js *s, int open, kp_js_entry *fn, void *arg)
+{
+	int r;
+
+	s->depth++;
+	r = js_entries_in(s, open, fn, arg);
+	s->depth--;
+	return r;
+}
+
 /* The same for the next value: -1 also if it is no object or array. */
 int
 kp_js_each(struct kp_js *s, kp_js_entry *fn, void *arg)
@@ -410,46 +438,40 @@ kp_js_each(struct kp_js *s, kp_js_entry *fn, void *arg)
 	return c == '{' || c == '[' ? js_entries(s, c, fn, arg) : -1;
 }
 
-static int js_check_depth(struct kp_js *s, long depth);
-
 static int
 js_check_entry(struct kp_js *s, const char *key, void *arg)
 {
 	(void)key;
-	return js_check_depth(s, *(long *)arg + 1);
+	(void)arg;
+	return kp_js_check(s);
 }
 
 /*
- * The next value checked: parsed alone where it is short, else its
- * entries each checked so, never more than a piece in memory.
+ * Whether the next value is JSON as jansson decides, in the file where it
+ * stands: parsed alone where it is short, else its entries each checked
+ * so, never more than a piece in memory; and no value nested deeper than
+ * jansson reads, counted from the top of the file.  0, or -1.
  */
-static int
-js_check_depth(struct kp_js *s, long depth)
+int
+kp_js_check(struct kp_js *s)
 {
 	int c = js_token(s), r;
 	json_t *v;
 
-	if (depth > JS_DEPTH)
-		return -1;
 	s->mark = s->pos - 1;
-	if ((r = js_past(s, c, JS_PIECE)) == 1) {
+	r = js_past(s, c, JS_PIECE);
+	if (r == 1 && s->depth < JS_DEPTH) {
 		s->pos = s->mark + 1;
-		s->mark = (size_t)-1;
-		return js_entries(s, c, js_check_entry, &depth);
+		s->mark = JS_NONE;
+		return js_entries(s, c, js_check_entry, NULL);
 	}
-	if (r < 0 || (v = js_piece(s)) == NULL) {
-		s->mark = (size_t)-1;
+	if (r != 0 || s->depth + s->piece_depth > JS_DEPTH ||
+	    (v = js_piece(s)) == NULL) {
+		s->mark = JS_NONE;
 		return -1;
 	}
 	json_decref(v);
 	return 0;
-}
-
-/* Whether the next value is JSON as jansson decides: 0, or -1. */
-int
-kp_js_check(struct kp_js *s)
-{
-	return js_check_depth(s, 1);
 }
 
 /* Whether only white space is left, all of it read: 0, or -1. */

@@ -366,6 +366,7 @@ struct kp_js {
 	char *buf;
 	size_t pos, len, cap, mark;	/* bytes from mark on are kept */
 	off_t off;			/* buf[0]'s in the file */
+	long depth, piece_depth;	/* objects and arrays s is in */
 };
 /* An entry of an object (key) or array (key NULL), s at its value. */
 typedef int kp_js_entry(struct kp_js *s, const char *key, void *arg);

@@ -281,3 +281,34 @@ stage() {
 		assert_equal "$(grep '"seq":2,' <<< "$output")" "$one"
 	done
 }
+
+# nested_state FILE N ELEMENTS: kp-aggregate's state, its levels N arrays
+# one inside the other, the innermost holding ELEMENTS 1s.
+nested_state() {
+	{
+		printf '{"boot_id":"%s","data":{"levels":' "$(cat /proc/sys/kernel/random/boot_id)"
+		head -c "$2" /dev/zero | tr '\0' '['
+		printf '1'
+		head -c $((2 * ($3 - 1))) /dev/zero | sed 's/\x0\x0/,1/g'
+		head -c "$2" /dev/zero | tr '\0' ']'
+		printf ',"members":{}},"kind":"kp-aggregate","version":1}\n'
+	} > "$1"
+}
+
+@test "a state file nests as deep as jansson reads it, 2048 values from the top, and no deeper, however large; never a crash (kp-aggregate(1), --state)" {
+	local s=$BATS_TEST_TMPDIR/s in=$BATS_TEST_TMPDIR/in elements
+	echo '{"type":"header","seq":0,"version":"1.0","producer":"test"}' > "$in"
+	# the file's object, data, then levels: the innermost 1 of 2045
+	# arrays is the 2048th value down; small, or past 64 KiB in all
+	for elements in 1 50000; do
+		nested_state "$s" 2045 "$elements"
+		run -0 --separate-stderr kp-aggregate --state "$s" < "$in"
+		assert_equal "$stderr" "kp-aggregate: $s: unusable totals in the state file, starting from zero"
+		nested_state "$s" 2046 "$elements"
+		run -0 --separate-stderr kp-aggregate --state "$s" < "$in"
+		assert_equal "$stderr" "kp-aggregate: $s: corrupt state file, starting a new baseline"
+	done
+	nested_state "$s" 1000000 1
+	run -0 --separate-stderr kp-aggregate --state "$s" < "$in"
+	assert_equal "$stderr" "kp-aggregate: $s: corrupt state file, starting a new baseline"
+}
