@@ -220,19 +220,32 @@ kp_js_free(struct kp_js *s)
 	s->buf = NULL;
 }
 
-/* More bytes after len, those before the mark (or pos) dropped: -1 at EOF. */
+/*
+ * The bytes before the mark, or before pos where there is none, dropped:
+ * read, and no value being read needs them.
+ */
+static void
+js_drop(struct kp_js *s)
+{
+	size_t n = s->mark != JS_NONE ? s->mark : s->pos;
+
+	if (n == 0)
+		return;		/* buf may be NULL: no pointer arithmetic */
+	memmove(s->buf, s->buf + n, s->len - n);
+	s->len -= n;
+	s->pos -= n;
+	if (s->mark != JS_NONE)
+		s->mark = 0;
+	s->off += (off_t)n;
+}
+
+/* More bytes after len, with room made first: -1 at EOF or an error. */
 static int
 js_refill(struct kp_js *s)
 {
-	size_t keep = s->mark != JS_NONE ? s->mark : s->pos;
 	ssize_t n;
 
-	memmove(s->buf, s->buf + keep, s->len - keep);
-	s->len -= keep;
-	s->pos -= keep;
-	if (s->mark != JS_NONE)
-		s->mark = 0;
-	s->off += (off_t)keep;
+	js_drop(s);
 	if (s->cap - s->len < JS_BLOCK) {
 		s->cap = s->len + 2 * JS_BLOCK > 2 * s->cap ?
 		    s->len + 2 * JS_BLOCK : 2 * s->cap;
