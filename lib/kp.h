@@ -366,7 +366,8 @@ struct kp_js {
 	char *buf;
 	size_t pos, len, cap, mark;	/* bytes from mark on are kept */
 	off_t off;			/* buf[0]'s in the file */
-	long depth, piece_depth;	/* objects and arrays s is in */
+	long depth;			/* objects and arrays s is inside */
+	long piece_depth;		/* the last value's, as jansson counts */
 };
 /* An entry of an object (key) or array (key NULL), s at its value. */
 typedef int kp_js_entry(struct kp_js *s, const char *key, void *arg);
@@ -448,7 +449,7 @@ struct kp_state *kp_state_open(const char *path, const char *procdir,
 int kp_state_has(const struct kp_state *st, int any_boot);
 /* A path into the stored data: member names, from the data's own. */
 #define KP_STATE_PATH(...) ((const char *const []){ __VA_ARGS__, NULL })
-int kp_state_opens(struct kp_state *st, const char *const *path); /* 0 */
+int kp_state_opens(struct kp_state *st, const char *const *path); /* '{' */
 json_t *kp_state_get(struct kp_state *st, const char *const *path); /* new */
 /* An entry of the stored data: an object's member (key) or an element. */
 typedef void kp_state_entry(const char *key, json_t *val, void *arg);

@@ -416,12 +416,13 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 }
 
 /*
- * The data loaded, where path leads in it (member names, NULL-ended;
- * none: the data itself), read from the file a value at a time: a
+ * The data loaded is read where a path leads in it (member names,
+ * NULL-ended; none: the data itself), from the file a value at a time: a
  * stage's large collections come entry by entry (kp_state_each), its
  * small parts as trees (kp_state_get), never the whole as one tree.
- * Exit 1 if the file, checked whole when opened, reads otherwise now.
  */
+
+/* Exit 1: the file, checked whole when opened, reads otherwise now. */
 static void
 changed(const struct kp_state *st)
 {

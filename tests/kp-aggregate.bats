@@ -617,6 +617,23 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	assert_equal "$(jq -c 'select(.type == "container") | [.pod_id, .total_uj]' <<< "$output")" '["p1",12]'
 }
 
+@test "a member stored twice in the state file counts once, in the group it was stored in last, as a JSON object keeps it; nothing leaks" {
+	local S=$BATS_TEST_TMPDIR/ag.state vg=()
+	printf '{"kind":"kp-aggregate","version":1,"boot_id":"%s","data":{"levels":{"container_id":{"groups":[{"id":"\\"a\\"","totals":{"package":5}},{"id":"\\"b\\"","totals":{"package":6}}],"host":{}}},"members":{"1:1":{"container_id":"\\"a\\""},"1:1":{"container_id":"\\"b\\""}}}}\n' \
+	    "$(cat /proc/sys/kernel/random/boot_id)" > "$S"
+	# an interval without process 1: its groups stay as they were
+	process 1 package 2 7
+	interval 1
+	[ "${KP_SANITIZE:-}" = 1 ] || vg=(valgrind -q --leak-check=full \
+	    --errors-for-leak-kinds=definite --error-exitcode=99)
+	run -0 --separate-stderr "${vg[@]}" kp-aggregate --level container \
+	    --state "$S" < "$IN"
+	assert_equal "$stderr" ""
+	# a group without a live member is not stored: a is gone, b is kept
+	assert_equal "$(jq -c '.data.levels.container_id.groups | map(.id)' "$S")" '["\"b\""]'
+	assert_equal "$(jq -c '.data.members["1:1"]' "$S")" '{"container_id":"\"b\""}'
+}
+
 # Exited records (kp-aggregate(1), "Exited records"), as kp-attribute
 # writes them.
 
