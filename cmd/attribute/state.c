@@ -183,6 +183,7 @@ load_state(struct attr *a, struct kp_state *st, const char *path,
 		    "starting a new baseline", path);
 	json_decref(saved);
 }
+
 /*
  * The state's data, written as text entry by entry (kp-attribute(1),
  * Memory): a tree of it was some 500 bytes a process, many times the
