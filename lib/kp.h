@@ -361,6 +361,25 @@ void kp_jw_int(struct kp_jw *w, int64_t v);
 void kp_jw_string(struct kp_jw *w, const char *bytes);
 void kp_jw_json(struct kp_jw *w, const json_t *v);	/* borrowed */
 int kp_jw_finish(struct kp_jw *w);		/* -1: errno */
+/* A JSON file read a value at a time, from an offset, never whole. */
+struct kp_js {
+	int fd, failed;
+	char *buf;
+	size_t pos, len, cap, mark;	/* bytes from mark on are kept */
+	off_t off;			/* buf[0]'s in the file */
+	long depth;			/* objects and arrays s is inside */
+	long piece_depth;		/* the last value's, as jansson counts */
+};
+/* An entry of an object (key) or array (key NULL), s at its value. */
+typedef int kp_js_entry(struct kp_js *s, const char *key, void *arg);
+void kp_js_init(struct kp_js *s, int fd, off_t off);
+void kp_js_free(struct kp_js *s);
+off_t kp_js_tell(struct kp_js *s);		/* the next value's offset */
+json_t *kp_js_value(struct kp_js *s);		/* new; NULL: not JSON */
+int kp_js_skip(struct kp_js *s);		/* -1: ends early */
+int kp_js_each(struct kp_js *s, kp_js_entry *fn, void *arg);	/* -1 */
+int kp_js_check(struct kp_js *s);		/* -1: not JSON */
+int kp_js_end(struct kp_js *s);			/* -1: more than space */
 int kp_json_int(json_t *obj, const char *key, int64_t *val);	/* 0: none */
 const char *kp_json_str(json_t *obj, const char *key);	/* borrowed */
 
@@ -428,9 +447,18 @@ int kp_replaced_writeat(int dirfd, const char *name, const char *tmp,
 struct kp_state;
 struct kp_state *kp_state_open(const char *path, const char *procdir,
     const char *kind);
+int kp_state_has(const struct kp_state *st, int any_boot);
+/* A path into the stored data: member names, from the data's own. */
+#define KP_STATE_PATH(...) ((const char *const []){ __VA_ARGS__, NULL })
+int kp_state_opens(struct kp_state *st, const char *const *path); /* '{' */
+json_t *kp_state_get(struct kp_state *st, const char *const *path); /* new */
+/* An entry of the stored data: an object's member (key) or an element. */
+typedef void kp_state_entry(const char *key, json_t *val, void *arg);
+int kp_state_each(struct kp_state *st, const char *const *path,
+    kp_state_entry *fn, void *arg);		/* -1: no object, no array */
 json_t *kp_state_data(struct kp_state *st);	/* borrowed; NULL if none */
 json_t *kp_state_data_any_boot(struct kp_state *st);
-void kp_state_loaded(struct kp_state *st);	/* the data released */
+void kp_state_loaded(struct kp_state *st);	/* the file let go */
 /* Writes a state's data, a JSON value, for kp_state_*_by. */
 typedef void kp_state_writer(struct kp_jw *w, void *arg);
 void kp_state_prepare_new(struct kp_state *st, json_t *data);

@@ -31,6 +31,19 @@
 #define STATE_VERSION 1
 #define LOCK_WAIT_S 10		/* unless KP_LOCK_WAIT says otherwise */
 
+/*
+ * The stages' paths go through the same few objects (the data, its levels)
+ * many times: each such object is read once, its members' offsets kept,
+ * the last where a name is given twice, as in a tree.  An object of more
+ * members than fit here is read again each time.
+ */
+#define KNOWN_MAX 64
+
+struct known {
+	off_t in, at;		/* the object's offset, the member's */
+	char *name;
+};
+
 struct kp_state {
 	char *path;
 	char *dir;		/* path's directory */
@@ -39,7 +52,11 @@ struct kp_state {
 	int lockfd;
 	char boot_id[64];
 	char kind[32];
-	json_t *data;
+	int fd;			/* the file loaded, checked whole; or -1 */
+	off_t data_off;		/* its data's offset in it */
+	struct known known[KNOWN_MAX];
+	size_t nknown;
+	json_t *data;		/* kp_state_data's tree, made when asked */
 	int rebooted;		/* data is from an earlier boot */
 	int uncommitted;	/* an interval ended since the last commit */
 };
@@ -278,12 +295,64 @@ kp_replaced_clean(const char *path, const char *tag, int64_t min_age_s)
 	free(base);
 }
 
+/* The members of the file's object that load decides by. */
+struct top {
+	json_t *kind, *version, *boot_id;
+	off_t data_off;		/* -1: none */
+};
+
+/*
+ * A member of the file's object, checked: kind, version and boot_id
+ * taken, data's offset noted.  A member given twice counts the last
+ * time, as in a jansson tree.
+ */
+static int
+top_member(struct kp_js *s, const char *key, void *arg)
+{
+	struct top *t = arg;
+	json_t **small = NULL;
+
+	if (key == NULL)
+		return -1;
+	if (strcmp(key, "kind") == 0)
+		small = &t->kind;
+	else if (strcmp(key, "version") == 0)
+		small = &t->version;
+	else if (strcmp(key, "boot_id") == 0)
+		small = &t->boot_id;
+	if (small == NULL) {
+		if (strcmp(key, "data") == 0)
+			t->data_off = kp_js_tell(s);
+		return kp_js_check(s);
+	}
+	json_decref(*small);
+	return (*small = kp_js_value(s)) == NULL ? -1 : 0;
+}
+
+/*
+ * The whole file checked, as jansson would load it, but a piece at a
+ * time: a file broken anywhere, in its last entry too, is refused whole
+ * before the stage takes any of it.  0, or -1.
+ */
+static int
+read_top(int fd, struct top *t)
+{
+	struct kp_js s;
+	int r;
+
+	kp_js_init(&s, fd, 0);
+	r = kp_js_each(&s, top_member, t) < 0 || kp_js_end(&s) < 0 ||
+	    !json_is_string(t->kind) || !json_is_integer(t->version) ||
+	    !json_is_string(t->boot_id) || t->data_off < 0 ? -1 : 0;
+	kp_js_free(&s);
+	return r;
+}
+
 static void
 load(struct kp_state *st)
 {
-	json_error_t jerr;
-	json_t *root;
-	const char *kind, *boot_id;
+	struct top t = { NULL, NULL, NULL, -1 };
+	const char *kind;
 	json_int_t version;
 	int fd;
 
@@ -293,30 +362,31 @@ load(struct kp_state *st)
 			warn("%s: not used", st->path);
 		return;
 	}
-	root = kp_json_loadfd(fd, &jerr);
-	close(fd);
-	if (root == NULL ||
-	    json_unpack(root, "{s:s,s:I,s:s,s:o}", "kind", &kind,
-	    "version", &version, "boot_id", &boot_id, "data", &st->data) < 0) {
+	if (read_top(fd, &t) < 0) {
 		warnx("%s: corrupt state file, starting a new baseline",
 		    st->path);
-		st->data = NULL;
-	} else if (strcmp(kind, st->kind) != 0) {
+	} else if (strcmp(kind = json_string_value(t.kind), st->kind) != 0) {
 		other_stage(st, kind);
-	} else if (version != STATE_VERSION) {
+	} else if ((version = json_integer_value(t.version)) !=
+	    STATE_VERSION) {
 		warnx("%s: state file of '%s' version %lld, not %s version %d; "
 		    "starting a new baseline", st->path, kind,
 		    (long long)version, st->kind, STATE_VERSION);
-		st->data = NULL;
 	} else {
-		if (strcmp(boot_id, st->boot_id) != 0) {
+		if (strcmp(json_string_value(t.boot_id), st->boot_id) != 0) {
 			warnx("%s: written before a reboot, starting a new "
 			    "baseline", st->path);
 			st->rebooted = 1;
 		}
-		json_incref(st->data);
+		st->fd = fd;
+		st->data_off = t.data_off;
+		fd = -1;
 	}
-	json_decref(root);
+	if (fd >= 0)
+		close(fd);
+	json_decref(t.kind);
+	json_decref(t.version);
+	json_decref(t.boot_id);
 }
 
 struct kp_state *
@@ -327,6 +397,7 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 
 	st = kp_calloc(1, sizeof(*st));
 	st->committed_us = -1;
+	st->fd = -1;
 	st->path = kp_strdup(path);
 	st->dir = dir_of(path);
 	snprintf(st->kind, sizeof(st->kind), "%s", kind);
@@ -344,24 +415,194 @@ kp_state_open(const char *path, const char *procdir, const char *kind)
 	return st;
 }
 
-/* The previous run's data, if it ran during this boot; borrowed. */
+/*
+ * The data loaded is read where a path leads in it (member names,
+ * NULL-ended; none: the data itself), from the file a value at a time: a
+ * stage's large collections come entry by entry (kp_state_each), its
+ * small parts as trees (kp_state_get), never the whole as one tree.
+ */
+
+/* Exit 1: the file, checked whole when opened, reads otherwise now. */
+static void
+changed(const struct kp_state *st)
+{
+	errx(KP_EXIT_FAILURE, "%s: the state file changed while it was read",
+	    st->path);
+}
+
+/* Whether there is data: of this boot, or also of an earlier one. */
+int
+kp_state_has(const struct kp_state *st, int any_boot)
+{
+	return st != NULL && st->fd >= 0 && (any_boot || !st->rebooted);
+}
+
+struct find {
+	struct kp_state *st;
+	const char *name;
+	off_t in, at;		/* at: -1 until name is found */
+	int overflow;
+};
+
+static void
+forget_known(struct kp_state *st, size_t from)
+{
+	while (st->nknown > from)
+		free(st->known[--st->nknown].name);
+}
+
+/* A member of the object being read: its offset noted, its value skipped. */
+static int
+note_member(struct kp_js *s, const char *key, void *arg)
+{
+	struct find *f = arg;
+	struct kp_state *st = f->st;
+	off_t at = kp_js_tell(s);
+
+	if (key == NULL)
+		return -1;	/* an array: no members */
+	if (strcmp(key, f->name) == 0)
+		f->at = at;
+	if (st->nknown < KNOWN_MAX) {
+		st->known[st->nknown].in = f->in;
+		st->known[st->nknown].at = at;
+		st->known[st->nknown++].name = kp_strdup(key);
+	} else {
+		f->overflow = 1;
+	}
+	return kp_js_skip(s);
+}
+
+/* The offset of member name of the object at in, or -1: none. */
+static off_t
+member_at(struct kp_state *st, off_t in, const char *name)
+{
+	struct find f = { st, name, in, -1, 0 };
+	size_t i, first = st->nknown;
+	int known = 0;
+	struct kp_js s;
+
+	for (i = 0; i < st->nknown; i++)
+		if (st->known[i].in == in) {
+			known = 1;
+			if (strcmp(st->known[i].name, name) == 0)
+				f.at = st->known[i].at;
+		}
+	if (known)
+		return f.at;
+	kp_js_init(&s, st->fd, in);
+	if (kp_js_each(&s, note_member, &f) < 0 || f.overflow)
+		forget_known(st, first);
+	kp_js_free(&s);
+	return f.at;
+}
+
+/* The offset of path's value, or -1: none. */
+static off_t
+path_at(struct kp_state *st, const char *const *path)
+{
+	off_t at = st->fd >= 0 ? st->data_off : -1;
+
+	for (; *path != NULL && at >= 0; path++)
+		at = member_at(st, at, *path);
+	return at;
+}
+
+/* The first byte of path's value: '{' an object, '[' an array; 0: none. */
+int
+kp_state_opens(struct kp_state *st, const char *const *path)
+{
+	off_t at = path_at(st, path);
+	char c = 0;
+
+	if (at >= 0 && pread(st->fd, &c, 1, at) != 1)
+		changed(st);
+	return c;
+}
+
+/* path's value as a tree (new), or NULL where there is none. */
+json_t *
+kp_state_get(struct kp_state *st, const char *const *path)
+{
+	off_t at = path_at(st, path);
+	struct kp_js s;
+	json_t *v;
+
+	if (at < 0)
+		return NULL;
+	kp_js_init(&s, st->fd, at);
+	if ((v = kp_js_value(&s)) == NULL)
+		changed(st);
+	kp_js_free(&s);
+	return v;
+}
+
+struct each {
+	struct kp_state *st;
+	kp_state_entry *fn;
+	void *arg;
+};
+
+static int
+each_entry(struct kp_js *s, const char *key, void *arg)
+{
+	struct each *e = arg;
+	json_t *v;
+
+	if ((v = kp_js_value(s)) == NULL)
+		changed(e->st);
+	e->fn(key, v, e->arg);
+	json_decref(v);
+	return 0;
+}
+
+/*
+ * fn given each member (key) or element (key NULL) of path's object or
+ * array, alone and borrowed: the stage's tables and one entry, no more,
+ * in memory (kp-attribute(1), Memory).  -1 where there is none.
+ */
+int
+kp_state_each(struct kp_state *st, const char *const *path,
+    kp_state_entry *fn, void *arg)
+{
+	struct each e = { st, fn, arg };
+	struct kp_js s;
+	int c = kp_state_opens(st, path);
+
+	if (c != '{' && c != '[')
+		return -1;
+	kp_js_init(&s, st->fd, path_at(st, path));
+	if (kp_js_each(&s, each_entry, &e) < 0)
+		changed(st);
+	kp_js_free(&s);
+	return 0;
+}
+
+/*
+ * The previous run's data as one tree, if it ran during this boot;
+ * borrowed: for the stages whose state is small.
+ */
 json_t *
 kp_state_data(struct kp_state *st)
 {
-	return st->rebooted ? NULL : st->data;
+	return st->rebooted ? NULL : kp_state_data_any_boot(st);
 }
 
 /* The same, also from before a reboot: for totals, not for baselines. */
 json_t *
 kp_state_data_any_boot(struct kp_state *st)
 {
+	static const char *const whole[] = { NULL };
+
+	if (st->data == NULL && st->fd >= 0)
+		st->data = kp_state_get(st, whole);
 	return st->data;
 }
 
 /*
- * The stage has taken from the data what it needs: the tree is released,
- * many times the file, so that it never sits beside an interval's memory
- * (kp-attribute(1), Memory).  kp_state_data gives NULL after.
+ * The stage has taken from the data what it needs: the file is let go,
+ * and a tree of it, many times the file, so that it never sits beside an
+ * interval's memory (kp-attribute(1), Memory).  Nothing is left to read.
  */
 void
 kp_state_loaded(struct kp_state *st)
@@ -370,6 +611,10 @@ kp_state_loaded(struct kp_state *st)
 		return;
 	json_decref(st->data);
 	st->data = NULL;
+	forget_known(st, 0);
+	if (st->fd >= 0)
+		close(st->fd);
+	st->fd = -1;
 }
 
 /* Exit 1 for what went wrong with path, tmp removed first. */
@@ -563,7 +808,7 @@ kp_state_close(struct kp_state *st)
 		return;
 	if (st->tmp != NULL)		/* never committed */
 		unlink(st->tmp);
-	json_decref(st->data);
+	kp_state_loaded(st);
 	close(st->lockfd);
 	free(st->path);
 	free(st->dir);

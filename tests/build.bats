@@ -181,7 +181,12 @@ writable() {
 	fi
 }
 
-@test "bench-memory-interval reports each stage's and kp-fmt mode's peak against one interval's size" {
+# bench_line STAGE: bench-memory-interval's line of STAGE is in $output.
+bench_line() {
+	assert_line --regexp "^  $1 +input +[0-9.]+ MiB  peak +[0-9.]+ MiB  goal +[0-9.]+ MiB +[0-9.]+x  (ok|MISSED)  [0-9.]+ s\$"
+}
+
+@test "bench-memory-interval reports each stage's and kp-fmt mode's peak against one interval's size, and its time" {
 	run -0 "$KP_ROOT/scripts/bench-memory-interval" 30
 	assert_line -n 0 "bench-memory-interval: one interval of 30 processes"
 	assert_equal "${#lines[@]}" 14
@@ -189,7 +194,15 @@ writable() {
 	    'kp-attribute, loading' 'kp-aggregate --state' \
 	    'kp-aggregate, loading' 'kp-fmt -f table' 'kp-fmt -f top' 'kp-fmt -f csv' \
 	    'kp-fmt -f json' 'kp-fmt -f prometheus' 'kp-fmt --summary' 'kp-fmt --textfile'; do
-		assert_line --regexp "^  $stage +input +[0-9.]+ MiB  peak +[0-9.]+ MiB  goal +[0-9.]+ MiB +[0-9.]+x  (ok|MISSED)\$"
+		bench_line "$stage"
+	done
+	# --state: the stages and their --state rows alone, no kp-fmt
+	run -0 "$KP_ROOT/scripts/bench-memory-interval" --state 30
+	assert_equal "${#lines[@]}" 7
+	for stage in kp-attribute kp-aggregate 'kp-attribute --state' \
+	    'kp-attribute, loading' 'kp-aggregate --state' \
+	    'kp-aggregate, loading'; do
+		bench_line "$stage"
 	done
 }
 

@@ -222,6 +222,19 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	cmp "$BATS_TEST_TMPDIR/a.state" "$BATS_TEST_TMPDIR/b.state"
 }
 
+# second_interval CONTAINER POD: process 4's second interval, its
+# container and pod as records write them, with --state $S: both totals go
+# on from the 2^60 + 1 of the first.
+second_interval() {
+	head -n 1 "$IN" > "$IN.2"; mv "$IN.2" "$IN"
+	process 2 package 4 1 "\"container_id\":\"$1\",\"pod_id\":\"$2\",\"state\":\"running\""
+	interval 2
+	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
+	assert_equal "$stderr" ""
+	assert_line "{\"type\":\"container\",\"seq\":2,\"zone\":\"package\",\"container_id\":\"$1\",\"pod_id\":\"$2\",\"processes\":1,\"cpu_us\":10,\"energy_uj\":1,\"watts\":1e-6,\"total_uj\":1152921504606846002,\"state\":\"running\"}"
+	assert_line "{\"type\":\"pod\",\"seq\":2,\"zone\":\"package\",\"pod_id\":\"$2\",\"processes\":1,\"cpu_us\":10,\"energy_uj\":1,\"watts\":1e-6,\"total_uj\":1152921504606846002,\"state\":\"running\"}"
+}
+
 @test "--state: what is written is what is read back: integers past 2^53, escaped and UTF-8 ids, byte for byte (kp-aggregate(1), --state)" {
 	S=$BATS_TEST_TMPDIR/ag.state
 	# a total a double would round (2^60 + 1), ids with quotes, a
@@ -230,18 +243,43 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	process 1 package 4 1152921504606846001 "$ids"
 	interval 1
 	run -0 kp-aggregate --level container,pod --state "$S" < "$IN"
-	head -n 1 "$IN" > "$IN.2"; mv "$IN.2" "$IN"
-	process 2 package 4 1 "$ids"
-	interval 2
-	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
-	assert_equal "$stderr" ""
-	assert_line '{"type":"container","seq":2,"zone":"package","container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
-	assert_line '{"type":"pod","seq":2,"zone":"package","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	second_interval 'c\"q\\b\u0001é😀\t' 'p\u00e9\\'
 	# loaded and written again unchanged, the same bytes
 	cp "$S" "$BATS_TEST_TMPDIR/before"
 	sed -i 's/"seq":2/"seq":3/; s/"energy_uj":1,/"energy_uj":0,/' "$IN"
 	run -0 kp-aggregate --level container,pod --state "$S" < "$IN"
 	assert_line --partial '"total_uj":1152921504606846002,"state":"running"}'
+	cmp "$BATS_TEST_TMPDIR/before" "$S"
+}
+
+@test "--state of 4,000 groups, read entry by entry: brackets and quotes in ids, escaped keys, white space, integers past 2^53 read back as written (kp-aggregate(1), --state)" {
+	S=$BATS_TEST_TMPDIR/ag.state
+	local other=$BATS_TEST_TMPDIR/other.state from_s
+	# brackets, a comma and a colon inside strings; quotes, a backslash,
+	# a control character and UTF-8 of 2 and 4 bytes; 2^60 + 1
+	ids='"container_id":"c}]\"{[,:\\\u0001é😀\t","pod_id":"p]\u00e9\\}","state":"running"'
+	process 1 package 4 1152921504606846001 "$ids"
+	seq 10 4009 | awk '{ printf "{\"type\":\"process\",\"seq\":1,\"zone\":\"package\",\"pid\":%d,\"starttime\":1,\"comm\":\"p\",\"cpu_us\":10,\"energy_uj\":3,\"container_id\":\"c%d\",\"state\":\"running\"}\n", $1, $1 }' >> "$IN"
+	interval 1
+	run -0 kp-aggregate --level container,pod --state "$S" < "$IN"
+	[ "$(grep -o '"[0-9]*:1":' "$S" | wc -l)" -eq 4001 ]
+	# the same state as another writer could put it: white space
+	# between entries (not jq's, which rounds 2^60 + 1), and the first
+	# digit of each member's key escaped
+	sed -e 's/},"/},\n\t "/g; s/},{/}, {/g; s/^{/{\r\n /' \
+	    -e 's/"\([0-9]\)\([0-9]*:1":\)/"\\u003\1\2/g' "$S" > "$other"
+	[ "$(grep -o '"\\u003[0-9][0-9]*:1":' "$other" | wc -l)" -eq 4001 ]
+	[ "$(grep -o '}, {' "$other" | wc -l)" -ge 4000 ]
+	second_interval 'c}]\"{[,:\\\u0001é😀\t' 'p]\u00e9\\}'
+	from_s=$output
+	run -0 --separate-stderr kp-aggregate --level container,pod --state "$other" < "$IN"
+	assert_equal "$stderr" ""
+	assert_equal "$output" "$from_s"
+	cmp "$S" "$other"
+	# loaded and written again unchanged, the same bytes
+	cp "$S" "$BATS_TEST_TMPDIR/before"
+	sed -i 's/"seq":2/"seq":3/; s/"energy_uj":1,/"energy_uj":0,/' "$IN"
+	run -0 kp-aggregate --level container,pod --state "$S" < "$IN"
 	cmp "$BATS_TEST_TMPDIR/before" "$S"
 }
 
@@ -251,12 +289,7 @@ usage: kp-aggregate [-h] [--by field] [--drop-processes] [--level level[,level .
 	# kp-aggregate --level container,pod; its boot id made this boot's
 	sed "s/BOOT_ID/$(cat /proc/sys/kernel/random/boot_id)/" \
 	    "$FIXTURES/state/kp-aggregate-663a549.state" > "$S"
-	process 2 package 4 1 '"container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","state":"running"'
-	interval 2
-	run -0 --separate-stderr kp-aggregate --level container,pod --state "$S" < "$IN"
-	assert_equal "$stderr" ""
-	assert_line '{"type":"container","seq":2,"zone":"package","container_id":"c\"q\\b\u0001é😀\t","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
-	assert_line '{"type":"pod","seq":2,"zone":"package","pod_id":"p\u00e9\\","processes":1,"cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1152921504606846002,"state":"running"}'
+	second_interval 'c\"q\\b\u0001é😀\t' 'p\u00e9\\'
 }
 
 @test "at every level and zone: groups + host + unattributed = node energy - idle kept; a pod is the sum of its containers" {
@@ -582,6 +615,23 @@ kp-aggregate: <stdin>:4: process record without a positive integer pid"
 	run -0 --separate-stderr "${vg[@]}" kp-aggregate --level container \
 	    --state "$S" < "$IN"
 	assert_equal "$(jq -c 'select(.type == "container") | [.pod_id, .total_uj]' <<< "$output")" '["p1",12]'
+}
+
+@test "a member stored twice in the state file counts once, in the group it was stored in last, as a JSON object keeps it; nothing leaks" {
+	local S=$BATS_TEST_TMPDIR/ag.state vg=()
+	printf '{"kind":"kp-aggregate","version":1,"boot_id":"%s","data":{"levels":{"container_id":{"groups":[{"id":"\\"a\\"","totals":{"package":5}},{"id":"\\"b\\"","totals":{"package":6}}],"host":{}}},"members":{"1:1":{"container_id":"\\"a\\""},"1:1":{"container_id":"\\"b\\""}}}}\n' \
+	    "$(cat /proc/sys/kernel/random/boot_id)" > "$S"
+	# an interval without process 1: its groups stay as they were
+	process 1 package 2 7
+	interval 1
+	[ "${KP_SANITIZE:-}" = 1 ] || vg=(valgrind -q --leak-check=full \
+	    --errors-for-leak-kinds=definite --error-exitcode=99)
+	run -0 --separate-stderr "${vg[@]}" kp-aggregate --level container \
+	    --state "$S" < "$IN"
+	assert_equal "$stderr" ""
+	# a group without a live member is not stored: a is gone, b is kept
+	assert_equal "$(jq -c '.data.levels.container_id.groups | map(.id)' "$S")" '["\"b\""]'
+	assert_equal "$(jq -c '.data.members["1:1"]' "$S")" '{"container_id":"\"b\""}'
 }
 
 # Exited records (kp-aggregate(1), "Exited records"), as kp-attribute

@@ -621,6 +621,55 @@ awkward_next_run() {
 	assert_line '{"type":"process","seq":3,"zone":"package","pid":5,"starttime":1,"comm":"r","state":"running","cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1}'
 }
 
+# pad SEQ N: N idle processes, pids from 10 on, that fill a state file.
+pad() {
+	seq 10 $((9 + $2)) | awk -v seq="$1" '{ printf "{\"type\":\"proc\",\"seq\":%d,\"pid\":%d,\"starttime\":1,\"comm\":\"p\",\"cpu_us\":0,\"state\":\"running\"}\n", seq, $1 }' >> "$IN"
+}
+
+@test "--state of 8,000 processes, read entry by entry: brackets and quotes in names, escaped keys, white space, integers past 2^53 read back as written (kp-attribute(1), Memory)" {
+	S=$BATS_TEST_TMPDIR/ka.state
+	local other=$BATS_TEST_TMPDIR/other.state
+	# brackets, a comma and a colon inside strings; quotes, a backslash,
+	# a control character and UTF-8 of 2 and 4 bytes; 2^60 + 1
+	p='"starttime":1,"comm":"q}]\"{[,:\\s\u0001é😀\t"'
+	c='"container_id":"c]}\u00e9\"x"'
+	header; energy 1 package 1152921504606846001; cpu 1 10 10
+	printf '{"type":"proc","seq":1,"pid":4,%s,"cpu_us":10,"state":"running",%s}\n' "$p" "$c" >> "$IN"
+	pad 1 8000; interval 1; cpu 2 10 10
+	printf '{"type":"proc","seq":2,"pid":4,%s,"cpu_us":0,"state":"terminated",%s}\n' "$p" "$c" >> "$IN"
+	interval 2
+	attribute --state "$S"
+	assert_success
+	[ "$(grep -o '"[0-9]*:1":' "$S" | wc -l)" -eq 8000 ]
+	# the same state as another writer could put it: white space
+	# between entries (not jq's, which rounds 2^60 + 1), and the first
+	# digit of each process key escaped
+	sed -e 's/},"/},\n\t "/g; s/^{/{\r\n /' \
+	    -e 's/"\([0-9]\)\([0-9]*:1":\)/"\\u003\1\2/g' "$S" > "$other"
+	[ "$(grep -o '"\\u003[0-9][0-9]*:1":' "$other" | wc -l)" -eq 8000 ]
+	[ "$(wc -l < "$other")" -gt 8000 ]
+	: > "$IN"; header; energy 3 package 1; cpu 3 10 10
+	printf '{"type":"proc","seq":3,"pid":10,"starttime":1,"comm":"p","cpu_us":10,"state":"running"}\n' >> "$IN"
+	interval 3
+	attribute --state "$S"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line '{"type":"process","seq":3,"zone":"package","pid":4,"starttime":1,"comm":"q}]\"{[,:\\s\u0001é😀\t","state":"terminated","container_id":"c]}\u00e9\"x","cpu_us":0,"energy_uj":0,"watts":0.0,"total_uj":1152921504606846001}'
+	assert_line '{"type":"process","seq":3,"zone":"package","pid":10,"starttime":1,"comm":"p","state":"running","cpu_us":10,"energy_uj":1,"watts":1e-6,"total_uj":1}'
+	local from_s=$output
+	attribute --state "$other"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$output" "$from_s"
+	cmp "$S" "$other"
+	# loaded and written again unchanged, the same bytes
+	cp "$S" "$BATS_TEST_TMPDIR/before"
+	: > "$IN"; header; energy 4 package 0; cpu 4 10 10; interval 4
+	attribute --state "$S"
+	assert_success
+	cmp "$BATS_TEST_TMPDIR/before" "$S"
+}
+
 @test "the terminated tracker is kept across runs by --state" {
 	S=$BATS_TEST_TMPDIR/ka.state
 	header; energy 1 package 1000; cpu 1 10 10; proc 1 4 10; interval 1

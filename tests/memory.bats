@@ -157,3 +157,30 @@ clean() {
 	run vg kp-aggregate --state "$BATS_TEST_TMPDIR/a" < "$BATS_TEST_TMPDIR/attributed"
 	clean
 }
+
+@test "kp-attribute, kp-aggregate: no leaks loading a state of many pieces, whole or broken in its last part" {
+	local gen=$BATS_TEST_TMPDIR/gen s=$BATS_TEST_TMPDIR/s st args
+	"$KP_ROOT/scripts/kp-gen" --seed 2 --intervals 2 --processes 3000 \
+	    --dense 1 > "$gen.kp-attribute"
+	kp-attribute --proc "$P" < "$gen.kp-attribute" > "$gen.kp-aggregate"
+	for st in kp-attribute kp-aggregate; do
+		args=()
+		[ "$st" = kp-aggregate ] || args=(--proc "$P")
+		grep -v '"seq":2,' "$gen.$st" > "$gen.one"
+		grep -v '"seq":1,' "$gen.$st" > "$gen.two"
+		rm -f "$s"
+		run -0 "$st" "${args[@]}" --state "$s" < "$gen.one"
+		# past the 64 KiB the loader parses at once
+		[ "$(stat -c %s "$s")" -gt 98304 ]
+		cp "$s" "$s.one"
+		run vg "$st" "${args[@]}" --state "$s" < "$gen.two"
+		clean
+		assert_success
+		assert_output --partial '"seq":2,'
+		sed 's/\("[0-9]*:[0-9]*":{\)/\1"x":1x,/2900' "$s.one" > "$s"
+		run vg "$st" "${args[@]}" --state "$s" < "$gen.two"
+		clean
+		assert_success
+		assert_line "$st: $s: corrupt state file, starting a new baseline"
+	done
+}

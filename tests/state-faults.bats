@@ -214,3 +214,101 @@ rapl-read: $S: the lock is still held after 1 s (KP_LOCK_WAIT), giving up"
 	assert_equal "$full_status" 1
 	assert_equal "$(package_uj)" 2000000
 }
+
+# two_intervals STAGE N: kp-gen's two dense intervals of N processes, as
+# STAGE reads them (kp-aggregate: through kp-attribute), whole in $ALL,
+# the first in $ONE, the second in $TWO, each after the header.
+two_intervals() {
+	ALL=$BATS_TEST_TMPDIR/all ONE=$BATS_TEST_TMPDIR/one TWO=$BATS_TEST_TMPDIR/two
+	"$KP_ROOT/scripts/kp-gen" --seed 7 --intervals 2 --processes "$2" \
+	    --dense 1 > "$ALL"
+	if [ "$1" = kp-aggregate ]; then
+		kp-attribute --proc "$PB" < "$ALL" > "$ALL.2"
+		mv "$ALL.2" "$ALL"
+	fi
+	grep -v '"seq":2,' "$ALL" > "$ONE"
+	grep -v '"seq":1,' "$ALL" > "$TWO"
+}
+
+# stage STAGE [ARGS...] < INPUT: run, stderr apart, /proc the fixture's.
+stage() {
+	local proc=()
+	[ "$1" != kp-attribute ] || proc=(--proc "$PB")
+	run --separate-stderr "$1" "${proc[@]}" "${@:2}"
+}
+
+@test "a state file broken in its 1000th entry is refused whole: the run goes as if no state were given (kp-attribute(1), kp-aggregate(1), --state)" {
+	local s=$BATS_TEST_TMPDIR/s fresh=$BATS_TEST_TMPDIR/fresh broken got
+	PB=$FIXTURES/proc-basic
+	for st in kp-attribute kp-aggregate; do
+		two_intervals "$st" 2000
+		# an integer too big inside the entry; its key's colon lost
+		for broken in 's/\("[0-9]*:[0-9]*":{\)/\1"x":99999999999999999999,/1000' \
+		    's/\("[0-9]*:[0-9]*"\):{/\1{/1000'; do
+			rm -f "$s" "$fresh"
+			stage "$st" --state "$s" < "$ONE"
+			assert_success
+			cp "$s" "$s.before"
+			sed -i "$broken" "$s"
+			run -1 cmp -s "$s" "$s.before"
+			stage "$st" --state "$s" < "$TWO"
+			assert_success
+			assert_equal "$stderr" "$st: $s: corrupt state file, starting a new baseline"
+			got=$output
+			stage "$st" --state "$fresh" < "$TWO"
+			assert_success
+			assert_equal "$got" "$output"
+			cmp "$s" "$fresh"
+		done
+	done
+}
+
+@test "a state of 20,000 processes, read entry by entry, goes on as one run would (kp-attribute(1), kp-aggregate(1), --state)" {
+	local s=$BATS_TEST_TMPDIR/s one
+	PB=$FIXTURES/proc-basic
+	for st in kp-attribute kp-aggregate; do
+		two_intervals "$st" 20000
+		stage "$st" < "$ALL"
+		assert_success
+		one=$(grep '"seq":2,' <<< "$output")
+		rm -f "$s"
+		stage "$st" --state "$s" < "$ONE"
+		assert_success
+		[ "$(grep -o '"[0-9]*:[0-9]*":{' "$s" | wc -l)" -eq 20000 ]
+		stage "$st" --state "$s" < "$TWO"
+		assert_success
+		assert_equal "$stderr" ""
+		assert_equal "$(grep '"seq":2,' <<< "$output")" "$one"
+	done
+}
+
+# nested_state FILE N ELEMENTS: kp-aggregate's state, its levels N arrays
+# one inside the other, the innermost holding ELEMENTS 1s.
+nested_state() {
+	{
+		printf '{"boot_id":"%s","data":{"levels":' "$(cat /proc/sys/kernel/random/boot_id)"
+		head -c "$2" /dev/zero | tr '\0' '['
+		printf '1'
+		head -c $((2 * ($3 - 1))) /dev/zero | sed 's/\x0\x0/,1/g'
+		head -c "$2" /dev/zero | tr '\0' ']'
+		printf ',"members":{}},"kind":"kp-aggregate","version":1}\n'
+	} > "$1"
+}
+
+@test "a state file nests as deep as jansson reads it, 2048 values from the top, and no deeper, however large; never a crash (kp-aggregate(1), --state)" {
+	local s=$BATS_TEST_TMPDIR/s in=$BATS_TEST_TMPDIR/in elements
+	echo '{"type":"header","seq":0,"version":"1.0","producer":"test"}' > "$in"
+	# the file's object, data, then levels: the innermost 1 of 2045
+	# arrays is the 2048th value down; small, or past 64 KiB in all
+	for elements in 1 50000; do
+		nested_state "$s" 2045 "$elements"
+		run -0 --separate-stderr kp-aggregate --state "$s" < "$in"
+		assert_equal "$stderr" "kp-aggregate: $s: unusable totals in the state file, starting from zero"
+		nested_state "$s" 2046 "$elements"
+		run -0 --separate-stderr kp-aggregate --state "$s" < "$in"
+		assert_equal "$stderr" "kp-aggregate: $s: corrupt state file, starting a new baseline"
+	done
+	nested_state "$s" 1000000 1
+	run -0 --separate-stderr kp-aggregate --state "$s" < "$in"
+	assert_equal "$stderr" "kp-aggregate: $s: corrupt state file, starting a new baseline"
+}

@@ -127,104 +127,123 @@ rest_load(struct group *g, json_t *rest)
 	g->rest_us = us;
 }
 
-/* A stored group, its totals and pod. */
+/* What a stored entry is loaded into, and whose file it was. */
+struct load_ctx {
+	struct agg *a;
+	struct level *lv;
+	const char *path;
+};
+
+/* A stored group, one element of a level's groups: its totals and pod. */
 static void
-load_group(struct agg *a, struct level *lv, json_t *v, const char *path)
+load_group(const char *key, json_t *v, void *arg)
 {
+	struct load_ctx *c = arg;
 	const char *id, *pod;
 	struct group *g;
 
+	(void)key;
 	if ((id = kp_json_str(v, "id")) == NULL)
 		return;
 	pod = kp_json_str(v, "pod");
 	if (!value_ok(id) || (pod != NULL && !value_ok(pod))) {
 		warnx("%s: a group whose id is not a JSON value in the "
-		    "state file, left out", path);
+		    "state file, left out", c->path);
 		return;
 	}
-	g = group_get(lv, id, strlen(id));
-	kp_zones_load(&a->zones, json_object_get(v, "totals"), g->total_uj);
+	g = group_get(c->lv, id, strlen(id));
+	kp_zones_load(&c->a->zones, json_object_get(v, "totals"),
+	    g->total_uj);
 	rest_load(g, json_object_get(v, "rest_us"));
 	/* A group stored twice keeps its first pod. */
 	if (pod != NULL && g->pod == NULL)
 		g->pod = kp_strdup(pod);
 }
 
-/*
- * A level's stored groups.  Each is released from the tree once taken,
- * and so are the members below: the tree, many times the file, and what
- * it becomes never stand whole side by side (kp-aggregate(1), --state).
- */
+/* A member stored twice counts the last time, as in a tree of the file. */
 static void
-load_groups(struct agg *a, struct level *lv, json_t *gs, const char *path)
+member_forget(struct agg *a, const char *key)
 {
-	size_t i;
+	struct member *m = kp_map_remove(a->members, key);
+	size_t l;
 
-	for (i = 0; i < json_array_size(gs); i++) {
-		load_group(a, lv, json_array_get(gs, i), path);
-		json_array_set_new(gs, i, json_null());
-	}
+	if (m == NULL)
+		return;
+	for (l = 0; l < a->nlevels; l++)
+		if (m->g[l] != NULL)
+			m->g[l]->live--;
+	free(m);
 }
 
 /*
- * A group's live members are counted from the members, not stored, so
- * that the count always matches them; a level this run does not have is
- * left out.
+ * A live member, one entry of the members: a group's live members are
+ * counted from them, not stored, so that the count always matches them;
+ * a level this run does not have is left out.
  */
 static void
-load_members(struct agg *a, json_t *mem)
+load_member(const char *key, json_t *ids, void *arg)
 {
+	struct agg *a = arg;
 	struct member *m;
-	const char *key, *id;
-	json_t *ids;
-	void *next;
+	const char *id;
 	size_t l;
 
-	json_object_foreach_safe(mem, next, key, ids) {
-		m = kp_calloc(1, sizeof(*m));
-		for (l = 0; l < a->nlevels; l++) {
-			id = kp_json_str(ids, a->levels[l].field);
-			if (id != NULL && (m->g[l] = kp_map_get(
-			    a->levels[l].groups, id)) != NULL) {
-				m->g[l]->live++;
-				m->g[l]->resting = 0;
-			}
+	member_forget(a, key);
+	m = kp_calloc(1, sizeof(*m));
+	for (l = 0; l < a->nlevels; l++) {
+		id = kp_json_str(ids, a->levels[l].field);
+		if (id != NULL && (m->g[l] = kp_map_get(a->levels[l].groups,
+		    id)) != NULL) {
+			m->g[l]->live++;
+			m->g[l]->resting = 0;
 		}
-		kp_map_put(a->members, key, m);
-		json_object_del(mem, key);	/* as load_groups does */
 	}
+	kp_map_put(a->members, key, m);
+}
+
+/* A level's host totals, and its groups unless rebooted. */
+static void
+load_level(struct load_ctx *c, struct kp_state *st, int rebooted)
+{
+	const char *field = c->lv->field;
+	json_t *host;
+
+	if (kp_state_opens(st, KP_STATE_PATH("levels", field)) == 0)
+		return;
+	host = kp_state_get(st, KP_STATE_PATH("levels", field, "host"));
+	kp_zones_load(&c->a->zones, host, c->lv->host_total_uj);
+	json_decref(host);
+	if (!rebooted && kp_state_opens(st, KP_STATE_PATH("levels", field,
+	    "groups")) == '[')
+		kp_state_each(st, KP_STATE_PATH("levels", field, "groups"),
+		    load_group, c);
 }
 
 /*
  * The host totals go on across a reboot, like the node's; the processes of
  * an earlier boot are gone, so are its groups and members: their
- * pid:starttime keys come again in this boot.
+ * pid:starttime keys come again in this boot.  Groups and members come
+ * entry by entry, never a tree of them (kp-aggregate(1), --state).
  */
 void
 load_state(struct agg *a, struct kp_state *st, const char *path)
 {
-	int rebooted = kp_state_data(st) == NULL;
-	json_t *data = kp_state_data_any_boot(st), *lvs, *lv, *mem;
+	struct load_ctx c = { a, NULL, path };
+	int rebooted = !kp_state_has(st, 0);
 	size_t l;
 
-	if (data == NULL)
+	if (!kp_state_has(st, 1))
 		return;
-	lvs = json_object_get(data, "levels");
-	mem = json_object_get(data, "members");
-	if (!json_is_object(lvs) || !json_is_object(mem)) {
+	if (kp_state_opens(st, KP_STATE_PATH("levels")) != '{' ||
+	    kp_state_opens(st, KP_STATE_PATH("members")) != '{') {
 		warnx("%s: unusable totals in the state file, starting from "
 		    "zero", path);
 		return;
 	}
 	for (l = 0; l < a->nlevels; l++) {
-		if ((lv = json_object_get(lvs, a->levels[l].field)) == NULL)
-			continue;
-		kp_zones_load(&a->zones, json_object_get(lv, "host"),
-		    a->levels[l].host_total_uj);
-		if (!rebooted)
-			load_groups(a, &a->levels[l],
-			    json_object_get(lv, "groups"), path);
+		c.lv = &a->levels[l];
+		load_level(&c, st, rebooted);
 	}
 	if (!rebooted)
-		load_members(a, mem);
+		kp_state_each(st, KP_STATE_PATH("members"), load_member, a);
 }

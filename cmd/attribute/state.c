@@ -56,27 +56,31 @@ load_node(struct attr *a, json_t *node, const char *path)
 	}
 }
 
+/* What a stored entry is loaded into, and whose file it was. */
+struct load_ctx {
+	struct attr *a;
+	const char *path;
+};
+
+/* A process's totals, one entry of the state's procs. */
 static void
-load_procs(struct attr *a, json_t *procs, const char *path)
+load_proc(const char *key, json_t *v, void *arg)
 {
+	struct load_ctx *c = arg;
 	int64_t pid, starttime, total_uj[KP_ZONES_MAX];
 	struct workload *w;
-	const char *key;
-	json_t *v;
 
-	json_object_foreach(procs, key, v) {
-		if (!kp_proc_key_parse(key, &pid, &starttime))
-			continue;
-		memset(total_uj, 0, sizeof(total_uj));
-		kp_zones_load(&a->zones, v, total_uj);
-		if (!totals_within(a, total_uj)) {
-			warnx("%s: unusable totals of process '%s' in the "
-			    "state file, left out", path, key);
-			continue;
-		}
-		w = workload(a, pid, starttime, 1);
-		memcpy(w->total_uj, total_uj, w->nzones * sizeof(*total_uj));
+	if (!kp_proc_key_parse(key, &pid, &starttime))
+		return;
+	memset(total_uj, 0, sizeof(total_uj));
+	kp_zones_load(&c->a->zones, v, total_uj);
+	if (!totals_within(c->a, total_uj)) {
+		warnx("%s: unusable totals of process '%s' in the state file, "
+		    "left out", c->path, key);
+		return;
 	}
+	w = workload(c->a, pid, starttime, 1);
+	memcpy(w->total_uj, total_uj, w->nzones * sizeof(*total_uj));
 }
 
 /* Whether stored identity text is what hold_proc copies: ,"pid":7,... */
@@ -86,79 +90,98 @@ id_ok(const char *id)
 	return id[0] == ',' && kp_members_count(id) > 0;
 }
 
+/* A terminated process, one entry of the state's list. */
 static void
-load_ended(struct attr *a, json_t *list, const char *path)
+load_ended(const char *key, json_t *v, void *arg)
 {
+	struct load_ctx *c = arg;
+	struct attr *a = c->a;
 	int64_t total_uj[KP_ZONES_MAX];
 	struct ended *e;
-	json_t *v;
-	size_t i;
 
-	json_array_foreach(list, i, v) {
-		if (!json_is_string(json_object_get(v, "id")) ||
-		    (a->opt.max_terminated > 0 &&
-		    a->nended == (size_t)a->opt.max_terminated))
-			continue;
-		if (!id_ok(kp_json_str(v, "id"))) {
-			warnx("%s: a terminated process whose identity is not "
-			    "JSON members in the state file, left out", path);
-			continue;
-		}
-		memset(total_uj, 0, sizeof(total_uj));
-		kp_zones_load(&a->zones, json_object_get(v, "totals"),
-		    total_uj);
-		if (!totals_within(a, total_uj)) {
-			warnx("%s: unusable totals of a terminated process in "
-			    "the state file, left out", path);
-			continue;
-		}
-		a->ended = kp_reallocarray(a->ended, a->nended + 1,
-		    sizeof(*a->ended));
-		e = &a->ended[a->nended++];
-		memcpy(e->total_uj, total_uj, sizeof(total_uj));
-		e->id = kp_strdup(kp_json_str(v, "id"));
-		e->id_len = strlen(e->id);
+	(void)key;
+	if (!json_is_string(json_object_get(v, "id")) ||
+	    (a->opt.max_terminated > 0 &&
+	    a->nended == (size_t)a->opt.max_terminated))
+		return;
+	if (!id_ok(kp_json_str(v, "id"))) {
+		warnx("%s: a terminated process whose identity is not JSON "
+		    "members in the state file, left out", c->path);
+		return;
 	}
+	memset(total_uj, 0, sizeof(total_uj));
+	kp_zones_load(&a->zones, json_object_get(v, "totals"), total_uj);
+	if (!totals_within(a, total_uj)) {
+		warnx("%s: unusable totals of a terminated process in the "
+		    "state file, left out", c->path);
+		return;
+	}
+	a->ended = kp_reallocarray(a->ended, a->nended + 1, sizeof(*a->ended));
+	e = &a->ended[a->nended++];
+	memcpy(e->total_uj, total_uj, sizeof(total_uj));
+	e->id = kp_strdup(kp_json_str(v, "id"));
+	e->id_len = strlen(e->id);
 }
 
-/* Totals and the /proc baseline from the previous run, if it left them. */
-void
-load_state(struct attr *a, struct kp_state *st, const char *path,
-    struct kp_sampler *s)
+/*
+ * The stored node and unattributed totals, small, and whether the
+ * collections are the objects they should be.
+ */
+static int
+load_totals(struct attr *a, struct kp_state *st, const char *path)
 {
-	json_t *data = kp_state_data_any_boot(st), *node, *unattr, *procs,
-	    *saved;
+	json_t *node, *unattr;
 
-	if (data == NULL)
-		return;
-	if (json_unpack(data, "{s:o,s:o,s:o}", "node", &node,
-	    "unattributed", &unattr, "procs", &procs) < 0 ||
-	    !json_is_object(node) || !json_is_object(unattr) ||
-	    !json_is_object(procs)) {
+	if (kp_state_opens(st, KP_STATE_PATH("node")) != '{' ||
+	    kp_state_opens(st, KP_STATE_PATH("unattributed")) != '{' ||
+	    kp_state_opens(st, KP_STATE_PATH("procs")) != '{') {
 		warnx("%s: unusable totals in the state file, starting from "
 		    "zero", path);
-		return;
+		return -1;
 	}
+	node = kp_state_get(st, KP_STATE_PATH("node"));
 	load_node(a, node, path);
+	json_decref(node);
+	unattr = kp_state_get(st, KP_STATE_PATH("unattributed"));
 	kp_zones_load(&a->zones, unattr, a->unattributed_total);
+	json_decref(unattr);
 	if (!totals_within(a, a->unattributed_total)) {
 		warnx("%s: unusable unattributed totals in the state file, "
 		    "starting from zero", path);
 		memset(a->unattributed_total, 0, sizeof(a->unattributed_total));
 	}
-	load_ended(a, json_object_get(data, "terminated"), path);
+	return 0;
+}
+
+/*
+ * Totals and the /proc baseline from the previous run, if it left them:
+ * its processes entry by entry, never a tree of them (kp-attribute(1),
+ * Memory).
+ */
+void
+load_state(struct attr *a, struct kp_state *st, const char *path,
+    struct kp_sampler *s)
+{
+	struct load_ctx c = { a, path };
+	json_t *saved;
+
+	if (!kp_state_has(st, 1) || load_totals(a, st, path) < 0)
+		return;
+	if (kp_state_opens(st, KP_STATE_PATH("terminated")) == '[')
+		kp_state_each(st, KP_STATE_PATH("terminated"), load_ended, &c);
 	/*
 	 * The node's totals go on across a reboot, but the processes of an
 	 * earlier boot are gone, and their pid:starttime keys come again in
 	 * this one; a /proc sample of an earlier boot means nothing either.
 	 */
-	if (kp_state_data(st) == NULL)
+	if (!kp_state_has(st, 0))
 		return;
-	load_procs(a, procs, path);
-	if ((saved = json_object_get(data, "sampler")) != NULL &&
+	kp_state_each(st, KP_STATE_PATH("procs"), load_proc, &c);
+	if ((saved = kp_state_get(st, KP_STATE_PATH("sampler"))) != NULL &&
 	    kp_sampler_load(s, saved) < 0)
 		warnx("%s: unusable /proc sample in the state file, "
 		    "starting a new baseline", path);
+	json_decref(saved);
 }
 
 /*
