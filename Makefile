@@ -168,7 +168,7 @@ bench-model: cmd/rapl-read
 # N executions.
 FUZZ_SECONDS = 60
 FUZZ = record recordfd procfs cgroup state powercap aggregate attribute aggstate \
-	taskstats raplstate attrstate fmt filter
+	taskstats raplstate attrstate fmt filter jsonscan
 fuzz: cmd/fmt/build.h
 	scripts/fuzz $(FUZZ_SECONDS) $(FUZZ)
 

@@ -211,6 +211,8 @@ kp_js_init(struct kp_js *s, int fd, off_t off)
 	s->fd = fd;
 	s->off = off;
 	s->mark = JS_NONE;
+	s->block = JS_BLOCK;
+	s->piece = JS_PIECE;
 }
 
 void
@@ -246,12 +248,12 @@ js_refill(struct kp_js *s)
 	ssize_t n;
 
 	js_drop(s);
-	if (s->cap - s->len < JS_BLOCK) {
-		s->cap = s->len + 2 * JS_BLOCK > 2 * s->cap ?
-		    s->len + 2 * JS_BLOCK : 2 * s->cap;
+	if (s->cap - s->len < s->block) {
+		s->cap = s->len + 2 * s->block > 2 * s->cap ?
+		    s->len + 2 * s->block : 2 * s->cap;
 		s->buf = kp_reallocarray(s->buf, s->cap, 1);
 	}
-	while ((n = pread(s->fd, s->buf + s->len, s->cap - s->len,
+	while ((n = pread(s->fd, s->buf + s->len, s->block,
 	    s->off + (off_t)s->len)) < 0 && errno == EINTR)
 		;
 	if (n <= 0) {
@@ -340,6 +342,8 @@ js_past(struct kp_js *s, int c, size_t limit)
 		} else if (c == '}' || c == ']') {
 			if (--open == 0)
 				return 0;
+		} else if (c == '\0') {
+			return -1;	/* jansson passes over it; no writer's */
 		} else if (c == '"' || (c > ' ' && c != ',' && c != ':')) {
 			js_deepest(s, open + 1);	/* a string, a scalar */
 			if (c == '"' && js_past_string(s) < 0)
@@ -472,7 +476,7 @@ kp_js_check(struct kp_js *s)
 	json_t *v;
 
 	s->mark = s->pos - 1;
-	r = js_past(s, c, JS_PIECE);
+	r = js_past(s, c, s->piece);
 	if (r == 1 && s->depth < JS_DEPTH) {
 		s->pos = s->mark + 1;
 		s->mark = JS_NONE;

@@ -369,7 +369,8 @@ struct kp_js {
 	off_t off;			/* buf[0]'s in the file */
 	long depth;			/* objects and arrays s is inside */
 	long piece_depth;		/* the last value's, as jansson counts */
-};
+	size_t block, piece;		/* a read's size, a piece's most: the */
+};					/* fuzz harness makes them small */
 /* An entry of an object (key) or array (key NULL), s at its value. */
 typedef int kp_js_entry(struct kp_js *s, const char *key, void *arg);
 void kp_js_init(struct kp_js *s, int fd, off_t off);
