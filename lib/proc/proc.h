@@ -116,6 +116,8 @@ struct kp_cgnode {
 	int named;			/* have been looked for in id */
 	int depth;
 	unsigned gen;			/* the read that last wanted it */
+	unsigned read_gen;		/* the read kp_cgcpu_read_known */
+					/* took its counter for */
 	int counted;			/* it has a counter of tasks alone */
 	int have_last, have_delta;	/* read now; and at the read before */
 	int64_t last_us, delta_us;	/* the counter, and its growth */
@@ -141,6 +143,7 @@ void kp_cgcpu_free(struct kp_cgcpu *c);
 struct kp_cgnode *kp_cgcpu_node(struct kp_cgcpu *c, const char *text);
 struct kp_cgnode *kp_cgcpu_node_at(struct kp_cgcpu *c, const char *path);
 void kp_cgcpu_want(struct kp_cgcpu *c, struct kp_cgnode *n);
+void kp_cgcpu_read_known(struct kp_cgcpu *c);
 void kp_cgcpu_read(struct kp_cgcpu *c);
 void kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us);
 void kp_cgcpu_settle(struct kp_cgcpu *c);
