@@ -321,6 +321,7 @@ struct kp_taskstats;
 struct kp_taskstats *kp_taskstats_open(size_t rcvbuf_bytes, char *why,
     size_t whylen);
 int kp_taskstats_fd(const struct kp_taskstats *ts);	/* to poll */
+void kp_set_rcvbuf(int fd, size_t bytes);	/* any netlink listener's */
 /* Every record queued, without blocking, a fact per process ended to fn;
  * 0, or -1 (errno) if reading failed. */
 int kp_taskstats_drain(struct kp_taskstats *ts, kp_exit_fn *fn, void *arg);
@@ -340,6 +341,7 @@ void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
  * before Linux 6.6, and the host's PID, user and network namespaces.
  */
 struct kp_events;
+#define KP_EVENTS_RCVBUF (8 << 20)	/* the process events' buffer */
 /* Subscribed and proven (the ack, a child's exec, within 3 s), or NULL
  * with the reason in why.  procdir: the live /proc the pids are read in. */
 struct kp_events *kp_events_open(const char *procdir, char *why,
