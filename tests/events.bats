@@ -301,3 +301,26 @@ lost'
 	assert_output 'lost 0
 lost 11'
 }
+
+# The number a cpu record of $BATS_TEST_TMPDIR/out gives: seq $1, field $2.
+cpu_field() {
+	jq -s --argjson s "$1" --arg f "$2" '.[] |
+	    select(.type == "cpu" and .seq == $s) | .[$f]' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "live: 1,000 processes started while the reader is stopped lose no process event: its buffer holds some 20,000 (proc-cputime(1), The kernel's process events)" {
+	needs_root
+	start_filter --exited cgroup,taskstats
+	send_interval 1
+	await_line '"type":"interval","seq":1,'
+	# Three events each (fork, exec, exit): the kernel's default buffer
+	# holds some 270.
+	kill -STOP "$FILTER"
+	for _ in $(seq 1000); do /bin/true; done
+	kill -CONT "$FILTER"
+	send_interval 2
+	await_line '"type":"interval","seq":2,'
+	exec 7>&-
+	wait "$FILTER"
+	assert_equal "$(cpu_field 2 events_lost)" 0
+}

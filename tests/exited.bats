@@ -124,6 +124,35 @@ v1_cgroup() {
 	assert_equal "$(exited | jq -c '[.seq, .cpu_us, .excess_cpu_us]')" "[2,$((100000 - ahead)),null]"
 }
 
+@test "the counters are read with the node's line, before a new process's identity: a slow cgroup file does not let them run on (proc-cputime(1), Records)" {
+	run_state
+	advance_node
+	set_ticks 300 25 20
+	add_usage "$SSH" "$(ticks_us 5)"
+	# A process first seen, whose cgroup file is a fifo: ssh.service's
+	# counter grows while the scan reads who that process is.
+	add_proc 400 late 40 10 100050 /user.slice
+	rm "$P/400/cgroup"
+	mkfifo "$P/400/cgroup"
+	P=$P H=$H SSH=$SSH timeout 60 bash -c "$(declare -f add_usage)"'
+	    exec 3> "$P/400/cgroup"; add_usage "$SSH" 80000
+	    printf "0::/user.slice\n" >&3' _ &
+	HOLDER=$!
+	run --separate-stderr timeout 60 proc-cputime --proc "$P" \
+	    --cgroup-root "$C" --state "$S" </dev/null
+	wait "$HOLDER"
+	HOLDER=
+	assert_success
+	assert_line --partial '"pid":400,'
+	assert_equal "$(exited)" ""
+	# The growth is the next interval's residue, whose run reads the
+	# file again (a --state run reads each process's identity anew).
+	rm "$P/400/cgroup"
+	printf '0::/user.slice\n' > "$P/400/cgroup"
+	run_state
+	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":2,\"count\":0,\"cpu_us\":80000,\"source\":\"cgroup\",\"kind\":\"service\",\"cgroup\":\"$SSH\",\"unit\":\"ssh.service\"}"
+}
+
 @test "the kernel's v2 root is the node's, not a cgroup's; a cgroup namespace's root is counted" {
 	run_state
 	advance_node

@@ -107,26 +107,72 @@ run_state() {
 	assert_line --partial "\"pid\":401,\"ppid\":1,\"starttime\":$((1000 * HZ)),\"comm\":\"sametick\",\"cpu_us\":$((30 * 1000000 / HZ)),"
 }
 
+# stat_hold PID...: each process's stat a fifo, in the order the scan
+# lists them (ls -f reads the directory as readdir does); the pass over
+# the stat files opens each and, as no kernel writes a fifo, skips it.
+stat_hold() {
+	local pid
+	for pid in "$@"; do
+		mkdir "$P/$pid"
+		mkfifo "$P/$pid/stat"
+	done
+	held=$(ls -f "$P" | grep -xF "$(printf '%s\n' "$@")" | tr '\n' ' ')
+}
+
+# run_state, bounded: a fifo left without its writer would hold it.
+held_run() {
+	run --separate-stderr timeout 60 proc-cputime --proc "$P" --state "$S" \
+	    </dev/null
+}
+
+# The node's line after 100 ticks more, all active.
+node_runs_on() {
+	printf 'cpu  6350 0 2150 80550 1050 0 0 0 0 0\n' > "$P/stat.new"
+	mv "$P/stat.new" "$P/stat"
+}
+
 @test "the cpu record ends where the processes' records do: /proc/stat is read once their stat files are (proc-cputime(1), Records)" {
 	run_state
 	advance_node
-	# A process first seen, whose cgroup file the scan reads; a fifo, so
-	# that the node runs on while the scan is under way: 100 ticks more,
-	# all active, before the scan may go on.
-	add_proc 400 late 40 10 100050 /user.slice
-	rm "$P/400/cgroup"
-	mkfifo "$P/400/cgroup"
-	timeout 60 bash -c 'exec 3> "$1/400/cgroup"
-	    printf "cpu  6350 0 2150 80550 1050 0 0 0 0 0\n" > "$1/stat.new"
-	    mv "$1/stat.new" "$1/stat"
-	    printf "0::/user.slice\n" >&3' _ "$P" &
+	# The pass is held between two stat files while the node runs on:
+	# opening a fifo waits for its writer.
+	stat_hold 398 399
+	# shellcheck disable=SC2086 # two pids, in the scan's order
+	P=$P timeout 60 bash -c "$(declare -f node_runs_on)"'
+	    exec 3> "$P/$1/stat"; node_runs_on; exec 4> "$P/$2/stat"' \
+	    _ $held &
 	child=$!
-	run_state
+	held_run
 	wait "$child"
 	child=
 	assert_success
 	assert_line -n 1 --partial "\"cpu_us\":$((500 * 1000000 / HZ)),\"total_cpu_us\":$((1100 * 1000000 / HZ)),"
-	assert_line --partial '"pid":400,'
+}
+
+@test "a new process's identity is read after the node's line: a slow cgroup file does not stretch the cpu record past the stat files (proc-cputime(1), Records)" {
+	run_state
+	advance_node
+	# A process first seen, whose cgroup file the scan reads; a fifo, so
+	# that the node runs on while its identity is read.
+	add_proc 400 late 40 10 100050 /user.slice
+	rm "$P/400/cgroup"
+	mkfifo "$P/400/cgroup"
+	P=$P timeout 60 bash -c "$(declare -f node_runs_on)"'
+	    exec 3> "$P/400/cgroup"; node_runs_on
+	    printf "0::/user.slice\n" >&3' &
+	child=$!
+	held_run
+	wait "$child"
+	child=
+	assert_success
+	assert_line -n 1 --partial "\"cpu_us\":$((400 * 1000000 / HZ)),\"total_cpu_us\":$((1000 * 1000000 / HZ)),"
+	assert_line --partial "\"pid\":400,\"ppid\":1,\"starttime\":100050,\"comm\":\"late\",\"cpu_us\":$((50 * 1000000 / HZ)),\"state\":\"running\",\"kind\":\"host\",\"cgroup\":\"/user.slice\"}"
+	# The 100 ticks are the next interval's, whose run reads the file
+	# again (a --state run reads each process's identity anew).
+	rm "$P/400/cgroup"
+	printf '0::/user.slice\n' > "$P/400/cgroup"
+	run_state
+	assert_line -n 1 --partial "\"cpu_us\":$((100 * 1000000 / HZ)),\"total_cpu_us\":$((100 * 1000000 / HZ)),"
 }
 
 @test "a process first seen but started before the previous sample is only a baseline" {

@@ -305,7 +305,34 @@ by_depth(const void *a, const void *b)
 	return strcmp(m->path, n->path);
 }
 
-/* Reads the counters wanted since the last read, and forgets the others. */
+static void
+read_one_known(const char *key, void *val, void *arg)
+{
+	struct kp_cgcpu *c = arg;
+	struct kp_cgnode *n = val;
+
+	(void)key;
+	read_node(c, n);
+	n->read_gen = c->gen + 1;
+}
+
+/*
+ * Reads, ahead of the next kp_cgcpu_read, the counter of every cgroup
+ * known now: those the last read kept, and any met since.  A scan reads
+ * them right after the node's line, before it learns which cgroups its
+ * new processes are in; the read then takes the counters of those alone,
+ * and forgets the cgroups no longer wanted, as if it had read them all.
+ */
+void
+kp_cgcpu_read_known(struct kp_cgcpu *c)
+{
+	kp_map_each(c->nodes, read_one_known, c);
+}
+
+/*
+ * Reads the counters wanted since the last read that kp_cgcpu_read_known
+ * has not read already, and forgets the others.
+ */
 void
 kp_cgcpu_read(struct kp_cgcpu *c)
 {
@@ -323,7 +350,8 @@ kp_cgcpu_read(struct kp_cgcpu *c)
 	if (c->nlist > 1)
 		qsort(c->list, c->nlist, sizeof(*c->list), by_depth);
 	for (i = 0; i < c->nlist; i++)
-		read_node(c, c->list[i]);
+		if (c->list[i]->read_gen != c->gen)
+			read_node(c, c->list[i]);
 }
 
 /* The nearest of n and its ancestors whose counter moved by a known amount. */

@@ -401,6 +401,13 @@ kp_events_open(const char *procdir, char *why, size_t whylen)
 
 	ev->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
 	    NETLINK_CONNECTOR);
+	/*
+	 * Each event is a message of its own, some 800 bytes of buffer: the
+	 * default buffer, some 270 of them, overflows in a second that the
+	 * reader is not scheduled on a host starting containers.
+	 */
+	if (ev->fd >= 0)
+		kp_set_rcvbuf(ev->fd, KP_EVENTS_RCVBUF);
 	if (ev->fd < 0 || bind(ev->fd, (struct sockaddr *)&sa,
 	    sizeof(sa)) < 0 || subscribe(ev) < 0) {
 		snprintf(why, whylen, "%s", strerror(errno));

@@ -716,9 +716,12 @@ prove(struct kp_taskstats *ts, char *why, size_t len)
 	return -1;
 }
 
-/* Asked for rather than forced where CAP_NET_ADMIN is missing. */
-static void
-set_rcvbuf(int fd, size_t bytes)
+/*
+ * A socket's receive buffer of bytes (the kernel doubles it for its own
+ * accounting): forced past rmem_max with CAP_NET_ADMIN, else asked for.
+ */
+void
+kp_set_rcvbuf(int fd, size_t bytes)
 {
 	int n = bytes > INT32_MAX / 2 ? INT32_MAX / 2 : (int)bytes;
 
@@ -741,7 +744,7 @@ kp_taskstats_open(size_t rcvbuf_bytes, char *why, size_t whylen)
 		return NULL;
 	}
 	ts = listener_new(fd, 0);
-	set_rcvbuf(fd, rcvbuf_bytes ? rcvbuf_bytes : KP_TASKSTATS_RCVBUF);
+	kp_set_rcvbuf(fd, rcvbuf_bytes ? rcvbuf_bytes : KP_TASKSTATS_RCVBUF);
 	if (find_family(ts) < 0) {
 		if (errno == ENOENT)
 			put_why(why, whylen, "the kernel has no TASKSTATS "

@@ -116,6 +116,8 @@ struct kp_cgnode {
 	int named;			/* have been looked for in id */
 	int depth;
 	unsigned gen;			/* the read that last wanted it */
+	unsigned read_gen;		/* the read kp_cgcpu_read_known */
+					/* took its counter for */
 	int counted;			/* it has a counter of tasks alone */
 	int have_last, have_delta;	/* read now; and at the read before */
 	int64_t last_us, delta_us;	/* the counter, and its growth */
@@ -141,6 +143,7 @@ void kp_cgcpu_free(struct kp_cgcpu *c);
 struct kp_cgnode *kp_cgcpu_node(struct kp_cgcpu *c, const char *text);
 struct kp_cgnode *kp_cgcpu_node_at(struct kp_cgcpu *c, const char *path);
 void kp_cgcpu_want(struct kp_cgcpu *c, struct kp_cgnode *n);
+void kp_cgcpu_read_known(struct kp_cgcpu *c);
 void kp_cgcpu_read(struct kp_cgcpu *c);
 void kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us);
 void kp_cgcpu_settle(struct kp_cgcpu *c);
@@ -318,6 +321,7 @@ struct kp_taskstats;
 struct kp_taskstats *kp_taskstats_open(size_t rcvbuf_bytes, char *why,
     size_t whylen);
 int kp_taskstats_fd(const struct kp_taskstats *ts);	/* to poll */
+void kp_set_rcvbuf(int fd, size_t bytes);	/* any netlink listener's */
 /* Every record queued, without blocking, a fact per process ended to fn;
  * 0, or -1 (errno) if reading failed. */
 int kp_taskstats_drain(struct kp_taskstats *ts, kp_exit_fn *fn, void *arg);
@@ -337,6 +341,7 @@ void kp_taskstats_parse(struct kp_taskstats *ts, const void *buf, size_t len,
  * before Linux 6.6, and the host's PID, user and network namespaces.
  */
 struct kp_events;
+#define KP_EVENTS_RCVBUF (8 << 20)	/* the process events' buffer */
 /* Subscribed and proven (the ack, a child's exec, within 3 s), or NULL
  * with the reason in why.  procdir: the live /proc the pids are read in. */
 struct kp_events *kp_events_open(const char *procdir, char *why,

@@ -128,7 +128,7 @@ kept_open(const struct kp_sampler *s, const char *name)
 /*
  * Process name's stat: read afresh from its descriptor kept open since an
  * earlier scan, one system call, else opened now.  *fd: the descriptor,
- * for scan_pid to keep or close.  Returns as kp_read_pid_stat.
+ * for sample_pid to keep or close.  Returns as kp_read_pid_stat.
  */
 static int
 read_stat(struct kp_sampler *s, int procfd, const char *name,
@@ -171,16 +171,28 @@ keep_stat(struct kp_sampler *s, struct proc *p, int fd)
 		close(fd);
 }
 
+/* p, seen by this scan's pass over the stat files, for its identity pass. */
+static void
+seen_add(struct kp_sampler *s, struct proc *p)
+{
+	if (s->nseen == s->seencap) {
+		s->seencap = s->seencap * 2 + 256;
+		s->seen = kp_reallocarray(s->seen, s->seencap,
+		    sizeof(*s->seen));
+	}
+	s->seen[s->nseen++] = p;
+}
+
 /*
  * A process first seen now is charged all its CPU time only if it started
  * after the previous scan; otherwise that time was spent before we looked,
  * and this sight is only its baseline.  Both times are in whole clock
  * ticks: one that started in the tick of the previous scan and that scan
  * did not see started after it, or was missed by it; either way its time
- * is counted nowhere else.
+ * is counted nowhere else.  Its stat alone: who it is comes later.
  */
 static void
-scan_pid(struct kp_sampler *s, int procfd, const char *name)
+sample_pid(struct kp_sampler *s, int procfd, const char *name)
 {
 	struct kp_pid_stat ps;
 	struct proc *p;
@@ -210,12 +222,51 @@ scan_pid(struct kp_sampler *s, int procfd, const char *name)
 	}
 	keep_stat(s, p, fd);
 	p->gen = s->gen;
-	if (s->gpu != NULL && !kernel_thread(&ps))
-		kp_gpu_scan_pid(s->gpu, procfd, ps.pid);
-	if (!p->have_identity)
-		read_identity(s, procfd, p);
-	else if (p->names_pending)
-		p->names_pending = kp_names_fill(s->names, &p->id);
+	seen_add(s, p);
+}
+
+/*
+ * The pass over every process's stat, nothing else between two reads, so
+ * that the CPU times of one scan are read as close together as the kernel
+ * lets them be (proc-cputime(1), "Records").
+ */
+static void
+sample_pids(struct kp_sampler *s, DIR *dir)
+{
+	struct dirent *de;
+
+	s->nseen = 0;
+	while ((de = readdir(dir)) != NULL)
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			sample_pid(s, dirfd(dir), de->d_name);
+}
+
+/*
+ * Who the processes of the pass are, once their CPU figures, the node's
+ * and the counters' are all read: the cgroup file, executable and names
+ * of each process new or renamed, and its GPU time, in the pass's order.
+ */
+static void
+identify_pids(struct kp_sampler *s, int procfd)
+{
+	struct proc *p;
+	size_t i;
+
+	kp_names_tick(s->names);
+	if (s->gpu != NULL)
+		kp_gpu_begin(s->gpu);
+	for (i = 0; i < s->nseen; i++) {
+		p = s->seen[i];
+		if (s->gpu != NULL && !kernel_thread(&p->stat))
+			kp_gpu_scan_pid(s->gpu, procfd, p->stat.pid);
+		if (!p->have_identity)
+			read_identity(s, procfd, p);
+		else if (p->names_pending)
+			p->names_pending = kp_names_fill(s->names, &p->id);
+	}
+	if (s->gpu != NULL)
+		kp_gpu_end(s->gpu, kp_ticks_to_us(delta(s->uptime_ticks,
+		    s->prev_uptime_ticks)));
 }
 
 #define PROC_SUPER_MAGIC 0x9fa0	/* linux/magic.h */
@@ -253,12 +304,13 @@ kp_sampler_error(const struct kp_sampler *s)
 }
 
 /*
- * The node's CPU time, read once the processes' stat files are, just
+ * The node's CPU time, read right after the processes' stat files, just
  * before the cgroup counters: an interval's records, which the counters'
  * residues fill up to them, then end where the cpu record ends.  Read
- * before the scan, the node's figure would end a scan's length earlier,
- * and records that pass it dilute every workload's share of the energy
- * (proc-cputime(1), "Records").
+ * before the pass, or after the identities of new processes, the node's
+ * figure would end apart from the processes', and records that pass it
+ * dilute every workload's share of the energy (proc-cputime(1),
+ * "Records").
  */
 static int
 read_node_cpu(struct kp_sampler *s)
@@ -272,11 +324,30 @@ read_node_cpu(struct kp_sampler *s)
 	return 0;
 }
 
+/*
+ * The stat files, the node's line and the counters of the cgroups known,
+ * one after another; then the exit facts and process events that came
+ * meanwhile, and who the new processes are, whose cgroups' counters are
+ * read last (sampler_account_exits).
+ */
+static int
+scan(struct kp_sampler *s, DIR *dir)
+{
+	sample_pids(s, dir);
+	if (read_node_cpu(s) < 0)
+		return -1;
+	if (s->cg != NULL)
+		kp_cgcpu_read_known(s->cg);
+	kp_exits_drain(s->facts);
+	identify_pids(s, dirfd(dir));
+	return 0;
+}
+
 int
 kp_sampler_scan(struct kp_sampler *s)
 {
-	struct dirent *de;
 	DIR *dir;
+	int rc;
 
 	proctable_drop_ended(s);
 	kp_exits_drain(s->facts);
@@ -291,19 +362,10 @@ kp_sampler_scan(struct kp_sampler *s)
 		return failed(s, NULL, NULL);
 	if (s->procfs < 0)
 		s->procfs = is_procfs(dirfd(dir));
-	kp_names_tick(s->names);
 	s->gen++;
-	if (s->gpu != NULL)
-		kp_gpu_begin(s->gpu);
-	while ((de = readdir(dir)) != NULL)
-		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
-			scan_pid(s, dirfd(dir), de->d_name);
+	rc = scan(s, dir);
 	closedir(dir);
-	if (s->gpu != NULL)
-		kp_gpu_end(s->gpu, kp_ticks_to_us(delta(s->uptime_ticks,
-		    s->prev_uptime_ticks)));
-	kp_exits_drain(s->facts);
-	if (read_node_cpu(s) < 0)
+	if (rc < 0)
 		return -1;
 	s->scans++;
 	proctable_list(s);
@@ -791,6 +853,7 @@ kp_sampler_free(struct kp_sampler *s)
 	free(s->details);
 	free(s->held);
 	free(s->reap);
+	free(s->seen);
 	kp_cgcpu_free(s->cg);
 	kp_gpu_free(s->gpu);
 	free(s->procdir);

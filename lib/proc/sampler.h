@@ -93,6 +93,8 @@ struct kp_sampler {
 	size_t nheld, heldcap;
 	struct proc **reap;		/* the reaping pass's, as long as list */
 	size_t reapcap;
+	struct proc **seen;		/* the latest scan's, in its order */
+	size_t nseen, seencap;
 	struct kp_exits *facts;		/* exit facts, borrowed; or NULL */
 	int64_t exits_dropped;		/* the interval's, lost by the kernel */
 	int64_t events_lost;		/* the interval's process events lost */
