@@ -80,6 +80,44 @@ v1_cgroup() {
 	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":1,\"count\":0,\"cpu_us\":$((80000 - $(ticks_us 5))),\"source\":\"cgroup\",\"kind\":\"service\",\"cgroup\":\"$SSH\",\"unit\":\"ssh.service\"}"
 }
 
+# node_cpu_us FIXTURE HIERARCHY US: the cpu record's cpu_us of a run on
+# the cgroup FIXTURE, whose HIERARCHY's root counter grew by US over an
+# interval in which /proc/stat's active ticks grew by 460 (irq 10, softirq
+# 20, steal 30 of them) of 1060.
+node_cpu_us() {
+	rm -rf "$BATS_TEST_TMPDIR/$1" "$S"
+	C=$(fixture_copy "$1")
+	H=$C$2
+	for pid in 1 2 100 200 300; do
+		if [ -n "$2" ]; then v1_cgroup "$pid" /; else echo 0::/ > "$P/$pid/cgroup"; fi
+	done
+	cp "$FIXTURES/proc-basic/stat" "$FIXTURES/proc-basic/uptime" "$P/"
+	run_state
+	printf 'cpu  6300 0 2100 80550 1050 10 20 30 0 0\n' > "$P/stat"
+	echo "1010.00 1810.00" > "$P/uptime"
+	add_usage / "$3"
+	run_state
+	assert_success
+	jq -r 'select(.type == "cpu") | .cpu_us' <<< "$output"
+}
+
+@test "v1: the node's active time is the cpuacct root's growth with /proc/stat's irq, softirq and steal where /proc/stat's ticks count less, at most the interval's (proc-cputime(1), Records)" {
+	# 5 s of tasks, 0.6 s of irq, softirq and steal: more than the 4.6 s
+	# of ticks, as a CPU idle between two ticks counts none of a short
+	# process that ran between them
+	run -0 node_cpu_us cgroup-v1 /cpu,cpuacct 5000000
+	assert_output 5600000
+	# less than the ticks: the ticks
+	run -0 node_cpu_us cgroup-v1 /cpu,cpuacct 1000000
+	assert_output "$(ticks_us 460)"
+	# never more than the node's whole time
+	run -0 node_cpu_us cgroup-v1 /cpu,cpuacct 20000000
+	assert_output "$(ticks_us 1060)"
+	# a v2 kernel root's cpu.stat is made of /proc/stat's ticks: not taken
+	run -0 node_cpu_us cgroup-v2 "" 5000000
+	assert_output "$(ticks_us 460)"
+}
+
 @test "hybrid: the v1 cpuacct hierarchy counts, not the v2 tree whose line is 0::/" {
 	C=$(fixture_copy cgroup-hybrid)
 	H=$C/cpuacct

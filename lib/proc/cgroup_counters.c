@@ -330,6 +330,24 @@ kp_cgcpu_read_known(struct kp_cgcpu *c)
 }
 
 /*
+ * The growth of the hierarchy's root counter between its last two reads,
+ * where it counts tasks alone (v1's cpuacct root: every task's CPU time
+ * in the scheduler's nanoseconds): 0, or -1 where there is none, as at a
+ * v2 kernel root, whose cpu.stat is /proc/stat's own clock ticks.
+ */
+int
+kp_cgcpu_root_delta(const struct kp_cgcpu *c, int64_t *delta_us)
+{
+	const struct kp_cgnode *n;
+
+	if (c == NULL || (n = kp_map_get(c->nodes, "/")) == NULL ||
+	    !n->counted || !n->have_delta)
+		return -1;
+	*delta_us = n->delta_us;
+	return 0;
+}
+
+/*
  * Reads the counters wanted since the last read that kp_cgcpu_read_known
  * has not read already, and forgets the others.
  */

@@ -144,6 +144,7 @@ struct kp_cgnode *kp_cgcpu_node(struct kp_cgcpu *c, const char *text);
 struct kp_cgnode *kp_cgcpu_node_at(struct kp_cgcpu *c, const char *path);
 void kp_cgcpu_want(struct kp_cgcpu *c, struct kp_cgnode *n);
 void kp_cgcpu_read_known(struct kp_cgcpu *c);
+int kp_cgcpu_root_delta(const struct kp_cgcpu *c, int64_t *delta_us);
 void kp_cgcpu_read(struct kp_cgcpu *c);
 void kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us);
 void kp_cgcpu_settle(struct kp_cgcpu *c);

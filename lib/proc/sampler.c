@@ -451,12 +451,37 @@ kernel_cpu(const struct kp_cpu_times *prev, const struct kp_cpu_times *cur,
 	    prev->steal_ticks)));
 }
 
+/*
+ * The node's active time: /proc/stat's, or, where it is more, the growth
+ * of the cpuacct root's counter (every task's time, in the scheduler's
+ * nanoseconds) with the interrupts and steal of /proc/stat, which no
+ * task's time holds; at most the interval's.  /proc/stat counts tasks'
+ * time a clock tick at a time, and a CPU idle between two ticks counts
+ * none of a short process that ran between them, which the records'
+ * exit records and counters count (proc-cputime(1), Records).
+ */
+static int64_t
+node_active_us(const struct kp_sampler *s, int64_t stat_us, int64_t total_us)
+{
+	const struct kp_cpu_times *p = &s->prev_cpu, *c = &s->cpu;
+	int64_t tasks_us, us;
+
+	if (!p->has_kernel || !c->has_kernel ||
+	    kp_cgcpu_root_delta(s->cg, &tasks_us) < 0)
+		return stat_us;
+	us = tasks_us + kp_ticks_to_us(delta(c->irq_ticks, p->irq_ticks) +
+	    delta(c->softirq_ticks, p->softirq_ticks) +
+	    delta(c->steal_ticks, p->steal_ticks));
+	return us <= stat_us ? stat_us : us < total_us ? us : total_us;
+}
+
 static void
 cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 {
 	int64_t cpu_us, total_cpu_us;
 
 	kp_cpu_times_delta_us(&s->prev_cpu, &s->cpu, &cpu_us, &total_cpu_us);
+	cpu_us = node_active_us(s, cpu_us, total_cpu_us);
 	kp_buf_rec(b, "cpu", seq);
 	kp_buf_int(b, "cpu_us", cpu_us);
 	kp_buf_int(b, "total_cpu_us", total_cpu_us);
