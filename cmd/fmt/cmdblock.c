@@ -97,11 +97,12 @@ add_tree(struct cmd_energy *c, const struct kp_record *rec, int z)
 {
 	struct tree *t = tree_of(c, kp_rec_str(rec, "cgroup"));
 	int64_t v;
+	int over = 0;	/* held: the summary's own rows report such sums */
 
 	if (kp_rec_int(rec, "energy_uj", &v))
-		t->energy_uj[z] = cmd_add_held(t->energy_uj[z], v);
+		t->energy_uj[z] = add_saturated(t->energy_uj[z], v, &over);
 	if (kp_rec_int(rec, "cpu_us", &v))
-		t->cpu_us[z] = cmd_add_held(t->cpu_us[z], v);
+		t->cpu_us[z] = add_saturated(t->cpu_us[z], v, &over);
 }
 
 static char *
@@ -148,7 +149,7 @@ cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec)
 {
 	const struct kp_field *f;
 	int64_t uj;
-	int z;
+	int z, over = 0;	/* held, as in add_tree */
 
 	if (rec_is(rec, "command")) {
 		take_command(c, rec);
@@ -164,9 +165,11 @@ cmd_energy_add(struct cmd_energy *c, const struct kp_record *rec)
 		if (c->headers == 0 || c->runs_command)
 			cmd_tree_keep(c->parents, rec, z);
 	} else if (rec_is(rec, "node") && kp_rec_int(rec, "energy_uj", &uj))
-		c->zone[z].machine_uj = cmd_add_held(c->zone[z].machine_uj, uj);
+		c->zone[z].machine_uj = add_saturated(c->zone[z].machine_uj,
+		    uj, &over);
 	else if (rec_is(rec, "energy") && kp_rec_int(rec, "energy_uj", &uj))
-		c->zone[z].energy_uj = cmd_add_held(c->zone[z].energy_uj, uj);
+		c->zone[z].energy_uj = add_saturated(c->zone[z].energy_uj, uj,
+		    &over);
 	else
 		return 0;
 	c->zone[z].estimated |= (f = kp_rec_get(rec, "estimated")) != NULL &&

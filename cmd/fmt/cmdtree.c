@@ -81,17 +81,6 @@ cmd_tree_keep(struct cmd_tree *t, const struct kp_record *rec, int zone)
 	t->ntuples++;
 }
 
-/*
- * a + b, held at the largest int64_t: a sum only input that no meter
- * wrote could pass, which the summary's own rows report (kp-fmt(1),
- * --summary).
- */
-int64_t
-cmd_add_held(int64_t a, int64_t b)
-{
-	return b > INT64_MAX - a ? INT64_MAX : a + b;
-}
-
 static struct pid_members *
 members_of(struct cmd_tree *t, int64_t pid)
 {
@@ -255,6 +244,7 @@ cmd_tree_sum(struct cmd_tree *t, int64_t pid, int64_t starttime,
 	struct tuple buf;
 	const struct tuple *u;
 	size_t i;
+	int over = 0;	/* held: the summary's own rows report such sums */
 
 	t->reaper_pid = reaper_pid;
 	if (pid > 0 && pid != reaper_pid && starttime >= 0)
@@ -265,9 +255,10 @@ cmd_tree_sum(struct cmd_tree *t, int64_t pid, int64_t starttime,
 		u = tuple_at(t, i, &buf);
 		if ((size_t)u->zone >= nzones || !tuple_in_tree(t, u))
 			continue;
-		energy_uj[u->zone] = cmd_add_held(energy_uj[u->zone],
-		    u->energy_uj);
-		cpu_us[u->zone] = cmd_add_held(cpu_us[u->zone], u->cpu_us);
+		energy_uj[u->zone] = add_saturated(energy_uj[u->zone],
+		    u->energy_uj, &over);
+		cpu_us[u->zone] = add_saturated(cpu_us[u->zone], u->cpu_us,
+		    &over);
 	}
 }
 

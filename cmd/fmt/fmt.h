@@ -66,7 +66,9 @@ void cmd_tree_keep(struct cmd_tree *t, const struct kp_record *rec, int zone);
 void cmd_tree_sum(struct cmd_tree *t, int64_t pid, int64_t starttime,
     int64_t reaper_pid, int64_t *energy_uj, int64_t *cpu_us, size_t nzones);
 void cmd_tree_free(struct cmd_tree *t);
-int64_t cmd_add_held(int64_t a, int64_t b);
+
+/* series.c: a + b held at the limit it passed, *over set then. */
+int64_t add_saturated(int64_t a, int64_t b, int *over);
 
 /* units.c: energy shown by the human formats in the unit of -u. */
 struct unit {

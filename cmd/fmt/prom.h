@@ -189,7 +189,6 @@ int rec_in_node_zone(const struct kp_record *rec);
 void labels_free(struct labels *l);
 
 /* series.c */
-int64_t add_saturated(int64_t a, int64_t b, int *over);
 void report_saturated(struct fmt *ctx, struct series *s,
     const char *series_key, const struct kp_record *rec);
 void forget_stale(struct prom *p);
