@@ -508,16 +508,22 @@ path_at(struct kp_state *st, const char *const *path)
 	return at;
 }
 
-/* The first byte of path's value: '{' an object, '[' an array; 0: none. */
-int
-kp_state_opens(struct kp_state *st, const char *const *path)
+/* The first byte of the value at: '{' an object, '[' an array; 0: none. */
+static int
+opens_at(struct kp_state *st, off_t at)
 {
-	off_t at = path_at(st, path);
 	char c = 0;
 
 	if (at >= 0 && pread(st->fd, &c, 1, at) != 1)
 		changed(st);
 	return c;
+}
+
+/* The same of path's value. */
+int
+kp_state_opens(struct kp_state *st, const char *const *path)
+{
+	return opens_at(st, path_at(st, path));
 }
 
 /* path's value as a tree (new), or NULL where there is none. */
@@ -567,11 +573,12 @@ kp_state_each(struct kp_state *st, const char *const *path,
 {
 	struct each e = { st, fn, arg };
 	struct kp_js s;
-	int c = kp_state_opens(st, path);
+	off_t at = path_at(st, path);
+	int c = opens_at(st, at);
 
 	if (c != '{' && c != '[')
 		return -1;
-	kp_js_init(&s, st->fd, path_at(st, path));
+	kp_js_init(&s, st->fd, at);
 	if (kp_js_each(&s, each_entry, &e) < 0)
 		changed(st);
 	kp_js_free(&s);
