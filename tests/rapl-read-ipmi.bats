@@ -148,8 +148,11 @@ EOF2
 @test "later failures carry the last power, marked, then exit 4" {
 	fakes ipmitool
 	echo "$FIXTURES/ipmi/ipmitool-1.8.18" > "$BATS_TEST_TMPDIR/now"
+	# the break renames a whole file over the old: a fake started while
+	# '>' had emptied it would print nothing, a failure of another kind
 	FAKE_IPMI_NOW=$BATS_TEST_TMPDIR/now fails_later \
-	    'echo "$FIXTURES/ipmi/ipmitool-no-answer" > "$BATS_TEST_TMPDIR/now"' \
+	    'echo "$FIXTURES/ipmi/ipmitool-no-answer" > "$BATS_TEST_TMPDIR/now.new"
+	     mv "$BATS_TEST_TMPDIR/now.new" "$BATS_TEST_TMPDIR/now"' \
 	    ipmi x -i 50ms --bmc-period 50ms
 	assert_equal "$rc" 4
 	grep -q 'ipmi: the BMC did not answer the DCMI power reading; carrying' "$BATS_TEST_TMPDIR/err"
