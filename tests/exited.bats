@@ -157,9 +157,43 @@ node_cpu_us() {
 	run_state
 	ahead=$(($(ticks_us 5) - 20000))
 	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":1,\"count\":0,\"cpu_us\":0,\"source\":\"cgroup\",\"kind\":\"service\",\"cgroup\":\"$SSH\",\"unit\":\"ssh.service\",\"excess_cpu_us\":$ahead}"
+	advance_node 2
 	add_usage "$SSH" 100000
 	run_state
 	assert_equal "$(exited | jq -c '[.seq, .cpu_us, .excess_cpu_us]')" "[2,$((100000 - ahead)),null]"
+}
+
+@test "records never pass the node's time by residues or detail: what would is written the next interval, so each cgroup still gets its counter (proc-cputime(1), Exit accounting)" {
+	mkdir "$C/system.slice/cron.service"
+	printf 'usage_usec 0\n' > "$C/system.slice/cron.service/cpu.stat"
+	add_proc 500 cron 0 0 100050 /system.slice/cron.service
+	run_state
+	advance_node
+	set_ticks 300 25 20
+	# 4 s of node time; 50 ms of sshd's ticks and 4.05 s of residues
+	add_usage "$SSH" $(($(ticks_us 5) + 3000000))
+	add_usage /system.slice/cron.service 1050000
+	run_state
+	assert_success
+	records() {
+		printf '%s\n' "${lines[@]}" | jq -s "[.[] | select(.type == \"proc\" or .type == \"exited\") | $1] | add // 0"
+	}
+	assert_equal "$(records .cpu_us)" 4000000
+	assert_equal "$(records 'select(.type == "exited") | .cpu_us')" 3950000
+	cron='select(.cgroup == "/system.slice/cron.service") | .cpu_us'
+	ssh="select(.cgroup == \"$SSH\" and .type == \"exited\") | .cpu_us"
+	cron1=$(records "$cron") ssh1=$(records "$ssh")
+	# the next interval's node is idle: the 100 ms moved come anyway,
+	# each cgroup's part in its identity, as a residue has no ppid or comm
+	printf 'cpu  6300 0 2100 81550 1050 0 0 0 0 0\n' > "$P/stat"
+	echo "1020.00 1820.00" > "$P/uptime"
+	run_state
+	assert_success
+	assert_equal "$(records .cpu_us)" 100000
+	assert_equal "$(exited | jq -s -c 'map(.source, .count, .ppid, .comm) | unique')" '[null,0,"cgroup"]'
+	assert_equal $((cron1 + $(records "$cron"))) 1050000
+	assert_equal $((ssh1 + $(records "$ssh"))) 3000000
+	assert_equal "$(exited | jq -r 'select(.cgroup == "/system.slice/cron.service") | .unit')" cron.service
 }
 
 @test "the counters are read with the node's line, before a new process's identity: a slow cgroup file does not let them run on (proc-cputime(1), Records)" {
@@ -187,6 +221,7 @@ node_cpu_us() {
 	# file again (a --state run reads each process's identity anew).
 	rm "$P/400/cgroup"
 	printf '0::/user.slice\n' > "$P/400/cgroup"
+	advance_node 2
 	run_state
 	assert_equal "$(exited)" "{\"type\":\"exited\",\"seq\":2,\"count\":0,\"cpu_us\":80000,\"source\":\"cgroup\",\"kind\":\"service\",\"cgroup\":\"$SSH\",\"unit\":\"ssh.service\"}"
 }
@@ -201,6 +236,7 @@ node_cpu_us() {
 	touch "$C/cgroup.type"		# the root as a container sees it
 	rm "$S"
 	run_state
+	advance_node 2
 	set_ticks 2 0 5
 	add_usage / 50000
 	run_state
@@ -216,6 +252,7 @@ node_cpu_us() {
 	add_usage /system.slice/new.service "$(ticks_us 10)"
 	run_state
 	assert_equal "$(exited)" ""
+	advance_node 2
 	set_ticks 400 9 3
 	add_usage /system.slice/new.service $(($(ticks_us 2) + 40000))
 	run_state

@@ -34,10 +34,13 @@ add_proc() {
 	printf '0::%s\n' "$6" > "$P/$1/cgroup"
 }
 
-# The second sample: 1000 ticks pass, 400 of them active (ratio 0.4).
+# advance_node [N]: the sample after N (1) intervals from the fixture's:
+# 1000 ticks pass in each, 400 of them active (ratio 0.4).
 advance_node() {
-	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
-	echo "1010.00 1810.00" > "$P/uptime"
+	local n=${1:-1}
+	printf 'cpu  %d 0 %d %d %d 0 0 0 0 0\n' $((6000 + 300 * n)) \
+	    $((2000 + 100 * n)) $((80000 + 550 * n)) $((1000 + 50 * n)) > "$P/stat"
+	echo "$((1000 + 10 * n)).00 $((1800 + 10 * n)).00" > "$P/uptime"
 }
 
 # set_fdinfo PID FD KEY VALUE: sets a line of /proc/PID/fdinfo/FD.

@@ -481,8 +481,9 @@ kp_cgcpu_settle(struct kp_cgcpu *c)
  * us of a whole of whole_us, taken_us of it handed out before: its part of
  * part_us, in proportion, so that the parts add up to exactly part_us.
  */
-static int64_t
-share_us(int64_t *taken_us, int64_t part_us, int64_t whole_us, int64_t us)
+int64_t
+kp_cgcpu_part_us(int64_t *taken_us, int64_t part_us, int64_t whole_us,
+    int64_t us)
 {
 	__int128 before, after;
 
@@ -502,7 +503,8 @@ kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us)
 {
 	if ((n = base(n)) == NULL || n->detail_us == 0)
 		return detail_us;
-	return share_us(&n->taken_us, n->kept_us, n->detail_us, detail_us);
+	return kp_cgcpu_part_us(&n->taken_us, n->kept_us, n->detail_us,
+	    detail_us);
 }
 
 /* The same for a detail cut the interval before: what it is given now. */
@@ -511,7 +513,8 @@ kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us)
 {
 	if ((n = base(n)) == NULL || n->held_us == 0)
 		return held_us;
-	return share_us(&n->held_taken_us, n->given_us, n->held_us, held_us);
+	return kp_cgcpu_part_us(&n->held_taken_us, n->given_us, n->held_us,
+	    held_us);
 }
 
 /* The cgroup above n that is offered what n's counter cut, or NULL. */
@@ -530,8 +533,8 @@ kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us)
 {
 	if (a->below_us == 0)
 		return 0;
-	return share_us(&a->below_taken_us, a->below_given_us, a->below_us,
-	    cut_us);
+	return kp_cgcpu_part_us(&a->below_taken_us, a->below_given_us,
+	    a->below_us, cut_us);
 }
 
 /* Detail n's counter cut that no ancestor held: n's excess. */

@@ -146,8 +146,8 @@ hold_or_pass(struct kp_sampler *s, struct proc *a)
 	return 0;
 }
 
-static void
-append_detail(struct detail **v, size_t *n, size_t *cap,
+void
+sampler_append_detail(struct detail **v, size_t *n, size_t *cap,
     const struct detail *d)
 {
 	if (*n == *cap) {
@@ -160,7 +160,7 @@ append_detail(struct detail **v, size_t *n, size_t *cap,
 static void
 add_detail(struct kp_sampler *s, const struct detail *d)
 {
-	append_detail(&s->details, &s->ndetails, &s->detailcap, d);
+	sampler_append_detail(&s->details, &s->ndetails, &s->detailcap, d);
 }
 
 /*
@@ -176,7 +176,7 @@ static void
 residue_detail(struct kp_sampler *s, struct proc *a, int64_t cpu_us)
 {
 	struct detail d = { NULL, a->stat.pid, "", &a->id, a->cg, cpu_us, 0,
-	    "parent", 0, 0 };
+	    "parent", 0, 0, 0 };
 	struct proc *e = a->first_sub;
 
 	if (a->ndirect == 1)
@@ -343,7 +343,7 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 {
 	int64_t seen_us = kp_ticks_to_us(p->stat.cpu_ticks);
 	struct detail d = { p, p->stat.ppid, "", &p->id, p->cg, 0, 0,
-	    "taskstats", 0, 0 };
+	    "taskstats", 0, 0, 0 };
 	struct proc *a;
 
 	exec_since_seen(s, p, e);
@@ -367,7 +367,7 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 static void
 record_slices(struct kp_sampler *s)
 {
-	struct detail d = { NULL, 0, "", NULL, NULL, 0, 0, "parent", 0, 0 };
+	struct detail d = { NULL, 0, "", NULL, NULL, 0, 0, "parent", 0, 0, 0 };
 	struct proc *p, *a;
 	int64_t seen_us;
 	size_t i;
@@ -433,7 +433,7 @@ static void
 fact_unseen(struct kp_sampler *s, const struct kp_exit *e)
 {
 	struct detail d = { NULL, e->ppid, "", &s->unknown, NULL, fact_us(e),
-	    1, "taskstats", 0, 0 };
+	    1, "taskstats", 0, 0, 0 };
 	struct proc *named, *a = fact_reaper(s, e, &named);
 	struct kp_cgnode *own = NULL;
 
@@ -510,7 +510,9 @@ charge_cgroups(struct kp_sampler *s)
 			    0);
 	}
 	for (i = 0; i < s->ndetails; i++)
-		if (s->details[i].held)
+		if (s->details[i].late)
+			continue;	/* its counter's last interval had it */
+		else if (s->details[i].held)
 			kp_cgcpu_charge_held(s->details[i].cg,
 			    s->details[i].cpu_us);
 		else
@@ -538,8 +540,8 @@ by_fold(const void *a, const void *b)
  * A part of d that its counter cut, to be written elsewhere: as a detail
  * of no process, under d's parent and command name, counting no exit.
  */
-static struct detail
-cut_of(const struct detail *d, int64_t cut_us)
+struct detail
+sampler_cut_of(const struct detail *d, int64_t cut_us)
 {
 	struct detail c = *d;
 
@@ -560,11 +562,11 @@ cut_of(const struct detail *d, int64_t cut_us)
 static void
 hold_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
 {
-	struct detail h = cut_of(d, cut_us);
+	struct detail h = sampler_cut_of(d, cut_us);
 
 	h.id = &d->cg->id;
 	h.held = 1;
-	append_detail(&s->held, &s->nheld, &s->heldcap, &h);
+	sampler_append_detail(&s->held, &s->nheld, &s->heldcap, &h);
 }
 
 /*
@@ -577,7 +579,7 @@ hold_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
 static void
 pass_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
 {
-	struct detail up = cut_of(d, 0);
+	struct detail up = sampler_cut_of(d, 0);
 	struct kp_cgnode *a = d->cg;
 
 	up.above = 1;
@@ -601,7 +603,7 @@ counter_share(struct kp_sampler *s, const struct detail *d)
 {
 	int64_t got_us;
 
-	if (d->above)
+	if (d->above || d->late)
 		return d->cpu_us;
 	if (d->held)
 		return kp_cgcpu_take_held(d->cg, d->cpu_us);
@@ -613,9 +615,10 @@ counter_share(struct kp_sampler *s, const struct detail *d)
 
 /*
  * Each detail as much as its cgroup's counter leaves it, and the parts
- * its ancestors take, appended as it goes; a last slice to its process's
- * terminated record; the rest folded by parent, command name, cgroup and
- * source, in that order.
+ * its ancestors take, appended as it goes; then, where counters are read,
+ * no more than the node's time leaves the interval's detail and residues
+ * (node_fit.c); a last slice to its process's terminated record; the rest
+ * folded by parent, command name, cgroup and source, in that order.
  */
 static void
 settle_details(struct kp_sampler *s)
@@ -623,10 +626,14 @@ settle_details(struct kp_sampler *s)
 	struct detail d, *last;
 	size_t i, n = 0;
 
+	for (i = 0; s->cg != NULL && i < s->ndetails; i++) {
+		d = s->details[i];	/* a cut's parts are appended */
+		s->details[i].cpu_us = counter_share(s, &d);
+	}
+	if (s->cg != NULL)
+		sampler_fit_node(s);
 	for (i = 0; i < s->ndetails; i++) {
 		d = s->details[i];
-		if (s->cg != NULL)
-			d.cpu_us = counter_share(s, &d);
 		if (d.proc != NULL)
 			d.proc->slice_us += d.cpu_us;
 		else if (d.cpu_us > 0 || d.count > 0)
@@ -665,8 +672,12 @@ offer_held(struct kp_sampler *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nheld; i++)
+	for (i = 0; i < s->nheld; i++) {
+		if (s->held[i].late)	/* named by its cgroup's live ones */
+			s->held[i].id = sampler_group_identity(s,
+			    s->held[i].cg);
 		add_detail(s, &s->held[i]);
+	}
 	s->nheld = 0;
 }
 
@@ -700,7 +711,7 @@ sampler_account_exits(struct kp_sampler *s)
 
 /*
  * The held detail, for the state file:
- * [[cgroup, ppid, comm, source, cpu_us], ...].
+ * [[cgroup, ppid, comm, source, cpu_us, late], ...].
  */
 json_t *
 sampler_save_held(const struct kp_sampler *s)
@@ -711,9 +722,10 @@ sampler_save_held(const struct kp_sampler *s)
 
 	for (i = 0; i < s->nheld; i++) {
 		h = &s->held[i];
-		json_array_append_new(rows, json_pack("[o,I,o,s,I]",
+		json_array_append_new(rows, json_pack("[o,I,o,s,I,b]",
 		    kp_json_text(h->cg->path), (json_int_t)h->ppid,
-		    kp_json_text(h->comm), h->source, (json_int_t)h->cpu_us));
+		    kp_json_text(h->comm), h->source, (json_int_t)h->cpu_us,
+		    h->late));
 	}
 	return rows;
 }
@@ -730,17 +742,21 @@ load_held_row(struct kp_sampler *s, json_t *row, struct detail *h)
 	    strlen(comm) >= sizeof(h->comm) ||
 	    (h->cg = kp_cgcpu_node_at(s->cg, path)) == NULL || !h->cg->counted)
 		return -1;
+	/* A state of an older proc-cputime has no sixth: held, not late. */
+	h->late = json_is_true(json_array_get(row, 5));
 	if (strcmp(source, "parent") == 0)
 		h->source = "parent";
 	else if (strcmp(source, "taskstats") == 0)
 		h->source = "taskstats";
+	else if (strcmp(source, "cgroup") == 0 && h->late)
+		h->source = "cgroup";
 	else
 		return -1;
 	h->ppid = (pid_t)ppid;
 	snprintf(h->comm, sizeof(h->comm), "%s", comm);
 	h->id = &h->cg->id;
 	h->cpu_us = cpu_us;
-	h->held = 1;
+	h->held = !h->late;
 	return 0;
 }
 
@@ -756,6 +772,6 @@ sampler_load_held(struct kp_sampler *s, json_t *rows)
 	json_array_foreach(rows, i, row) {
 		memset(&h, 0, sizeof(h));
 		if (load_held_row(s, row, &h) == 0)
-			append_detail(&s->held, &s->nheld, &s->heldcap, &h);
+			sampler_append_detail(&s->held, &s->nheld, &s->heldcap, &h);
 	}
 }

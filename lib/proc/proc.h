@@ -156,6 +156,9 @@ int64_t kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us);
 struct kp_cgnode *kp_cgcpu_above(struct kp_cgnode *n);
 int64_t kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us);
 void kp_cgcpu_add_excess(struct kp_cgnode *n, int64_t cut_us);
+/* A share us of whole_us's part part_us, exact over all (taken_us: 0 first). */
+int64_t kp_cgcpu_part_us(int64_t *taken_us, int64_t part_us, int64_t whole_us,
+    int64_t us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
     void (*fn)(struct kp_cgnode *n, void *arg), void *arg);
 struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,

@@ -475,13 +475,23 @@ node_active_us(const struct kp_sampler *s, int64_t stat_us, int64_t total_us)
 	return us <= stat_us ? stat_us : us < total_us ? us : total_us;
 }
 
+/* The cpu record's cpu_us, for the interval the last two scans ended. */
+int64_t
+sampler_node_cpu_us(const struct kp_sampler *s)
+{
+	int64_t cpu_us, total_cpu_us;
+
+	kp_cpu_times_delta_us(&s->prev_cpu, &s->cpu, &cpu_us, &total_cpu_us);
+	return node_active_us(s, cpu_us, total_cpu_us);
+}
+
 static void
 cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 {
 	int64_t cpu_us, total_cpu_us;
 
 	kp_cpu_times_delta_us(&s->prev_cpu, &s->cpu, &cpu_us, &total_cpu_us);
-	cpu_us = node_active_us(s, cpu_us, total_cpu_us);
+	cpu_us = sampler_node_cpu_us(s);
 	kp_buf_rec(b, "cpu", seq);
 	kp_buf_int(b, "cpu_us", cpu_us);
 	kp_buf_int(b, "total_cpu_us", total_cpu_us);
@@ -519,15 +529,20 @@ proc_record(const struct kp_sampler *s, const struct proc *p, int64_t seq,
 	kp_identity_to_buf(&p->id, b);
 }
 
-/* Processes that ended unseen, folded by parent and command name. */
+/*
+ * Processes that ended unseen, folded by parent and command name; or a
+ * cgroup's residue moved from the interval before, which has neither.
+ */
 static void
 exited_record(const struct detail *d, int64_t seq, struct kp_buf *b)
 {
 	kp_buf_rec(b, "exited", seq);
 	kp_buf_int(b, "count", d->count);
 	kp_buf_int(b, "cpu_us", d->cpu_us);
-	kp_buf_int(b, "ppid", d->ppid);
-	kp_buf_text(b, "comm", d->comm);
+	if (strcmp(d->source, "cgroup") != 0) {
+		kp_buf_int(b, "ppid", d->ppid);
+		kp_buf_text(b, "comm", d->comm);
+	}
 	kp_buf_text(b, "source", d->source);
 	kp_identity_to_buf(d->id, b);
 }
