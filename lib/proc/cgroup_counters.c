@@ -259,8 +259,9 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 {
 	int64_t now_us;
 
-	n->have_delta = 0;
+	n->have_delta = n->final_read = 0;
 	n->procs_us = n->detail_us = n->taken_us = 0;
+	n->procs_given_us = n->procs_taken_us = 0;
 	n->excl_us = n->kept_us = n->residue_us = n->excess_us = 0;
 	n->held_us = n->given_us = n->held_taken_us = 0;
 	n->below_us = n->below_given_us = n->below_taken_us = 0;
@@ -270,6 +271,7 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 			return;
 		}
 		now_us = n->final_us;	/* gone since: as it was last known */
+		n->final_read = 1;
 	}
 	n->has_final = 0;
 	n->have_delta = n->have_last;
@@ -415,8 +417,10 @@ above(const struct kp_cgnode *n)
 }
 
 /*
- * One counted cgroup's own time.  What its processes' records give it
- * comes first; this interval's detail has what is left, the detail that
+ * One counted cgroup's own time.  What its processes' records give it,
+ * the live ones' clock ticks and the last slices of those that ended,
+ * comes first, with what they were cut before, as much as the counter's
+ * growth holds; this interval's detail has what is left, the detail that
  * its descendants' counters cut this interval what is still left, the
  * detail cut the interval before what is left then, and the rest is its
  * residue.  The detail never takes more than the counter leaves it in
@@ -426,23 +430,28 @@ above(const struct kp_cgnode *n)
  * energy (proc-cputime(1), "Exit accounting").  What is cut is offered to
  * its ancestors, nearest first: a process filed under a cgroup below the
  * one it ran in, as a runtime's under its own while its job ran in a
- * cgroup removed since, shows its time in that cgroup's ancestor.  Only
- * records ahead of the counter, which cannot be cut, are carried into the
- * cgroup's next intervals, so that over a run its time is its counter's.
+ * cgroup removed since, shows its time in that cgroup's ancestor.  What
+ * the processes' records pass the counter by, ticks rounding ahead of the
+ * scheduler's nanoseconds, is cut from them and owed: it is theirs in the
+ * next interval whose growth passes their ticks, as ticks that ran ahead
+ * fall behind (proc-cputime(1), "Exit accounting").  An interval with no
+ * process record of the cgroup keeps the debt.
  */
 static void
 settle_node(struct kp_cgnode *n)
 {
-	int64_t raw_us, left_us, room_us;
+	int64_t want_us, raw_us, room_us;
 	struct kp_cgnode *up;
 
-	raw_us = n->excl_us - n->procs_us - n->carry_us;
+	want_us = n->procs_us + n->carry_us;
+	room_us = n->excl_us > 0 ? n->excl_us : 0;
+	if (n->procs_us > 0) {
+		n->procs_given_us = want_us < room_us ? want_us : room_us;
+		n->carry_us = want_us - n->procs_given_us;
+	}
+	raw_us = room_us - n->procs_given_us;
 	n->kept_us = raw_us < n->detail_us ? raw_us : n->detail_us;
-	if (n->kept_us < 0)
-		n->kept_us = 0;
-	left_us = raw_us - n->kept_us;
-	n->carry_us = left_us < 0 ? -left_us : 0;
-	room_us = left_us > 0 ? left_us : 0;
+	room_us = raw_us - n->kept_us;
 	n->below_given_us = n->below_us < room_us ? n->below_us : room_us;
 	room_us -= n->below_given_us;
 	n->given_us = n->held_us < room_us ? n->held_us : room_us;
@@ -505,6 +514,19 @@ kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us)
 		return detail_us;
 	return kp_cgcpu_part_us(&n->taken_us, n->kept_us, n->detail_us,
 	    detail_us);
+}
+
+/*
+ * The part of the cgroup's proc records that a process's ticks_us gets:
+ * what the counter leaves them, in proportion.  Uncounted: all of it.
+ */
+int64_t
+kp_cgcpu_take_procs(struct kp_cgnode *n, int64_t ticks_us)
+{
+	if ((n = base(n)) == NULL || !n->have_delta || n->procs_us == 0)
+		return ticks_us;
+	return kp_cgcpu_part_us(&n->procs_taken_us, n->procs_given_us,
+	    n->procs_us, ticks_us);
 }
 
 /* The same for a detail cut the interval before: what it is given now. */

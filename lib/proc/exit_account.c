@@ -512,6 +512,9 @@ charge_cgroups(struct kp_sampler *s)
 	for (i = 0; i < s->ndetails; i++)
 		if (s->details[i].late)
 			continue;	/* its counter's last interval had it */
+		else if (s->details[i].proc != NULL)
+			kp_cgcpu_charge(s->details[i].cg,
+			    s->details[i].cpu_us, 0);
 		else if (s->details[i].held)
 			kp_cgcpu_charge_held(s->details[i].cg,
 			    s->details[i].cpu_us);
@@ -519,6 +522,12 @@ charge_cgroups(struct kp_sampler *s)
 			kp_cgcpu_charge(s->details[i].cg, 0,
 			    s->details[i].cpu_us);
 	kp_cgcpu_settle(s->cg);
+	for (i = 0; i < s->nlist; i++) {
+		p = s->list[i];
+		if (proctable_alive(s, p) && p->cg != NULL &&
+		    p->delta_ticks > 0)
+			p->record_us = kp_cgcpu_take_procs(p->cg, p->record_us);
+	}
 }
 
 static int
@@ -540,8 +549,8 @@ by_fold(const void *a, const void *b)
  * A part of d that its counter cut, to be written elsewhere: as a detail
  * of no process, under d's parent and command name, counting no exit.
  */
-struct detail
-sampler_cut_of(const struct detail *d, int64_t cut_us)
+static struct detail
+cut_of(const struct detail *d, int64_t cut_us)
 {
 	struct detail c = *d;
 
@@ -562,7 +571,7 @@ sampler_cut_of(const struct detail *d, int64_t cut_us)
 static void
 hold_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
 {
-	struct detail h = sampler_cut_of(d, cut_us);
+	struct detail h = cut_of(d, cut_us);
 
 	h.id = &d->cg->id;
 	h.held = 1;
@@ -579,7 +588,7 @@ hold_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
 static void
 pass_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
 {
-	struct detail up = sampler_cut_of(d, 0);
+	struct detail up = cut_of(d, 0);
 	struct kp_cgnode *a = d->cg;
 
 	up.above = 1;
@@ -605,6 +614,8 @@ counter_share(struct kp_sampler *s, const struct detail *d)
 
 	if (d->above || d->late)
 		return d->cpu_us;
+	if (d->proc != NULL)	/* a last slice, given as records are */
+		return kp_cgcpu_take_procs(d->cg, d->cpu_us);
 	if (d->held)
 		return kp_cgcpu_take_held(d->cg, d->cpu_us);
 	got_us = kp_cgcpu_take(d->cg, d->cpu_us);

@@ -121,11 +121,14 @@ struct kp_cgnode {
 	int counted;			/* it has a counter of tasks alone */
 	int have_last, have_delta;	/* read now; and at the read before */
 	int64_t last_us, delta_us;	/* the counter, and its growth */
+	int final_read;			/* read as final_us, not anew */
 	int has_final;			/* final_us: its counter as it was */
 	int64_t final_us;		/* when it was last known, to read */
 					/* where it is gone (kp_cgcpu_final) */
-	int64_t carry_us;		/* its records ahead of its counter */
+	int64_t carry_us;		/* cut of its proc records, owed */
 	int64_t procs_us, detail_us;	/* charged: records, and detail */
+	int64_t procs_given_us;		/* what its proc records get */
+	int64_t procs_taken_us;		/* of procs_us, handed out */
 	int64_t excl_us;		/* its growth less its counted children's */
 	int64_t kept_us, taken_us;	/* the detail it leaves, handed out */
 	int64_t held_us;		/* detail cut an interval before */
@@ -135,7 +138,7 @@ struct kp_cgnode {
 	int64_t below_given_us, below_taken_us;	/* of it, what its growth */
 					/* leaves unused; handed out */
 	int64_t residue_us;		/* what nothing else explains */
-	int64_t excess_us;		/* detail cut, and records ahead */
+	int64_t excess_us;		/* detail cut, and records owed */
 };
 struct kp_cgcpu;
 struct kp_cgcpu *kp_cgcpu_open(const char *root);	/* NULL: no counters */
@@ -152,6 +155,7 @@ int64_t kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us);
 /* The same for detail cut the interval before, offered once more. */
 void kp_cgcpu_charge_held(struct kp_cgnode *n, int64_t held_us);
 int64_t kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us);
+int64_t kp_cgcpu_take_procs(struct kp_cgnode *n, int64_t ticks_us);
 /* Detail a counter cut: its ancestors' leftovers, nearest first; excess. */
 struct kp_cgnode *kp_cgcpu_above(struct kp_cgnode *n);
 int64_t kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us);

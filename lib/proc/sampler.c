@@ -220,6 +220,7 @@ sample_pid(struct kp_sampler *s, int procfd, const char *name)
 		p->delta_ticks = born ? ps.cpu_ticks : 0;
 		p->growth_ticks = born ? ps.child_ticks : 0;
 	}
+	p->record_us = kp_ticks_to_us(p->delta_ticks);
 	keep_stat(s, p, fd);
 	p->gen = s->gen;
 	seen_add(s, p);
@@ -466,13 +467,23 @@ node_active_us(const struct kp_sampler *s, int64_t stat_us, int64_t total_us)
 	const struct kp_cpu_times *p = &s->prev_cpu, *c = &s->cpu;
 	int64_t tasks_us, us;
 
-	if (!p->has_kernel || !c->has_kernel ||
-	    kp_cgcpu_root_delta(s->cg, &tasks_us) < 0)
+	if (!sampler_node_counted(s, &tasks_us))
 		return stat_us;
 	us = tasks_us + kp_ticks_to_us(delta(c->irq_ticks, p->irq_ticks) +
 	    delta(c->softirq_ticks, p->softirq_ticks) +
 	    delta(c->steal_ticks, p->steal_ticks));
 	return us <= stat_us ? stat_us : us < total_us ? us : total_us;
+}
+
+/*
+ * Whether the node's time is had from the cpuacct root's counter, whose
+ * growth, then, is in *tasks_us.
+ */
+int
+sampler_node_counted(const struct kp_sampler *s, int64_t *tasks_us)
+{
+	return s->prev_cpu.has_kernel && s->cpu.has_kernel &&
+	    kp_cgcpu_root_delta(s->cg, tasks_us) == 0;
 }
 
 /* The cpu record's cpu_us, for the interval the last two scans ended. */
@@ -518,8 +529,7 @@ proc_record(const struct kp_sampler *s, const struct proc *p, int64_t seq,
 	kp_buf_text(b, "comm", p->stat.comm);
 	if (p->exe != NULL)
 		kp_buf_text(b, "exe", p->exe);
-	kp_buf_int(b, "cpu_us", terminated ? p->slice_us :
-	    kp_ticks_to_us(p->delta_ticks));
+	kp_buf_int(b, "cpu_us", terminated ? p->slice_us : p->record_us);
 	if (!terminated)	/* an ended pid's samples are the node's only */
 		kp_gpu_proc(s->gpu, p->stat.pid, b);
 	if (terminated)

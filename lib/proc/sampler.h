@@ -16,6 +16,8 @@ struct proc {
 	struct kp_pid_stat stat;	/* as of the latest scan */
 	struct proc *next_free;		/* in the pool's free list */
 	uint64_t delta_ticks;		/* CPU time since the previous scan */
+	int64_t record_us;		/* alive: its record's, cut to its */
+					/* cgroup's counter */
 	uint64_t growth_ticks;		/* its children's, reaped since then */
 	unsigned gen;			/* the scan that last saw it */
 	unsigned first_gen;		/* the scan that first saw it */
@@ -126,9 +128,9 @@ const struct kp_identity *sampler_group_identity(struct kp_sampler *s,
     struct kp_cgnode *n);
 void sampler_append_detail(struct detail **v, size_t *n, size_t *cap,
     const struct detail *d);
-struct detail sampler_cut_of(const struct detail *d, int64_t cut_us);
 void sampler_fit_node(struct kp_sampler *s);		/* node_fit.c */
 int64_t sampler_node_cpu_us(const struct kp_sampler *s);	/* sampler.c */
+int sampler_node_counted(const struct kp_sampler *s, int64_t *tasks_us);
 json_t *sampler_save_held(const struct kp_sampler *s);	/* new */
 void sampler_load_held(struct kp_sampler *s, json_t *rows);
 void sampler_exec_name(struct proc *p, const char *comm);	/* command.c */
