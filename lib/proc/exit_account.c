@@ -626,10 +626,10 @@ counter_share(struct kp_sampler *s, const struct detail *d)
 
 /*
  * Each detail as much as its cgroup's counter leaves it, and the parts
- * its ancestors take, appended as it goes; then, where counters are read,
- * no more than the node's time leaves the interval's detail and residues
- * (node_fit.c); a last slice to its process's terminated record; the rest
- * folded by parent, command name, cgroup and source, in that order.
+ * its ancestors take, appended as it goes; then the residues' part that
+ * would pass the node's time moved to the next interval (node_fit.c); a
+ * last slice to its process's terminated record; the rest folded by
+ * parent, command name, cgroup and source, in that order.
  */
 static void
 settle_details(struct kp_sampler *s)
@@ -783,6 +783,7 @@ sampler_load_held(struct kp_sampler *s, json_t *rows)
 	json_array_foreach(rows, i, row) {
 		memset(&h, 0, sizeof(h));
 		if (load_held_row(s, row, &h) == 0)
-			sampler_append_detail(&s->held, &s->nheld, &s->heldcap, &h);
+			sampler_append_detail(&s->held, &s->nheld,
+			    &s->heldcap, &h);
 	}
 }
