@@ -32,14 +32,30 @@ kp_wall_us(void)
 	return now_us(CLOCK_REALTIME);
 }
 
+static int64_t
+now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* The clock of /proc/PID/stat's starttime. */
 int64_t
 kp_boot_ns(void)
 {
-	struct timespec ts;
+	return now_ns(CLOCK_BOOTTIME);
+}
 
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+/*
+ * The clock a file's times are taken from: the wall clock as of the last
+ * tick, so that a file made after this call never has an earlier ctime.
+ */
+int64_t
+kp_file_time_ns(void)
+{
+	return now_ns(CLOCK_REALTIME_COARSE);
 }
 
 /* RFC 3339 UTC with microseconds: 2026-11-22T13:48:36.123456Z */

@@ -79,6 +79,7 @@ char *kp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int64_t kp_mono_us(void);		/* CLOCK_MONOTONIC in microseconds */
 int64_t kp_wall_us(void);		/* CLOCK_REALTIME in microseconds */
 int64_t kp_boot_ns(void);		/* CLOCK_BOOTTIME in nanoseconds */
+int64_t kp_file_time_ns(void);		/* as a file's ctime, nanoseconds */
 void kp_format_ts(char *buf, size_t len, int64_t wall_us);
 struct kp_clock {		/* a producer's intervals */
 	int64_t interval_us;	/* between deadlines; 0: a one-shot run */

@@ -4,7 +4,7 @@
  * test sets up what a live run meets only by chance (an exec read while
  * the process exits, a lost event).
  *
- *	events-replay DIR
+ *	events-replay DIR [CGROUPS]
  *
  * reads lines, each one event on CPU numbered SEQ there:
  *
@@ -15,6 +15,17 @@
  *	cgroup PID				prints PID's cgroup
  *	lost					prints the events lost so far
  *
+ * and, with CGROUPS, where a cgroup hierarchy is mounted, whose counter of
+ * a cgroup no scan has read is read at each exit of its processes:
+ *
+ *	since NS				the latest scan began at NS,
+ *						 as file times go
+ *	read PATH				a scan's read of the counters:
+ *						 prints "PATH DELTA", or "PATH -"
+ *	usage DIR NS				sets the v1 counter of the
+ *						 cgroup directory DIR
+ *	rm DIR					removes it
+ *
  * The tree may change between lines: the test edits it.  Exit status 1
  * on a line it cannot read.
  */
@@ -22,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
@@ -82,6 +94,55 @@ event(struct kp_events *ev, const char *line)
 		errx(1, "not an event: %s", line);
 }
 
+static struct kp_cgcpu *counters;
+static long long since_ns;
+
+static void
+exit_cgroup(const char *cgroup, void *arg)
+{
+	(void)arg;
+	kp_cgcpu_read_ended(counters, cgroup, since_ns);
+}
+
+static void
+read_counters(const char *path)
+{
+	struct kp_cgnode *n = kp_cgcpu_node_at(counters, path);
+
+	kp_cgcpu_want(counters, n);
+	kp_cgcpu_read(counters);
+	if (n->have_delta)
+		printf("%s %lld\n", path, (long long)n->delta_us);
+	else
+		printf("%s -\n", path);
+}
+
+/* The lines on cgroups: 1, or 0 for a line of another kind. */
+static int
+cgroup_line(const char *line)
+{
+	char path[200], file[256];
+	long long ns;
+	FILE *f;
+
+	if (sscanf(line, "since %lld", &since_ns) == 1)
+		return 1;
+	if (sscanf(line, "read %199s", path) == 1)
+		read_counters(path);
+	else if (sscanf(line, "usage %199s %lld", path, &ns) == 2) {
+		snprintf(file, sizeof(file), "%s/cpuacct.usage", path);
+		if ((f = fopen(file, "w")) == NULL ||
+		    fprintf(f, "%lld\n", ns) < 0 || fclose(f) != 0)
+			err(1, "%s", file);
+	} else if (sscanf(line, "rm %199s", path) == 1) {
+		snprintf(file, sizeof(file), "%s/cpuacct.usage", path);
+		if (unlink(file) < 0 || rmdir(path) < 0)
+			err(1, "%s", path);
+	} else
+		return 0;
+	return 1;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -90,10 +151,17 @@ main(int argc, char *argv[])
 	const char *cg;
 	long long pid;
 
-	if (argc != 2)
-		errx(1, "usage: events-replay dir");
+	if (argc != 2 && argc != 3)
+		errx(1, "usage: events-replay dir [cgroups]");
 	ev = kp_events_parser(argv[1]);
+	if (argc == 3) {
+		if ((counters = kp_cgcpu_open(argv[2])) == NULL)
+			errx(1, "%s: no counters", argv[2]);
+		kp_events_on_exit(ev, exit_cgroup, NULL);
+	}
 	while (fgets(line, sizeof(line), stdin) != NULL) {
+		if (counters != NULL && cgroup_line(line))
+			continue;
 		if (strcmp(line, "cut\n") == 0)
 			kp_events_cut(ev);
 		else if (strcmp(line, "lost\n") == 0)
@@ -106,5 +174,6 @@ main(int argc, char *argv[])
 			event(ev, line);
 	}
 	kp_events_close(ev);
+	kp_cgcpu_free(counters);
 	return 0;
 }

@@ -184,7 +184,7 @@ near() {
 	    [ $((($1 - slack_us) * 100)) -le $((105 * $2)) ]
 }
 
-@test "live, unprivileged: a reaping parent's residue goes to its one ended child's exec-time cgroup; two that disagree stay in its own, held by the pod's counter" {
+@test "live, unprivileged: a reaping parent's residue goes to its one ended child's exec-time cgroup; of two that disagree, each job's counter read at its exit gives it its own time and the residue is not told again, else the pod's counter holds it" {
 	needs_root
 	reaping_runtime
 	cat "$BATS_TEST_TMPDIR/err" >&2
@@ -195,9 +195,17 @@ near() {
 		# Without the events, the counters alone: the pod holds it.
 		near "$(in_cgroups 3 "startswith(\"$POD\")")" "$(job_us job1)"
 	fi
-	# Two jobs in cgroups of their own: their residue is the runtime's,
-	# which its cgroup's counter cuts and the pod's leftover takes.
-	assert_equal "$(in_cgroups 4 "startswith(\"$POD/job\")")" 0
+	# Two jobs in cgroups of their own: a job's cgroup, made since the
+	# last scan, is read at its exit, and where that read came before the
+	# rmdir, the job has its own time there and the runtime's residue
+	# says it no more; else the residue is the runtime's, which its
+	# cgroup's counter cuts and the pod's leftover takes (proc-cputime(1),
+	# Exit accounting).  Never another job's time, nor twice.
+	for job in job2 job3; do
+		got=$(in_cgroups 4 ". == \"$POD/$job\"")
+		echo "$job: $got us in its own cgroup"
+		[ "$got" -eq 0 ] || near "$got" "$(job_us "$job")"
+	done
 	near "$(in_cgroups 4 "startswith(\"$POD\")")" \
 	    $(($(job_us job2) + $(job_us job3)))
 	run jq -s --arg p "$POD" '[.[] | select(.cgroup // "" | startswith($p)) |
@@ -285,6 +293,63 @@ cgroup 104'
 104: 5:net_cls:/
 3:cpu,cpuacct:/pod/job4
 0::/pod/job4'
+}
+
+# counters_replay LINES: events-replay over $P with the v1 cpuacct
+# hierarchy $G, where /pod holds 1 s and /pod/job, made by the test, 250 ms;
+# pid 101 runs in /pod/job.  $made: when /pod/job was made, in seconds.
+counters_replay() {
+	test_driver events-replay
+	run "$KP_ROOT/tests/events-replay" "$P" "$G" <<< "$1"
+}
+
+counters_setup() {
+	P=$BATS_TEST_TMPDIR/proc
+	G=$BATS_TEST_TMPDIR/cgroup
+	add_proc 101 job 0 0 2 /
+	printf '4:cpu,cpuacct:/pod/job\n0::/\n' > "$P/101/cgroup"
+	mkdir -p "$G/cpuacct/pod/job"
+	echo 5000000000 > "$G/cpuacct/cpuacct.usage"
+	echo 1000000000 > "$G/cpuacct/pod/cpuacct.usage"
+	echo 250000000 > "$G/cpuacct/pod/job/cpuacct.usage"
+	made=$(stat -c %Z "$G/cpuacct/pod/job")
+}
+
+@test "a cgroup made since the latest scan, which no scan read, is read at each exit of its processes: the next read takes the last reading once it is gone (proc-cputime(1), Exit accounting)" {
+	counters_setup
+	add_proc 102 job 0 0 2 /
+	cp "$P/101/cgroup" "$P/102/cgroup"
+	counters_replay "since $(((made - 1) * 1000000000))
+exec 0 1 101
+exec 0 2 102
+exit 0 3 101
+usage $G/cpuacct/pod/job 400000000
+exit 0 4 102
+usage $G/cpuacct/pod/job 999000000
+rm $G/cpuacct/pod/job
+read /pod/job"
+	# from 0, as no scan read it: the job's whole 400 ms
+	assert_output '/pod/job 400000'
+}
+
+@test "a cgroup made before the latest scan is not read at an exit: its counter holds earlier intervals' time; nor one a scan has read" {
+	counters_setup
+	counters_replay "since $(((made + 1) * 1000000000))
+exec 0 1 101
+exit 0 2 101
+rm $G/cpuacct/pod/job
+read /pod/job"
+	assert_output '/pod/job -'
+	counters_setup
+	counters_replay "since $(((made - 1) * 1000000000))
+read /pod/job
+usage $G/cpuacct/pod/job 400000000
+exec 0 1 101
+exit 0 2 101
+rm $G/cpuacct/pod/job
+read /pod/job"
+	assert_output '/pod/job -
+/pod/job -'
 }
 
 @test "events lost: the gaps in each CPU's numbering, wherever they come" {

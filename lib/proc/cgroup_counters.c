@@ -263,6 +263,7 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 	n->procs_us = n->detail_us = n->taken_us = 0;
 	n->procs_given_us = n->procs_taken_us = 0;
 	n->excl_us = n->kept_us = n->residue_us = n->excess_us = 0;
+	n->moved_us = 0;
 	n->held_us = n->given_us = n->held_taken_us = 0;
 	n->below_us = n->below_given_us = n->below_taken_us = 0;
 	if (!n->counted || kp_cgcpu_usage(c, n, &now_us) < 0) {
@@ -684,6 +685,45 @@ kp_cgcpu_final(struct kp_cgnode *n, int64_t usage_us)
 		n->have_last = 1;
 		n->last_us = 0;
 	}
+}
+
+/* When n's directory was made, as file times go: its ctime; or -1. */
+static int64_t
+made_ns(const struct kp_cgcpu *c, const struct kp_cgnode *n)
+{
+	char *dir = node_dir(c, n);
+	struct stat st;
+	int r = stat(dir, &st);
+
+	free(dir);
+	if (r < 0)
+		return -1;
+	return (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+}
+
+/*
+ * A process of the cgroup of text ended, as the process events tell: a
+ * cgroup no scan has read, as a job's or a short container's made since
+ * the last, may be removed once its last process is reaped, before the
+ * next scan.  Its counter is read now, and again at each exit in it, and
+ * the next read that finds it gone takes the last reading (proc-cputime(1),
+ * "Exit accounting").  It counts from 0 only if it was made after the scan
+ * that began at since_ns (kp_file_time_ns, the clock of its ctime): an
+ * older one holds time of earlier intervals, and is left alone.
+ */
+void
+kp_cgcpu_read_ended(struct kp_cgcpu *c, const char *text, int64_t since_ns)
+{
+	struct kp_cgnode *n;
+	int64_t usage_us;
+
+	if (c == NULL || (n = kp_cgcpu_node(c, text)) == NULL ||
+	    n->parent == NULL || (n->have_last && !n->has_final) ||
+	    (!n->has_final && made_ns(c, n) < since_ns) ||
+	    kp_cgcpu_usage(c, n, &usage_us) < 0)
+		return;
+	kp_cgcpu_final(n, usage_us);
+	kp_cgcpu_want(c, n);
 }
 
 /* Removes n, made by kp_cgcpu_make: 0, or -1 and errno (EBUSY: in use). */

@@ -56,6 +56,8 @@ struct kp_events {
 	int acked, ack_err;
 	pid_t proof_pid;	/* whose exec proves the subscription */
 	int proven;
+	kp_exit_cgroup_fn *on_exit;	/* told each exit's cgroup, or NULL */
+	void *on_exit_arg;
 };
 
 static void
@@ -215,6 +217,8 @@ on_exit_event(struct kp_events *ev, const struct proc_event *pe)
 		e->ended = ev->cuts + 1;
 		/* 0 from a kernel whose event is too short to carry it. */
 		e->ppid = pe->event_data.exit.parent_tgid;
+		if (e->cgroup != NULL && ev->on_exit != NULL)
+			ev->on_exit(e->cgroup, ev->on_exit_arg);
 	}
 }
 
@@ -485,6 +489,19 @@ kp_events_each_ended(struct kp_events *ev, kp_ended_fn *fn, void *arg)
 		return;
 	a.cut = ev->cuts;
 	kp_map_each(ev->pids, visit_ended, &a);
+}
+
+/*
+ * fn is told, at each process's exit event, the cgroup it ran in: a job's
+ * cgroup may be removed once its last process is reaped, before any scan.
+ */
+void
+kp_events_on_exit(struct kp_events *ev, kp_exit_cgroup_fn *fn, void *arg)
+{
+	if (ev == NULL)
+		return;
+	ev->on_exit = fn;
+	ev->on_exit_arg = arg;
 }
 
 uint64_t

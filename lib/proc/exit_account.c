@@ -146,8 +146,8 @@ hold_or_pass(struct kp_sampler *s, struct proc *a)
 	return 0;
 }
 
-void
-sampler_append_detail(struct detail **v, size_t *n, size_t *cap,
+static void
+append_detail(struct detail **v, size_t *n, size_t *cap,
     const struct detail *d)
 {
 	if (*n == *cap) {
@@ -160,7 +160,7 @@ sampler_append_detail(struct detail **v, size_t *n, size_t *cap,
 static void
 add_detail(struct kp_sampler *s, const struct detail *d)
 {
-	sampler_append_detail(&s->details, &s->ndetails, &s->detailcap, d);
+	append_detail(&s->details, &s->ndetails, &s->detailcap, d);
 }
 
 /*
@@ -208,12 +208,26 @@ reap_begin(struct kp_sampler *s)
 		p->facts_us = p->carry_us = 0;
 		p->nsub = p->ndirect = p->nexec = 0;
 		p->mixed_comm = p->mixed_cg = p->mixed_exec = 0;
+		p->exec_uncounted = 0;
 	}
 	if (!(s->exits & KP_EXITS_PARENT))
 		return;
 	for (i = 0; i < s->nlist; i++)
 		if (!proctable_alive(s, s->list[i]))
 			subtract_ended(s, s->list[i]);
+}
+
+/*
+ * Whether a's residue is its ended children's alone, each seen ending in
+ * a cgroup of its own whose counter moved by a known amount, as a job's
+ * read at its exit does: those counters hold what the residue would tell
+ * again, and more exactly (proc-cputime(1), "Exit accounting").
+ */
+static int
+counted_below(const struct proc *a)
+{
+	return a->nsub == 0 && a->nexec > 0 && a->mixed_exec &&
+	    !a->exec_uncounted;
 }
 
 /* Once the exit facts are subtracted too: each reaper's residue. */
@@ -226,7 +240,8 @@ reap(struct kp_sampler *s)
 
 	r = reapers(s, &n);
 	for (i = 0; i < n; i++)
-		if ((cpu_us = hold_or_pass(s, r[i])) > 0)
+		if ((cpu_us = hold_or_pass(s, r[i])) > 0 &&
+		    !counted_below(r[i]))
 			residue_detail(s, r[i], cpu_us);
 }
 
@@ -493,6 +508,7 @@ ended_unseen(pid_t pid, pid_t ppid, const char *cgroup, void *arg)
 		a->exec_cg = n;
 	else
 		a->mixed_exec |= a->exec_cg != n;
+	a->exec_uncounted |= n == NULL || !n->have_delta;
 }
 
 /* What each process's records and each detail give its cgroup. */
@@ -575,7 +591,7 @@ hold_cut(struct kp_sampler *s, const struct detail *d, int64_t cut_us)
 
 	h.id = &d->cg->id;
 	h.held = 1;
-	sampler_append_detail(&s->held, &s->nheld, &s->heldcap, &h);
+	append_detail(&s->held, &s->nheld, &s->heldcap, &h);
 }
 
 /*
@@ -625,6 +641,22 @@ counter_share(struct kp_sampler *s, const struct detail *d)
 }
 
 /*
+ * A residue's part that would pass the node's time, held for the next
+ * interval as a detail of no process, with the cgroup's identity and no
+ * ppid or comm (node_fit.c).
+ */
+static void
+hold_moved(struct kp_cgnode *n, void *arg)
+{
+	struct kp_sampler *s = arg;
+	struct detail late = { NULL, 0, "", &n->id, n, n->moved_us, 0,
+	    "cgroup", 0, 0, 1 };
+
+	if (n->moved_us > 0)
+		append_detail(&s->held, &s->nheld, &s->heldcap, &late);
+}
+
+/*
  * Each detail as much as its cgroup's counter leaves it, and the parts
  * its ancestors take, appended as it goes; then the residues' part that
  * would pass the node's time moved to the next interval (node_fit.c); a
@@ -641,8 +673,10 @@ settle_details(struct kp_sampler *s)
 		d = s->details[i];	/* a cut's parts are appended */
 		s->details[i].cpu_us = counter_share(s, &d);
 	}
-	if (s->cg != NULL)
+	if (s->cg != NULL) {
 		sampler_fit_node(s);
+		kp_cgcpu_each(s->cg, hold_moved, s);
+	}
 	for (i = 0; i < s->ndetails; i++) {
 		d = s->details[i];
 		if (d.proc != NULL)
@@ -783,7 +817,6 @@ sampler_load_held(struct kp_sampler *s, json_t *rows)
 	json_array_foreach(rows, i, row) {
 		memset(&h, 0, sizeof(h));
 		if (load_held_row(s, row, &h) == 0)
-			sampler_append_detail(&s->held, &s->nheld,
-			    &s->heldcap, &h);
+			append_detail(&s->held, &s->nheld, &s->heldcap, &h);
 	}
 }

@@ -50,31 +50,23 @@ sum_records(struct fit *f)
 	kp_cgcpu_each(s->cg, sum_residue, f);
 }
 
-/*
- * A residue's part of the cut, held for the next interval as a detail of
- * no process, with the cgroup's identity and no ppid or comm.
- */
+/* A residue's part of the cut, in moved_us, for the next interval. */
 static void
 move_residue(struct kp_cgnode *n, void *arg)
 {
 	struct fit *f = arg;
-	struct detail late = { NULL, 0, "", &n->id, n, 0, 0, "cgroup", 0, 0,
-	    1 };
 
 	if (!n->have_delta || n->residue_us <= 0 || n->final_read)
 		return;
-	late.cpu_us = kp_cgcpu_part_us(&f->taken_us, f->cut_us,
+	n->moved_us = kp_cgcpu_part_us(&f->taken_us, f->cut_us,
 	    f->movable_us, n->residue_us);
-	if (late.cpu_us == 0)
-		return;
-	n->residue_us -= late.cpu_us;
-	sampler_append_detail(&f->s->held, &f->s->nheld, &f->s->heldcap,
-	    &late);
+	n->residue_us -= n->moved_us;
 }
 
 /*
  * The interval's records pass the node's time: the residues of counters
- * read anew give up that much, at most all they have, to the next one.
+ * read anew give up that much, at most all they have, each part in its
+ * cgroup's moved_us for the next interval.
  */
 void
 sampler_fit_node(struct kp_sampler *s)

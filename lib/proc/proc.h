@@ -138,6 +138,7 @@ struct kp_cgnode {
 	int64_t below_given_us, below_taken_us;	/* of it, what its growth */
 					/* leaves unused; handed out */
 	int64_t residue_us;		/* what nothing else explains */
+	int64_t moved_us;		/* of it, what the next interval gets */
 	int64_t excess_us;		/* detail cut, and records owed */
 };
 struct kp_cgcpu;
@@ -147,6 +148,8 @@ struct kp_cgnode *kp_cgcpu_node(struct kp_cgcpu *c, const char *text);
 struct kp_cgnode *kp_cgcpu_node_at(struct kp_cgcpu *c, const char *path);
 void kp_cgcpu_want(struct kp_cgcpu *c, struct kp_cgnode *n);
 void kp_cgcpu_read_known(struct kp_cgcpu *c);
+void kp_cgcpu_read_ended(struct kp_cgcpu *c, const char *text,
+    int64_t since_ns);
 int kp_cgcpu_root_delta(const struct kp_cgcpu *c, int64_t *delta_us);
 void kp_cgcpu_read(struct kp_cgcpu *c);
 void kp_cgcpu_charge(struct kp_cgnode *n, int64_t procs_us, int64_t detail_us);
@@ -364,6 +367,9 @@ typedef void kp_ended_fn(pid_t pid, pid_t ppid, const char *cgroup,
     void *arg);
 /* Those ended between the last two cuts: pid, parent, cgroup at exec. */
 void kp_events_each_ended(struct kp_events *ev, kp_ended_fn *fn, void *arg);
+/* Called at each process's exit event with its cgroup at exec, if known. */
+typedef void kp_exit_cgroup_fn(const char *cgroup, void *arg);
+void kp_events_on_exit(struct kp_events *ev, kp_exit_cgroup_fn *fn, void *arg);
 uint64_t kp_events_lost(const struct kp_events *ev);	/* since open */
 void kp_events_close(struct kp_events *ev);
 
@@ -384,6 +390,7 @@ typedef int kp_exits_fn(const struct kp_exit *e, int before, void *arg);
 void kp_exits_each(struct kp_exits *x, kp_exits_fn *fn, void *arg);
 const struct kp_exit *kp_exits_find(const struct kp_exits *x, pid_t pid);
 void kp_exits_each_ended(struct kp_exits *x, kp_ended_fn *fn, void *arg);
+void kp_exits_on_exit(struct kp_exits *x, kp_exit_cgroup_fn *fn, void *arg);
 uint64_t kp_exits_dropped(struct kp_exits *x);	/* since the last call */
 uint64_t kp_exits_events_lost(struct kp_exits *x);	/* the same */
 int kp_exits_hearing(const struct kp_exits *x);	/* process events */

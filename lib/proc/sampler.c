@@ -353,6 +353,7 @@ kp_sampler_scan(struct kp_sampler *s)
 	proctable_drop_ended(s);
 	kp_exits_drain(s->facts);
 	kp_exits_cut(s->facts);
+	s->scan_ns = kp_file_time_ns();
 	s->exits_dropped = (int64_t)kp_exits_dropped(s->facts);
 	s->events_lost = (int64_t)kp_exits_events_lost(s->facts);
 	s->prev_uptime_ticks = s->uptime_ticks;
@@ -397,6 +398,20 @@ kp_sampler_set_exits(struct kp_sampler *s, int sources, const char *root)
 }
 
 /*
+ * A process ended, as the process events tell: the counter of its cgroup,
+ * if no scan has read it and it was made since the latest began, before
+ * it may be removed (proc-cputime(1), "Exit accounting").
+ */
+static void
+exit_cgroup(const char *cgroup, void *arg)
+{
+	struct kp_sampler *s = arg;
+
+	if (s->scans > 0)
+		kp_cgcpu_read_ended(s->cg, cgroup, s->scan_ns);
+}
+
+/*
  * Where the kernel's exit facts come from (KP_EXITS_TASKSTATS), or NULL:
  * a listener the caller drains between scans, as the scan does itself.
  */
@@ -404,6 +419,7 @@ void
 kp_sampler_set_facts(struct kp_sampler *s, struct kp_exits *x)
 {
 	s->facts = x;
+	kp_exits_on_exit(x, exit_cgroup, s);
 }
 
 /*

@@ -45,6 +45,7 @@ struct proc {
 	unsigned nexec;			/* its children ended unseen, known */
 	struct kp_cgnode *exec_cg;	/* from the process events; the */
 	int mixed_exec;			/* first's cgroup at its exec; others' */
+	int exec_uncounted;		/* one of theirs has no counter read */
 	int depth;			/* alive: its alive ancestors */
 };
 
@@ -102,6 +103,8 @@ struct kp_sampler {
 	struct kp_exits *facts;		/* exit facts, borrowed; or NULL */
 	int64_t exits_dropped;		/* the interval's, lost by the kernel */
 	int64_t events_lost;		/* the interval's process events lost */
+	int64_t scan_ns;		/* when the latest scan began, as */
+					/* file times go */
 	struct kp_identity unknown;	/* of a process whose kin are unseen */
 	struct kp_gpu *gpu;		/* GPU time, or NULL: none read */
 };
@@ -126,8 +129,6 @@ void sampler_take_vm(struct kp_identity *id,
     const struct kp_identity *from);			/* vm_scope.c */
 const struct kp_identity *sampler_group_identity(struct kp_sampler *s,
     struct kp_cgnode *n);
-void sampler_append_detail(struct detail **v, size_t *n, size_t *cap,
-    const struct detail *d);
 void sampler_fit_node(struct kp_sampler *s);		/* node_fit.c */
 int64_t sampler_node_cpu_us(const struct kp_sampler *s);	/* sampler.c */
 int sampler_node_counted(const struct kp_sampler *s, int64_t *tasks_us);
