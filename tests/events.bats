@@ -211,7 +211,14 @@ near() {
 	run jq -s --arg p "$POD" '[.[] | select(.cgroup // "" | startswith($p)) |
 	    .excess_cpu_us // 0] | max' "$BATS_TEST_TMPDIR/out"
 	echo "excess $output us"
-	[ "$output" -le "$(ticks_us 2)" ]
+	# Where the events could not name a job's cgroup in time for its
+	# reaper's residue (a loaded machine), the residue is filed under the
+	# runtime while the job's own counter holds it too: the counters cut
+	# it and report the difference (proc-cputime(1), Exit accounting).
+	# That is one job's time at most, never the two's.
+	local most=$(($(job_us job2) > $(job_us job3) ? $(job_us job2) : $(job_us job3)))
+	[ "$output" -le "$(ticks_us 2)" ] ||
+	    [ "$output" -le $((most + $(ticks_us 2))) ]
 }
 
 @test "live, unprivileged, without the process events (another network namespace): said once; the pod's counter holds its jobs' CPU time" {
