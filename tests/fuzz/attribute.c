@@ -126,6 +126,24 @@ line_passed_on(const char *line, size_t len)
 	return n;
 }
 
+/*
+ * Whether a line that is not a JSON object may end the stage: it does
+ * where no record was taken before it, and the stage refuses a record it
+ * reads (a proc record without a pid, a sum past 2^60), which is then as
+ * if never read.  Only a header or an interval record, which the reader
+ * alone judges, is sure to stay taken.
+ */
+static int
+may_end(const struct kp_reader *r, int n, const struct kp_record *rec,
+    int *anchored)
+{
+	if (n > 0)
+		*anchored |= rec_is_type(rec, "header") ||
+		    rec_is_type(rec, "interval");
+	return n < 0 && (kp_reader_fatal(r) || (!*anchored &&
+	    strncmp(kp_reader_why(r), "not a JSON object", 17) == 0));
+}
+
 /* An input to skip (see above). */
 static int
 skipped(const uint8_t *data, size_t size)
@@ -133,14 +151,14 @@ skipped(const uint8_t *data, size_t size)
 	const char *p = (const char *)data, *end = p + size, *nl;
 	struct kp_reader *r;
 	struct kp_record rec;
-	int n, fatal = 0;
+	int n, fatal = 0, anchored = 0;
 
 	if (memmem(data, size, "\"ts\"", 4) != NULL ||
 	    memmem(data, size, "\\u", 2) != NULL)
 		return 1;
 	r = kp_reader_open_mem((const char *)data, size, "fuzz");
 	while ((n = kp_reader_read(r, &rec)) != 0 && !fatal)
-		fatal = n < 0 && kp_reader_fatal(r);
+		fatal = may_end(r, n, &rec, &anchored);
 	kp_reader_close(r);
 	for (; !fatal && p < end; p = nl + 1) {
 		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
