@@ -41,7 +41,7 @@ PROCOBJ = lib/proc/cgroup_counters.o lib/proc/command.o lib/proc/cpuinfo.o \
 	lib/proc/drm.o lib/proc/drm_idle.o lib/proc/exec_cgroups.o \
 	lib/proc/exit_account.o lib/proc/exit_queue.o lib/proc/exit_taskstats.o \
 	lib/proc/gpu.o lib/proc/gpu_nvml.o lib/proc/gpu_table.o lib/proc/identity.o \
-	lib/proc/names.o lib/proc/node_fit.o lib/proc/options.o lib/proc/procfs.o \
+	lib/proc/names.o lib/proc/options.o lib/proc/procfs.o \
 	lib/proc/proctable.o lib/proc/sampler.o lib/proc/vm_scope.o
 # lib/nvml.o: libnvidia-ml, opened at run time, for the GPU's figures.
 GPUOBJ = lib/nvml.o
@@ -70,8 +70,7 @@ all: $(BIN)
 $(LIBOBJ): lib/kp.h config.mk
 $(PROCOBJ): lib/proc/proc.h
 $(GPUOBJ) cmd/rapl/nvml.o: lib/nvml.h
-lib/proc/sampler.o lib/proc/exit_account.o lib/proc/node_fit.o \
-    lib/proc/proctable.o \
+lib/proc/sampler.o lib/proc/exit_account.o lib/proc/proctable.o \
     lib/proc/command.o lib/proc/vm_scope.o: lib/proc/sampler.h
 lib/proc/sampler.o lib/proc/gpu.o lib/proc/drm.o lib/proc/drm_idle.o \
     lib/proc/gpu_nvml.o lib/proc/gpu_table.o: lib/proc/gpu.h

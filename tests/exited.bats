@@ -177,60 +177,6 @@ node_cpu_us() {
 	assert_equal "$(exited | jq -c '[.seq, .cpu_us, .excess_cpu_us]')" "[3,$((100000 - $(ticks_us 2) - cut)),null]"
 }
 
-@test "v1: records never pass the node's time by the residues of counters read after its line: what would is written the next interval, so each cgroup still gets its counter (proc-cputime(1), Exit accounting)" {
-	C=$(fixture_copy cgroup-v1)
-	H=$C/cpu,cpuacct
-	for pid in 1 2 100 200; do v1_cgroup "$pid" /; done
-	v1_cgroup 300 "$SSH"
-	mkdir "$H/system.slice/cron.service"
-	echo 0 > "$H/system.slice/cron.service/cpuacct.usage"
-	add_proc 500 cron 0 0 100050 /system.slice/cron.service
-	v1_cgroup 500 /system.slice/cron.service
-	run_state
-	# 4.6 s of node time: the root's 4 s of tasks, 0.6 s of irq,
-	# softirq and steal; the counters below grow 4.7 s, as counters
-	# read after the node's line would (each grown alone here)
-	printf 'cpu  6300 0 2100 80550 1050 10 20 30 0 0\n' > "$P/stat"
-	echo "1010.00 1810.00" > "$P/uptime"
-	set_ticks 300 25 20
-	grow() {
-		echo $(($(cat "$H$1/cpuacct.usage") + $2 * 1000)) > "$H$1/cpuacct.usage"
-	}
-	grow / 4000000
-	grow /system.slice 4700000
-	grow "$SSH" 3550000
-	grow /system.slice/cron.service 1150000
-	run_state
-	assert_success
-	records() {
-		printf '%s\n' "${lines[@]}" | jq -s "[.[] | select(.type == \"proc\" or .type == \"exited\") | $1] | add // 0"
-	}
-	assert_equal "$(jq -r 'select(.type == "cpu") | .cpu_us' <<< "$output")" 4600000
-	assert_equal "$(records .cpu_us)" 4600000
-	cron='select(.cgroup == "/system.slice/cron.service") | .cpu_us'
-	ssh="select(.cgroup == \"$SSH\") | .cpu_us"
-	cron1=$(records "$cron") ssh1=$(records "$ssh")
-	# the next interval's node is idle: the 100 ms moved come anyway,
-	# each cgroup's part in its identity, as a residue has no ppid or comm
-	printf 'cpu  6300 0 2100 81550 1050 10 20 30 0 0\n' > "$P/stat"
-	echo "1020.00 1820.00" > "$P/uptime"
-	run_state
-	assert_success
-	assert_equal "$(records .cpu_us)" 100000
-	assert_equal "$(exited | jq -s -c 'map(.source, .count, .ppid, .comm) | unique')" '[null,0,"cgroup"]'
-	assert_equal $((cron1 + $(records "$cron"))) 1150000
-	assert_equal $((ssh1 + $(records "$ssh"))) 3550000
-	assert_equal "$(exited | jq -r 'select(.cgroup == "/system.slice/cron.service") | .unit')" cron.service
-}
-
-@test "v2: the node's time is /proc/stat's ticks, which a partly idle CPU undercounts: records that pass it are not moved" {
-	run_state
-	advance_node
-	add_usage "$SSH" 4100000
-	run_state
-	assert_equal "$(exited | jq -c '[.seq, .cpu_us]')" '[1,4100000]'
-}
-
 @test "the counters are read with the node's line, before a new process's identity: a slow cgroup file does not let them run on (proc-cputime(1), Records)" {
 	run_state
 	advance_node

@@ -3,6 +3,7 @@
 # invalid access.  Under SANITIZE=1, LeakSanitizer and ASan do this instead.
 
 load test_helper
+load proc_helper
 
 setup() {
 	[ "${KP_SANITIZE:-}" != 1 ] || skip "sanitizer build: ASan checks memory"
@@ -73,9 +74,7 @@ clean() {
 	printf 'usage_usec 999000\n' > "$C/system.slice/ssh.service/cpu.stat"
 	awk '{ $16 = 90; print }' "$P/1/stat" > "$P/1/stat.new"
 	mv "$P/1/stat.new" "$P/1/stat"
-	# the node's time passes, with room for what the counters show
-	printf 'cpu  6300 0 2100 80550 1050 0 0 0 0 0\n' > "$P/stat"
-	echo "1010.00 1810.00" > "$P/uptime"
+	advance_node	# room for what the counters show
 	run vg proc-cputime --proc "$P" --cgroup-root "$C" --state "$S" </dev/null
 	clean
 	assert_output --partial '"type":"exited"'

@@ -259,11 +259,10 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 {
 	int64_t now_us;
 
-	n->have_delta = n->final_read = 0;
+	n->have_delta = 0;
 	n->procs_us = n->detail_us = n->taken_us = 0;
 	n->procs_given_us = n->procs_taken_us = 0;
 	n->excl_us = n->kept_us = n->residue_us = n->excess_us = 0;
-	n->moved_us = 0;
 	n->held_us = n->given_us = n->held_taken_us = 0;
 	n->below_us = n->below_given_us = n->below_taken_us = 0;
 	if (!n->counted || kp_cgcpu_usage(c, n, &now_us) < 0) {
@@ -272,7 +271,6 @@ read_node(const struct kp_cgcpu *c, struct kp_cgnode *n)
 			return;
 		}
 		now_us = n->final_us;	/* gone since: as it was last known */
-		n->final_read = 1;
 	}
 	n->has_final = 0;
 	n->have_delta = n->have_last;
@@ -491,9 +489,8 @@ kp_cgcpu_settle(struct kp_cgcpu *c)
  * us of a whole of whole_us, taken_us of it handed out before: its part of
  * part_us, in proportion, so that the parts add up to exactly part_us.
  */
-int64_t
-kp_cgcpu_part_us(int64_t *taken_us, int64_t part_us, int64_t whole_us,
-    int64_t us)
+static int64_t
+share_us(int64_t *taken_us, int64_t part_us, int64_t whole_us, int64_t us)
 {
 	__int128 before, after;
 
@@ -513,8 +510,7 @@ kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us)
 {
 	if ((n = base(n)) == NULL || n->detail_us == 0)
 		return detail_us;
-	return kp_cgcpu_part_us(&n->taken_us, n->kept_us, n->detail_us,
-	    detail_us);
+	return share_us(&n->taken_us, n->kept_us, n->detail_us, detail_us);
 }
 
 /*
@@ -524,10 +520,10 @@ kp_cgcpu_take(struct kp_cgnode *n, int64_t detail_us)
 int64_t
 kp_cgcpu_take_procs(struct kp_cgnode *n, int64_t ticks_us)
 {
-	if ((n = base(n)) == NULL || !n->have_delta || n->procs_us == 0)
+	if ((n = base(n)) == NULL || n->procs_us == 0)
 		return ticks_us;
-	return kp_cgcpu_part_us(&n->procs_taken_us, n->procs_given_us,
-	    n->procs_us, ticks_us);
+	return share_us(&n->procs_taken_us, n->procs_given_us, n->procs_us,
+	    ticks_us);
 }
 
 /* The same for a detail cut the interval before: what it is given now. */
@@ -536,8 +532,7 @@ kp_cgcpu_take_held(struct kp_cgnode *n, int64_t held_us)
 {
 	if ((n = base(n)) == NULL || n->held_us == 0)
 		return held_us;
-	return kp_cgcpu_part_us(&n->held_taken_us, n->given_us, n->held_us,
-	    held_us);
+	return share_us(&n->held_taken_us, n->given_us, n->held_us, held_us);
 }
 
 /* The cgroup above n that is offered what n's counter cut, or NULL. */
@@ -556,8 +551,8 @@ kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us)
 {
 	if (a->below_us == 0)
 		return 0;
-	return kp_cgcpu_part_us(&a->below_taken_us, a->below_given_us,
-	    a->below_us, cut_us);
+	return share_us(&a->below_taken_us, a->below_given_us, a->below_us,
+	    cut_us);
 }
 
 /* Detail n's counter cut that no ancestor held: n's excess. */

@@ -176,7 +176,7 @@ static void
 residue_detail(struct kp_sampler *s, struct proc *a, int64_t cpu_us)
 {
 	struct detail d = { NULL, a->stat.pid, "", &a->id, a->cg, cpu_us, 0,
-	    "parent", 0, 0, 0 };
+	    "parent", 0, 0 };
 	struct proc *e = a->first_sub;
 
 	if (a->ndirect == 1)
@@ -358,7 +358,7 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 {
 	int64_t seen_us = kp_ticks_to_us(p->stat.cpu_ticks);
 	struct detail d = { p, p->stat.ppid, "", &p->id, p->cg, 0, 0,
-	    "taskstats", 0, 0, 0 };
+	    "taskstats", 0, 0 };
 	struct proc *a;
 
 	exec_since_seen(s, p, e);
@@ -382,7 +382,7 @@ fact_slice(struct kp_sampler *s, struct proc *p, const struct kp_exit *e)
 static void
 record_slices(struct kp_sampler *s)
 {
-	struct detail d = { NULL, 0, "", NULL, NULL, 0, 0, "parent", 0, 0, 0 };
+	struct detail d = { NULL, 0, "", NULL, NULL, 0, 0, "parent", 0, 0 };
 	struct proc *p, *a;
 	int64_t seen_us;
 	size_t i;
@@ -448,7 +448,7 @@ static void
 fact_unseen(struct kp_sampler *s, const struct kp_exit *e)
 {
 	struct detail d = { NULL, e->ppid, "", &s->unknown, NULL, fact_us(e),
-	    1, "taskstats", 0, 0, 0 };
+	    1, "taskstats", 0, 0 };
 	struct proc *named, *a = fact_reaper(s, e, &named);
 	struct kp_cgnode *own = NULL;
 
@@ -511,24 +511,28 @@ ended_unseen(pid_t pid, pid_t ppid, const char *cgroup, void *arg)
 	a->exec_uncounted |= n == NULL || !n->have_delta;
 }
 
-/* What each process's records and each detail give its cgroup. */
+/* Whether p's proc record charges its cgroup: alive, with ticks. */
+static int
+ticked(const struct kp_sampler *s, const struct proc *p)
+{
+	return proctable_alive(s, p) && p->cg != NULL && p->delta_ticks > 0;
+}
+
+/*
+ * What each process's records and each detail give its cgroup; then each
+ * proc record's share of what the counter leaves them.
+ */
 static void
 charge_cgroups(struct kp_sampler *s)
 {
-	struct proc *p;
 	size_t i;
 
-	for (i = 0; i < s->nlist; i++) {
-		p = s->list[i];
-		if (proctable_alive(s, p) && p->cg != NULL &&
-		    p->delta_ticks > 0)
-			kp_cgcpu_charge(p->cg, kp_ticks_to_us(p->delta_ticks),
+	for (i = 0; i < s->nlist; i++)
+		if (ticked(s, s->list[i]))
+			kp_cgcpu_charge(s->list[i]->cg, s->list[i]->record_us,
 			    0);
-	}
 	for (i = 0; i < s->ndetails; i++)
-		if (s->details[i].late)
-			continue;	/* its counter's last interval had it */
-		else if (s->details[i].proc != NULL)
+		if (s->details[i].proc != NULL)
 			kp_cgcpu_charge(s->details[i].cg,
 			    s->details[i].cpu_us, 0);
 		else if (s->details[i].held)
@@ -538,12 +542,10 @@ charge_cgroups(struct kp_sampler *s)
 			kp_cgcpu_charge(s->details[i].cg, 0,
 			    s->details[i].cpu_us);
 	kp_cgcpu_settle(s->cg);
-	for (i = 0; i < s->nlist; i++) {
-		p = s->list[i];
-		if (proctable_alive(s, p) && p->cg != NULL &&
-		    p->delta_ticks > 0)
-			p->record_us = kp_cgcpu_take_procs(p->cg, p->record_us);
-	}
+	for (i = 0; i < s->nlist; i++)
+		if (ticked(s, s->list[i]))
+			s->list[i]->record_us = kp_cgcpu_take_procs(
+			    s->list[i]->cg, s->list[i]->record_us);
 }
 
 static int
@@ -628,7 +630,7 @@ counter_share(struct kp_sampler *s, const struct detail *d)
 {
 	int64_t got_us;
 
-	if (d->above || d->late)
+	if (d->above)
 		return d->cpu_us;
 	if (d->proc != NULL)	/* a last slice, given as records are */
 		return kp_cgcpu_take_procs(d->cg, d->cpu_us);
@@ -641,27 +643,10 @@ counter_share(struct kp_sampler *s, const struct detail *d)
 }
 
 /*
- * A residue's part that would pass the node's time, held for the next
- * interval as a detail of no process, with the cgroup's identity and no
- * ppid or comm (node_fit.c).
- */
-static void
-hold_moved(struct kp_cgnode *n, void *arg)
-{
-	struct kp_sampler *s = arg;
-	struct detail late = { NULL, 0, "", &n->id, n, n->moved_us, 0,
-	    "cgroup", 0, 0, 1 };
-
-	if (n->moved_us > 0)
-		append_detail(&s->held, &s->nheld, &s->heldcap, &late);
-}
-
-/*
  * Each detail as much as its cgroup's counter leaves it, and the parts
- * its ancestors take, appended as it goes; then the residues' part that
- * would pass the node's time moved to the next interval (node_fit.c); a
- * last slice to its process's terminated record; the rest folded by
- * parent, command name, cgroup and source, in that order.
+ * its ancestors take, appended as it goes; a last slice to its process's
+ * terminated record; the rest folded by parent, command name, cgroup and
+ * source, in that order.
  */
 static void
 settle_details(struct kp_sampler *s)
@@ -669,16 +654,10 @@ settle_details(struct kp_sampler *s)
 	struct detail d, *last;
 	size_t i, n = 0;
 
-	for (i = 0; s->cg != NULL && i < s->ndetails; i++) {
-		d = s->details[i];	/* a cut's parts are appended */
-		s->details[i].cpu_us = counter_share(s, &d);
-	}
-	if (s->cg != NULL) {
-		sampler_fit_node(s);
-		kp_cgcpu_each(s->cg, hold_moved, s);
-	}
 	for (i = 0; i < s->ndetails; i++) {
 		d = s->details[i];
+		if (s->cg != NULL)
+			d.cpu_us = counter_share(s, &d);
 		if (d.proc != NULL)
 			d.proc->slice_us += d.cpu_us;
 		else if (d.cpu_us > 0 || d.count > 0)
@@ -717,12 +696,8 @@ offer_held(struct kp_sampler *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nheld; i++) {
-		if (s->held[i].late)	/* named by its cgroup's live ones */
-			s->held[i].id = sampler_group_identity(s,
-			    s->held[i].cg);
+	for (i = 0; i < s->nheld; i++)
 		add_detail(s, &s->held[i]);
-	}
 	s->nheld = 0;
 }
 
@@ -756,7 +731,7 @@ sampler_account_exits(struct kp_sampler *s)
 
 /*
  * The held detail, for the state file:
- * [[cgroup, ppid, comm, source, cpu_us, late], ...].
+ * [[cgroup, ppid, comm, source, cpu_us], ...].
  */
 json_t *
 sampler_save_held(const struct kp_sampler *s)
@@ -767,10 +742,9 @@ sampler_save_held(const struct kp_sampler *s)
 
 	for (i = 0; i < s->nheld; i++) {
 		h = &s->held[i];
-		json_array_append_new(rows, json_pack("[o,I,o,s,I,b]",
+		json_array_append_new(rows, json_pack("[o,I,o,s,I]",
 		    kp_json_text(h->cg->path), (json_int_t)h->ppid,
-		    kp_json_text(h->comm), h->source, (json_int_t)h->cpu_us,
-		    h->late));
+		    kp_json_text(h->comm), h->source, (json_int_t)h->cpu_us));
 	}
 	return rows;
 }
@@ -787,21 +761,17 @@ load_held_row(struct kp_sampler *s, json_t *row, struct detail *h)
 	    strlen(comm) >= sizeof(h->comm) ||
 	    (h->cg = kp_cgcpu_node_at(s->cg, path)) == NULL || !h->cg->counted)
 		return -1;
-	/* A state of an older proc-cputime has no sixth: held, not late. */
-	h->late = json_is_true(json_array_get(row, 5));
 	if (strcmp(source, "parent") == 0)
 		h->source = "parent";
 	else if (strcmp(source, "taskstats") == 0)
 		h->source = "taskstats";
-	else if (strcmp(source, "cgroup") == 0 && h->late)
-		h->source = "cgroup";
 	else
 		return -1;
 	h->ppid = (pid_t)ppid;
 	snprintf(h->comm, sizeof(h->comm), "%s", comm);
 	h->id = &h->cg->id;
 	h->cpu_us = cpu_us;
-	h->held = !h->late;
+	h->held = 1;
 	return 0;
 }
 

@@ -42,8 +42,6 @@ struct kp_exits {
 	size_t nbefore;		/* h[0..nbefore): before the cut, by pid */
 	uint64_t dropped_seen;	/* the listener's drops at the last look */
 	uint64_t lost_seen;	/* the events lost at the last look */
-	kp_exit_cgroup_fn *on_exit;	/* for the events, set or to be */
-	void *on_exit_arg;
 };
 
 static void
@@ -83,19 +81,15 @@ void
 kp_exits_set_events(struct kp_exits *x, struct kp_events *ev)
 {
 	x->ev = ev;
-	kp_events_on_exit(ev, x->on_exit, x->on_exit_arg);
 	watch(x, EPOLL_CTL_ADD, kp_events_fd(ev), EPOLLIN, READY_EVENTS);
 }
 
-/* fn is told each exit's cgroup, by the events set now or later. */
+/* fn is told each exit's cgroup by the process events, where x has them. */
 void
 kp_exits_on_exit(struct kp_exits *x, kp_exit_cgroup_fn *fn, void *arg)
 {
-	if (x == NULL)
-		return;
-	x->on_exit = fn;
-	x->on_exit_arg = arg;
-	kp_events_on_exit(x->ev, fn, arg);
+	if (x != NULL)
+		kp_events_on_exit(x->ev, fn, arg);
 }
 
 int

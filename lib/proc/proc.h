@@ -121,7 +121,6 @@ struct kp_cgnode {
 	int counted;			/* it has a counter of tasks alone */
 	int have_last, have_delta;	/* read now; and at the read before */
 	int64_t last_us, delta_us;	/* the counter, and its growth */
-	int final_read;			/* read as final_us, not anew */
 	int has_final;			/* final_us: its counter as it was */
 	int64_t final_us;		/* when it was last known, to read */
 					/* where it is gone (kp_cgcpu_final) */
@@ -138,7 +137,6 @@ struct kp_cgnode {
 	int64_t below_given_us, below_taken_us;	/* of it, what its growth */
 					/* leaves unused; handed out */
 	int64_t residue_us;		/* what nothing else explains */
-	int64_t moved_us;		/* of it, what the next interval gets */
 	int64_t excess_us;		/* detail cut, and records owed */
 };
 struct kp_cgcpu;
@@ -163,9 +161,6 @@ int64_t kp_cgcpu_take_procs(struct kp_cgnode *n, int64_t ticks_us);
 struct kp_cgnode *kp_cgcpu_above(struct kp_cgnode *n);
 int64_t kp_cgcpu_take_cut(struct kp_cgnode *a, int64_t cut_us);
 void kp_cgcpu_add_excess(struct kp_cgnode *n, int64_t cut_us);
-/* A share us of whole_us's part part_us, exact over all (taken_us: 0 first). */
-int64_t kp_cgcpu_part_us(int64_t *taken_us, int64_t part_us, int64_t whole_us,
-    int64_t us);
 void kp_cgcpu_each(struct kp_cgcpu *c,
     void (*fn)(struct kp_cgnode *n, void *arg), void *arg);
 struct kp_cgnode *kp_cgcpu_make(struct kp_cgcpu *c, const char *text,

@@ -413,7 +413,8 @@ exit_cgroup(const char *cgroup, void *arg)
 
 /*
  * Where the kernel's exit facts come from (KP_EXITS_TASKSTATS), or NULL:
- * a listener the caller drains between scans, as the scan does itself.
+ * a listener the caller drains between scans, as the scan does itself;
+ * with its process events, if any, set on it already.
  */
 void
 kp_sampler_set_facts(struct kp_sampler *s, struct kp_exits *x)
@@ -483,33 +484,13 @@ node_active_us(const struct kp_sampler *s, int64_t stat_us, int64_t total_us)
 	const struct kp_cpu_times *p = &s->prev_cpu, *c = &s->cpu;
 	int64_t tasks_us, us;
 
-	if (!sampler_node_counted(s, &tasks_us))
+	if (!p->has_kernel || !c->has_kernel ||
+	    kp_cgcpu_root_delta(s->cg, &tasks_us) < 0)
 		return stat_us;
 	us = tasks_us + kp_ticks_to_us(delta(c->irq_ticks, p->irq_ticks) +
 	    delta(c->softirq_ticks, p->softirq_ticks) +
 	    delta(c->steal_ticks, p->steal_ticks));
 	return us <= stat_us ? stat_us : us < total_us ? us : total_us;
-}
-
-/*
- * Whether the node's time is had from the cpuacct root's counter, whose
- * growth, then, is in *tasks_us.
- */
-int
-sampler_node_counted(const struct kp_sampler *s, int64_t *tasks_us)
-{
-	return s->prev_cpu.has_kernel && s->cpu.has_kernel &&
-	    kp_cgcpu_root_delta(s->cg, tasks_us) == 0;
-}
-
-/* The cpu record's cpu_us, for the interval the last two scans ended. */
-int64_t
-sampler_node_cpu_us(const struct kp_sampler *s)
-{
-	int64_t cpu_us, total_cpu_us;
-
-	kp_cpu_times_delta_us(&s->prev_cpu, &s->cpu, &cpu_us, &total_cpu_us);
-	return node_active_us(s, cpu_us, total_cpu_us);
 }
 
 static void
@@ -518,7 +499,7 @@ cpu_record(const struct kp_sampler *s, int64_t seq, struct kp_buf *b)
 	int64_t cpu_us, total_cpu_us;
 
 	kp_cpu_times_delta_us(&s->prev_cpu, &s->cpu, &cpu_us, &total_cpu_us);
-	cpu_us = sampler_node_cpu_us(s);
+	cpu_us = node_active_us(s, cpu_us, total_cpu_us);
 	kp_buf_rec(b, "cpu", seq);
 	kp_buf_int(b, "cpu_us", cpu_us);
 	kp_buf_int(b, "total_cpu_us", total_cpu_us);
@@ -555,20 +536,15 @@ proc_record(const struct kp_sampler *s, const struct proc *p, int64_t seq,
 	kp_identity_to_buf(&p->id, b);
 }
 
-/*
- * Processes that ended unseen, folded by parent and command name; or a
- * cgroup's residue moved from the interval before, which has neither.
- */
+/* Processes that ended unseen, folded by parent and command name. */
 static void
 exited_record(const struct detail *d, int64_t seq, struct kp_buf *b)
 {
 	kp_buf_rec(b, "exited", seq);
 	kp_buf_int(b, "count", d->count);
 	kp_buf_int(b, "cpu_us", d->cpu_us);
-	if (strcmp(d->source, "cgroup") != 0) {
-		kp_buf_int(b, "ppid", d->ppid);
-		kp_buf_text(b, "comm", d->comm);
-	}
+	kp_buf_int(b, "ppid", d->ppid);
+	kp_buf_text(b, "comm", d->comm);
 	kp_buf_text(b, "source", d->source);
 	kp_identity_to_buf(d->id, b);
 }

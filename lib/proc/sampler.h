@@ -61,13 +61,11 @@ struct detail {
 	const struct kp_identity *id;
 	struct kp_cgnode *cg;		/* the cgroup they ran in, or NULL */
 	int64_t cpu_us, count;
-	const char *source;		/* "parent", "taskstats", "cgroup" */
+	const char *source;		/* "parent", "taskstats" */
 	int held;			/* cut the interval before, offered */
 					/* again in its cgroup's identity */
 	int above;			/* cut below, given by the leftover */
 					/* of cg, an ancestor */
-	int late;			/* moved past the node's time the */
-					/* interval before: written now */
 };
 
 struct kp_sampler {
@@ -129,9 +127,6 @@ void sampler_take_vm(struct kp_identity *id,
     const struct kp_identity *from);			/* vm_scope.c */
 const struct kp_identity *sampler_group_identity(struct kp_sampler *s,
     struct kp_cgnode *n);
-void sampler_fit_node(struct kp_sampler *s);		/* node_fit.c */
-int64_t sampler_node_cpu_us(const struct kp_sampler *s);	/* sampler.c */
-int sampler_node_counted(const struct kp_sampler *s, int64_t *tasks_us);
 json_t *sampler_save_held(const struct kp_sampler *s);	/* new */
 void sampler_load_held(struct kp_sampler *s, json_t *rows);
 void sampler_exec_name(struct proc *p, const char *comm);	/* command.c */
